@@ -1,0 +1,5 @@
+//! sts-safe-rollout: a Kubewarden policy that stages StatefulSet template changes behind the
+//! rolling-update partition, plus the pieces the stepper shares with it.
+
+pub mod annotations;
+pub mod statefulset;
