@@ -1,0 +1,673 @@
+//! The gates: pure checks over one StatefulSet, its pods and the PodDisruptionBudgets of its namespace.
+//!
+//! Each gate either passes or yields a [`Blocked`]: a stable [`Reason`] (also the `reason` label of the
+//! `sts_safe_rollout_blocked` metric and the start of the `Blocked` Event) and a human detail naming the
+//! pod, annotation or PDB at fault. [`decide`] runs them in DESIGN.md's order ("The stepper: one pass")
+//! and returns the [`Decision`] for the next step. Nothing here reads a clock or talks to the API
+//! server: time comes in as `now`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::core::{Selector, SelectorExt};
+use sts_safe_rollout::annotations;
+use sts_safe_rollout::statefulset as sts;
+
+/// The pod label the StatefulSet controller sets to the revision a pod was created from
+/// (Kubernetes `apps/v1` `ControllerRevisionHashLabelKey`).
+pub const REVISION_LABEL: &str = "controller-revision-hash";
+
+/// Why the next step is not taken. The names are stable: they are metric label values, Event reasons'
+/// details and what people grep for in logs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Reason {
+    /// Annotation `<prefix>/paused: "true"`: a person or a canary hold stopped the rollout.
+    Paused,
+    /// A stepper annotation (`step`, `initial-delay-seconds`, `last-partition-update`) has a value the
+    /// stepper cannot read; the detail names it and the expected form.
+    InvalidAnnotation,
+    /// The StatefulSet controller has not observed the current spec yet
+    /// (`status.observedGeneration < metadata.generation`, or no `status.updateRevision`).
+    NotObserved,
+    /// A pod with ordinal in `[0, spec.replicas)` is missing, terminating, not Running, not Ready, or
+    /// Ready for less than `spec.minReadySeconds`.
+    PodNotReady,
+    /// A pod with ordinal ≥ partition does not run `status.updateRevision` yet: the last step is still
+    /// being carried out by the StatefulSet controller.
+    StepInProgress,
+    /// Fewer than `<prefix>/initial-delay-seconds` seconds have passed since `<prefix>/last-partition-update`.
+    Settling,
+    /// A PodDisruptionBudget selecting the set's pods has `status.disruptionsAllowed < 1`.
+    PdbBlocked,
+    /// The API server refused or failed a request for this StatefulSet (fail closed).
+    ApiError,
+}
+
+impl Reason {
+    /// Every reason, in gate order (the order [`decide`] checks them), `ApiError` last.
+    pub const ALL: [Reason; 8] = [
+        Reason::Paused,
+        Reason::InvalidAnnotation,
+        Reason::NotObserved,
+        Reason::PodNotReady,
+        Reason::StepInProgress,
+        Reason::Settling,
+        Reason::PdbBlocked,
+        Reason::ApiError,
+    ];
+
+    /// The PascalCase name, e.g. `"PodNotReady"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Paused => "Paused",
+            Reason::InvalidAnnotation => "InvalidAnnotation",
+            Reason::NotObserved => "NotObserved",
+            Reason::PodNotReady => "PodNotReady",
+            Reason::StepInProgress => "StepInProgress",
+            Reason::Settling => "Settling",
+            Reason::PdbBlocked => "PdbBlocked",
+            Reason::ApiError => "ApiError",
+        }
+    }
+
+    /// Parses a name produced by [`Reason::as_str`] (used to read back `<prefix>/blocked-reason`).
+    pub fn parse(name: &str) -> Option<Reason> {
+        Reason::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+
+    /// True for reasons that are part of a healthy rollout's rhythm (a person's hold, the controller
+    /// catching up, the settle delay): their Events are `Normal`; the others are `Warning`.
+    pub fn is_expected_wait(self) -> bool {
+        matches!(
+            self,
+            Reason::Paused | Reason::NotObserved | Reason::StepInProgress | Reason::Settling
+        )
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failing gate: its reason and a one-line human detail (`web-1: ContainersNotReady`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blocked {
+    /// The stable reason name.
+    pub reason: Reason,
+    /// What exactly failed, naming the pod, annotation or PDB.
+    pub detail: String,
+}
+
+impl Blocked {
+    /// A failing gate with `reason` and `detail`.
+    pub fn new(reason: Reason, detail: impl Into<String>) -> Self {
+        Blocked {
+            reason,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl fmt::Display for Blocked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.reason, self.detail)
+    }
+}
+
+/// Why a guarded StatefulSet needs no step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Idle {
+    /// No staged update: `status.updateRevision == status.currentRevision` and every replica updated.
+    UpToDate,
+    /// An update is staged but the partition is already 0 (or absent): the StatefulSet controller rolls
+    /// the remaining pods by itself; nothing is left for the stepper.
+    PartitionZero,
+}
+
+/// What the stepper should do with one StatefulSet in this pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Not guarded (`updateStrategy.type: OnDelete`, or `<prefix>/force-rolling-update: "true"`): the
+    /// stepper leaves it alone. The string says which.
+    Unguarded(&'static str),
+    /// Guarded, nothing to step.
+    Idle(Idle),
+    /// A gate failed; the partition stays.
+    Blocked(Blocked),
+    /// Lower the partition from `from` (the value observed, pinned by the patch's `test` op) to `to`.
+    Step {
+        /// The partition the decision saw (`spec.updateStrategy.rollingUpdate.partition`).
+        from: i32,
+        /// The new partition: `max(0, min(from, spec.replicas) − step)`.
+        to: i32,
+        /// `status.updateRevision` the decision saw (pinned by the patch's `test` op).
+        update_revision: String,
+    },
+}
+
+/// Stepper settings that change what the gates do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GateOptions {
+    /// Annotation prefix (default `safe-rollout.dev`), already validated.
+    pub prefix: String,
+    /// Whether the `PdbBlocked` gate runs (default true; `--no-pdb-gate` turns it off).
+    pub pdb_gate: bool,
+}
+
+impl Default for GateOptions {
+    fn default() -> Self {
+        GateOptions {
+            prefix: annotations::DEFAULT_PREFIX.to_string(),
+            pdb_gate: true,
+        }
+    }
+}
+
+/// A PodDisruptionBudget with its label selector parsed once per pass.
+#[derive(Clone, Debug)]
+pub struct PdbView<'a> {
+    /// The PDB as listed.
+    pub pdb: &'a PodDisruptionBudget,
+    /// Its selector; `None` when `spec.selector` is absent (policy/v1: a null selector selects no pod)
+    /// or cannot be parsed. An empty selector (`{}`) selects every pod of the namespace (policy/v1).
+    pub selector: Option<Selector>,
+}
+
+impl<'a> PdbView<'a> {
+    /// Parses the PDB's selector.
+    pub fn new(pdb: &'a PodDisruptionBudget) -> Self {
+        let selector = pdb
+            .spec
+            .as_ref()
+            .and_then(|s| s.selector.clone())
+            .and_then(|s| Selector::try_from(s).ok());
+        PdbView { pdb, selector }
+    }
+
+    fn selects(&self, pod: &Pod) -> bool {
+        let Some(selector) = &self.selector else {
+            return false;
+        };
+        match &pod.metadata.labels {
+            Some(labels) => selector.matches(labels),
+            None => selector.selects_all(),
+        }
+    }
+}
+
+/// The pod ordinal encoded in its name `<set-name>-<ordinal>` (Kubernetes StatefulSet controller,
+/// `getOrdinal`), as a number so `web-10` sorts after `web-9`. `None` for any other name: `web-x-1`,
+/// `web-01` (never produced by the controller), `web-`.
+pub fn ordinal(set_name: &str, pod_name: &str) -> Option<u32> {
+    let digits = pod_name.strip_prefix(set_name)?.strip_prefix('-')?;
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || (digits.len() > 1 && digits.starts_with('0'))
+    {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// True when the pod's controller ownerReference is the StatefulSet with this `uid`.
+pub fn owned_by(pod: &Pod, uid: &str) -> bool {
+    pod.metadata.owner_references.as_ref().is_some_and(|refs| {
+        refs.iter()
+            .any(|r| r.controller == Some(true) && r.kind == "StatefulSet" && r.uid == uid)
+    })
+}
+
+/// The uid of the StatefulSet controlling this pod, if any (the key pods are grouped by).
+pub fn controller_uid(pod: &Pod) -> Option<&str> {
+    pod.metadata
+        .owner_references
+        .as_ref()?
+        .iter()
+        .find(|r| r.controller == Some(true) && r.kind == "StatefulSet")
+        .map(|r| r.uid.as_str())
+}
+
+/// The set's pods by ordinal: pods owned by the set's uid whose name is `<set-name>-<ordinal>`.
+/// Pods of another StatefulSet with a similar name (`web-x-1`, or `web-1` of another `web`) never count.
+pub fn pods_by_ordinal<'a>(
+    set: &StatefulSet,
+    pods: impl IntoIterator<Item = &'a Pod>,
+) -> BTreeMap<u32, &'a Pod> {
+    let (Some(name), Some(uid)) = (set.metadata.name.as_deref(), set.metadata.uid.as_deref())
+    else {
+        return BTreeMap::new();
+    };
+    pods.into_iter()
+        .filter(|p| p.metadata.namespace == set.metadata.namespace && owned_by(p, uid))
+        .filter_map(|p| Some((ordinal(name, p.metadata.name.as_deref()?)?, p)))
+        .collect()
+}
+
+/// Why one pod is not ready-and-available at `now`, or `None` when it is: Running, condition `Ready`
+/// `True`, no `deletionTimestamp`, and Ready since at least `min_ready_seconds` (Kubernetes
+/// `podutil.IsPodAvailable`: Ready `lastTransitionTime + minReadySeconds <= now`).
+pub fn pod_unready_cause(pod: &Pod, min_ready_seconds: i32, now: Timestamp) -> Option<String> {
+    if pod.metadata.deletion_timestamp.is_some() {
+        return Some("terminating".into());
+    }
+    let status = pod.status.as_ref();
+    let phase = status.and_then(|s| s.phase.as_deref()).unwrap_or("Unknown");
+    if phase != "Running" {
+        return Some(format!("phase {phase}"));
+    }
+    let ready = status
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"));
+    let Some(ready) = ready else {
+        return Some("no Ready condition".into());
+    };
+    if ready.status != "True" {
+        return Some(ready.reason.clone().unwrap_or_else(|| "NotReady".into()));
+    }
+    if min_ready_seconds > 0 {
+        let Some(since) = ready.last_transition_time.as_ref() else {
+            return Some("Ready without lastTransitionTime, cannot judge minReadySeconds".into());
+        };
+        let ready_for = now.duration_since(since.0);
+        if ready_for < SignedDuration::from_secs(i64::from(min_ready_seconds)) {
+            return Some(format!(
+                "not available yet: Ready for {}s of minReadySeconds {min_ready_seconds}",
+                ready_for.as_secs().max(0)
+            ));
+        }
+    }
+    None
+}
+
+fn pod_revision(pod: &Pod) -> Option<&str> {
+    pod.metadata
+        .labels
+        .as_ref()?
+        .get(REVISION_LABEL)
+        .map(String::as_str)
+}
+
+fn set_name(set: &StatefulSet) -> &str {
+    set.metadata.name.as_deref().unwrap_or("<unnamed>")
+}
+
+/// Step size from `<prefix>/step`: absent → 1; `"N"` → N (N ≥ 1); `"P%"` (1 ≤ P ≤ 100) → ⌈P × replicas
+/// / 100⌉, at least 1. A count of pods.
+///
+/// # Errors
+/// A detail naming the annotation, its value and the expected form (reason `InvalidAnnotation`).
+pub fn step_size(value: Option<&str>, replicas: i32, prefix: &str) -> Result<i32, String> {
+    let Some(value) = value else {
+        return Ok(1);
+    };
+    let bad = || {
+        format!(
+            "{}: {value:?} is not a step size; expected a positive integer count of pods (\"2\") \
+             or a percentage of spec.replicas from 1% to 100% (\"25%\")",
+            annotations::key(prefix, annotations::STEP)
+        )
+    };
+    let digits_only = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some(percent) = value.strip_suffix('%') {
+        if !digits_only(percent) {
+            return Err(bad());
+        }
+        let p: i64 = percent.parse().map_err(|_| bad())?;
+        if !(1..=100).contains(&p) {
+            return Err(bad());
+        }
+        let replicas = i64::from(replicas.max(0));
+        let n = (p * replicas + 99) / 100;
+        Ok(i32::try_from(n.max(1)).unwrap_or(i32::MAX))
+    } else {
+        if !digits_only(value) {
+            return Err(bad());
+        }
+        match value.parse::<i32>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// Seconds from `<prefix>/initial-delay-seconds`: absent → 0.
+///
+/// # Errors
+/// A detail naming the annotation and the expected form (reason `InvalidAnnotation`).
+pub fn initial_delay_seconds(value: Option<&str>, prefix: &str) -> Result<i64, String> {
+    let Some(value) = value else {
+        return Ok(0);
+    };
+    match value.parse::<u32>() {
+        Ok(n) if value.bytes().all(|b| b.is_ascii_digit()) => Ok(i64::from(n)),
+        _ => Err(format!(
+            "{}: {value:?} is not a delay; expected a whole number of seconds (\"60\")",
+            annotations::key(prefix, annotations::INITIAL_DELAY_SECONDS)
+        )),
+    }
+}
+
+/// Gate `Paused`: annotation `<prefix>/paused: "true"`.
+pub fn gate_paused(set: &StatefulSet, prefix: &str) -> Result<(), Blocked> {
+    if sts::is_annotation_true(set, prefix, annotations::PAUSED) {
+        return Err(Blocked::new(
+            Reason::Paused,
+            format!(
+                "{}: {} is \"true\"",
+                set_name(set),
+                annotations::key(prefix, annotations::PAUSED)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Gate `InvalidAnnotation`: `<prefix>/step`, `<prefix>/initial-delay-seconds` and, when a delay is set,
+/// `<prefix>/last-partition-update` (RFC 3339) must parse. Returns the step size (pods) on success.
+pub fn gate_annotations(set: &StatefulSet, prefix: &str) -> Result<i32, Blocked> {
+    let invalid = |d: String| Blocked::new(Reason::InvalidAnnotation, d);
+    let step = step_size(
+        sts::annotation(set, prefix, annotations::STEP),
+        sts::replicas(set),
+        prefix,
+    )
+    .map_err(invalid)?;
+    let delay = initial_delay_seconds(
+        sts::annotation(set, prefix, annotations::INITIAL_DELAY_SECONDS),
+        prefix,
+    )
+    .map_err(invalid)?;
+    if delay > 0 {
+        last_partition_update(set, prefix).map_err(invalid)?;
+    }
+    Ok(step)
+}
+
+/// `<prefix>/last-partition-update` as a timestamp; `Ok(None)` when absent.
+///
+/// # Errors
+/// A detail naming the annotation when the value is not RFC 3339.
+pub fn last_partition_update(set: &StatefulSet, prefix: &str) -> Result<Option<Timestamp>, String> {
+    let Some(value) = sts::annotation(set, prefix, annotations::LAST_PARTITION_UPDATE) else {
+        return Ok(None);
+    };
+    value.parse::<Timestamp>().map(Some).map_err(|_| {
+        format!(
+            "{}: {value:?} is not a time; expected RFC 3339 UTC (\"2026-11-23T01:10:42Z\")",
+            annotations::key(prefix, annotations::LAST_PARTITION_UPDATE)
+        )
+    })
+}
+
+/// Gate `NotObserved`: the StatefulSet controller has seen this generation
+/// (`status.observedGeneration >= metadata.generation`) and reported `status.updateRevision`.
+pub fn gate_observed(set: &StatefulSet) -> Result<(), Blocked> {
+    let status = set.status.as_ref();
+    let observed = status.and_then(|s| s.observed_generation).unwrap_or(0);
+    let generation = set.metadata.generation.unwrap_or(0);
+    if status.is_none() || observed < generation {
+        return Err(Blocked::new(
+            Reason::NotObserved,
+            format!(
+                "{}: observedGeneration {observed} < generation {generation}",
+                set_name(set)
+            ),
+        ));
+    }
+    if status.and_then(|s| s.update_revision.as_deref()).is_none() {
+        return Err(Blocked::new(
+            Reason::NotObserved,
+            format!("{}: no status.updateRevision reported yet", set_name(set)),
+        ));
+    }
+    Ok(())
+}
+
+/// Gate `PodNotReady`: every ordinal in `[0, spec.replicas)` has a pod (matched by owner uid and name)
+/// that is ready and available at `now` (see [`pod_unready_cause`]). The detail names the lowest failing
+/// ordinal (`web-1: ContainersNotReady`) and how many others fail.
+pub fn gate_pods_ready(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    now: Timestamp,
+) -> Result<(), Blocked> {
+    let name = set_name(set);
+    let min_ready = sts::min_ready_seconds(set);
+    let replicas = u32::try_from(sts::replicas(set)).unwrap_or(0);
+    let mut failures = (0..replicas).filter_map(|ordinal| {
+        let cause = match pods.get(&ordinal) {
+            None => Some("missing".to_string()),
+            Some(pod) => pod_unready_cause(pod, min_ready, now),
+        };
+        cause.map(|c| format!("{name}-{ordinal}: {c}"))
+    });
+    let Some(first) = failures.next() else {
+        return Ok(());
+    };
+    let more = failures.count();
+    let detail = if more == 0 {
+        first
+    } else {
+        format!("{first} (and {more} more)")
+    };
+    Err(Blocked::new(Reason::PodNotReady, detail))
+}
+
+/// Gate `StepInProgress`: every pod with ordinal in `[min(partition, replicas), replicas)` carries label
+/// `controller-revision-hash == status.updateRevision` (Kubernetes StatefulSet controller: pods with
+/// ordinal ≥ partition get `updateRevision`). Missing pods are left to `PodNotReady`.
+pub fn gate_step_done(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    partition: i32,
+) -> Result<(), Blocked> {
+    let name = set_name(set);
+    let replicas = u32::try_from(sts::replicas(set)).unwrap_or(0);
+    let from = u32::try_from(partition).unwrap_or(0).min(replicas);
+    let update_revision = set
+        .status
+        .as_ref()
+        .and_then(|s| s.update_revision.as_deref())
+        .unwrap_or("");
+    // Highest ordinal first: the controller replaces pods from the top down.
+    for ordinal in (from..replicas).rev() {
+        let Some(pod) = pods.get(&ordinal) else {
+            continue;
+        };
+        let revision = pod_revision(pod);
+        if revision != Some(update_revision) {
+            return Err(Blocked::new(
+                Reason::StepInProgress,
+                format!(
+                    "{name}-{ordinal}: on revision {}, want updateRevision {update_revision}",
+                    revision.unwrap_or("<none>")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Gate `Settling`: `now ≥ <prefix>/last-partition-update + <prefix>/initial-delay-seconds`. No delay, or
+/// no previous step: passes.
+pub fn gate_settled(set: &StatefulSet, prefix: &str, now: Timestamp) -> Result<(), Blocked> {
+    let delay = initial_delay_seconds(
+        sts::annotation(set, prefix, annotations::INITIAL_DELAY_SECONDS),
+        prefix,
+    )
+    .map_err(|d| Blocked::new(Reason::InvalidAnnotation, d))?;
+    if delay == 0 {
+        return Ok(());
+    }
+    let Some(last) = last_partition_update(set, prefix)
+        .map_err(|d| Blocked::new(Reason::InvalidAnnotation, d))?
+    else {
+        return Ok(());
+    };
+    let waited = now.duration_since(last);
+    let delay = SignedDuration::from_secs(delay);
+    if waited < delay {
+        let left = (delay - waited).as_secs();
+        return Err(Blocked::new(
+            Reason::Settling,
+            format!(
+                "{}: {left}s of initial-delay-seconds {} left since the last step at {last}",
+                set_name(set),
+                delay.as_secs()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Gate `PdbBlocked`: no PodDisruptionBudget of the set's namespace that selects one of its pods has
+/// `status.disruptionsAllowed < 1` (a missing status counts as 0: fail closed).
+pub fn gate_pdbs(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    pdbs: &[PdbView<'_>],
+) -> Result<(), Blocked> {
+    for view in pdbs {
+        if view.pdb.metadata.namespace != set.metadata.namespace {
+            continue;
+        }
+        if !pods.values().any(|p| view.selects(p)) {
+            continue;
+        }
+        let status = view.pdb.status.as_ref();
+        let allowed = status.and_then(|s| s.disruptions_allowed).unwrap_or(0);
+        if allowed < 1 {
+            return Err(Blocked::new(
+                Reason::PdbBlocked,
+                format!(
+                    "PodDisruptionBudget {}: disruptionsAllowed {allowed} (currentHealthy {}, desiredHealthy {})",
+                    view.pdb.metadata.name.as_deref().unwrap_or("<unnamed>"),
+                    status.and_then(|s| s.current_healthy).unwrap_or(0),
+                    status.and_then(|s| s.desired_healthy).unwrap_or(0),
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The decision for one StatefulSet, running DESIGN.md's gates in order: skip unless guarded; idle
+/// unless an update is staged and partition > 0; then `Paused`, `InvalidAnnotation`, `NotObserved`,
+/// `PodNotReady`, `StepInProgress`, `Settling`, `PdbBlocked` (when `opts.pdb_gate`); else a step to
+/// `max(0, min(partition, replicas) − step)`.
+///
+/// `pods` are the set's pods by ordinal ([`pods_by_ordinal`]); `pdbs` the PDBs of its namespace (others
+/// are ignored); `now` the time the snapshot was taken.
+pub fn decide(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    pdbs: &[PdbView<'_>],
+    opts: &GateOptions,
+    now: Timestamp,
+) -> Decision {
+    let prefix = opts.prefix.as_str();
+    if sts::is_on_delete(set) {
+        return Decision::Unguarded("updateStrategy OnDelete");
+    }
+    if !sts::is_rolling_update(set) {
+        return Decision::Unguarded("unknown updateStrategy type");
+    }
+    if sts::is_forced(set, prefix) {
+        return Decision::Unguarded("force-rolling-update");
+    }
+    if !sts::has_staged_update(set) {
+        return Decision::Idle(Idle::UpToDate);
+    }
+    let partition = sts::partition(set).unwrap_or(0);
+    if partition <= 0 {
+        return Decision::Idle(Idle::PartitionZero);
+    }
+    match run_gates(set, pods, pdbs, opts, now, partition) {
+        Err(blocked) => Decision::Blocked(blocked),
+        Ok(step) => Decision::Step {
+            from: partition,
+            to: (partition.min(sts::replicas(set).max(0)) - step).max(0),
+            update_revision: set
+                .status
+                .as_ref()
+                .and_then(|s| s.update_revision.clone())
+                .unwrap_or_default(),
+        },
+    }
+}
+
+fn run_gates(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    pdbs: &[PdbView<'_>],
+    opts: &GateOptions,
+    now: Timestamp,
+    partition: i32,
+) -> Result<i32, Blocked> {
+    let prefix = opts.prefix.as_str();
+    gate_paused(set, prefix)?;
+    let step = gate_annotations(set, prefix)?;
+    gate_observed(set)?;
+    gate_pods_ready(set, pods, now)?;
+    gate_step_done(set, pods, partition)?;
+    gate_settled(set, prefix, now)?;
+    if opts.pdb_gate {
+        gate_pdbs(set, pods, pdbs)?;
+    }
+    Ok(step)
+}
+
+/// Whether the rollout is really complete — what `sts-stepper wait` waits for: the controller observed
+/// the spec, no update is staged (by the status counters, and the partition is 0 when one was), and
+/// every pod in `[0, replicas)` runs `status.updateRevision` and is ready and available at `now`.
+///
+/// # Errors
+/// The first condition that does not hold, as a [`Blocked`]: the gate blocking the next step while the
+/// partition is above 0; else `PodNotReady` / `StepInProgress` for the pods; else `StepInProgress`
+/// naming the partition or the status counters.
+pub fn rollout_complete(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    pdbs: &[PdbView<'_>],
+    opts: &GateOptions,
+    now: Timestamp,
+) -> Result<(), Blocked> {
+    gate_observed(set)?;
+    let partition = sts::partition(set).unwrap_or(0);
+    let staged = sts::has_staged_update(set);
+    if staged && partition > 0 {
+        if let Decision::Blocked(b) = decide(set, pods, pdbs, opts, now) {
+            return Err(b);
+        }
+        return Err(Blocked::new(
+            Reason::StepInProgress,
+            format!(
+                "{}: partition {partition} > 0, next step due",
+                set_name(set)
+            ),
+        ));
+    }
+    gate_pods_ready(set, pods, now)?;
+    gate_step_done(set, pods, 0)?;
+    if staged {
+        let s = set.status.as_ref();
+        return Err(Blocked::new(
+            Reason::StepInProgress,
+            format!(
+                "{}: status reports updatedReplicas {} of {}, currentRevision {}",
+                set_name(set),
+                s.and_then(|s| s.updated_replicas).unwrap_or(0),
+                sts::replicas(set),
+                s.and_then(|s| s.current_revision.as_deref())
+                    .unwrap_or("<none>")
+            ),
+        ));
+    }
+    Ok(())
+}

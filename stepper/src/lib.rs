@@ -1,0 +1,9 @@
+//! `sts-stepper`: lowers the partition of staged StatefulSets one gated step at a time.
+//!
+//! One pass = snapshot (one LIST each of StatefulSets, Pods, PodDisruptionBudgets) → [`gates`] (pure) →
+//! [`plan`] (pure) → writes through a [`cluster::Cluster`]. The kube-rs implementation
+//! ([`kube_cluster::KubeCluster`]) is the only code that talks to the API server. Specification:
+//! DESIGN.md, "The stepper: one pass".
+
+pub mod gates;
+pub mod plan;

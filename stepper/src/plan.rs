@@ -1,0 +1,423 @@
+//! The plan: from one snapshot of the cluster to the writes and Events of one pass, as plain data.
+//!
+//! [`plan`] is pure: it takes the snapshot (LIST StatefulSets, LIST Pods, LIST PDBs) and `now`, runs
+//! [`crate::gates::decide`] for every StatefulSet, and returns per set the figures to report, the
+//! decision, and the JSON Patches to send. All rollout state is read from annotations on the
+//! StatefulSet and written back there, so a pass in a CronJob and a pass in `watch` plan the same.
+
+use std::collections::{BTreeMap, HashMap};
+
+use jiff::Timestamp;
+use json_patch::jsonptr::PointerBuf;
+use json_patch::{
+    AddOperation, Patch, PatchOperation, RemoveOperation, ReplaceOperation, TestOperation,
+};
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use serde_json::{Value, json};
+use sts_safe_rollout::annotations;
+use sts_safe_rollout::statefulset as sts;
+
+use crate::gates::{self, Blocked, Decision, GateOptions, Idle, PdbView, Reason};
+
+/// Annotation (stepper only) `<prefix>/blocked-reason`: the [`Reason`] last announced in a `Blocked`
+/// Event, so the Event is sent when the reason changes and not once per pass. Removed by a step and when
+/// the set is idle.
+pub const BLOCKED_REASON: &str = "blocked-reason";
+/// Annotation (stepper only) `<prefix>/completed-revision`: the `updateRevision` whose completion was
+/// announced in a `RolloutComplete` Event (sent once per revision).
+pub const COMPLETED_REVISION: &str = "completed-revision";
+
+/// Everything one pass reads: the result of one LIST of each kind (no per-pod or per-set GET).
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    /// StatefulSets in scope (`--namespace`, `--selector`).
+    pub statefulsets: Vec<StatefulSet>,
+    /// Pods of the same namespaces; empty when no StatefulSet needs its pods judged.
+    pub pods: Vec<Pod>,
+    /// PodDisruptionBudgets of the same namespaces; empty when no StatefulSet needs them.
+    pub pdbs: Vec<PodDisruptionBudget>,
+}
+
+/// True when some StatefulSet of `sets` has a staged update and a partition > 0: only then do the
+/// gates need pods and PDBs, so a pass over a cluster with nothing staged costs one LIST.
+pub fn needs_pods(sets: &[StatefulSet], prefix: &str) -> bool {
+    sets.iter().any(|s| {
+        sts::is_guarded(s, prefix)
+            && sts::has_staged_update(s)
+            && sts::partition(s).unwrap_or(0) > 0
+    })
+}
+
+/// The figures reported per StatefulSet (log line, `status` table, metrics). Counts are pods.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Figures {
+    /// `spec.replicas` (default 1).
+    pub replicas: i32,
+    /// `status.currentReplicas`: pods on `currentRevision`.
+    pub current_replicas: i32,
+    /// `status.updatedReplicas`: pods on `updateRevision`.
+    pub updated_replicas: i32,
+    /// `status.readyReplicas`.
+    pub ready_replicas: i32,
+    /// `spec.updateStrategy.rollingUpdate.partition`, `None` when absent (0 to the controller).
+    pub partition: Option<i32>,
+    /// `<prefix>/last-partition-update`, when present and readable.
+    pub last_partition_update: Option<Timestamp>,
+    /// `status.currentRevision`.
+    pub current_revision: Option<String>,
+    /// `status.updateRevision`.
+    pub update_revision: Option<String>,
+}
+
+impl Figures {
+    /// Reads the figures of `set`.
+    pub fn of(set: &StatefulSet, prefix: &str) -> Self {
+        let status = set.status.as_ref();
+        Figures {
+            replicas: sts::replicas(set),
+            current_replicas: status.and_then(|s| s.current_replicas).unwrap_or(0),
+            updated_replicas: status.and_then(|s| s.updated_replicas).unwrap_or(0),
+            ready_replicas: status.and_then(|s| s.ready_replicas).unwrap_or(0),
+            partition: sts::partition(set),
+            last_partition_update: gates::last_partition_update(set, prefix).ok().flatten(),
+            current_revision: status.and_then(|s| s.current_revision.clone()),
+            update_revision: status.and_then(|s| s.update_revision.clone()),
+        }
+    }
+}
+
+/// Severity of an Event (Kubernetes `Normal` / `Warning`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// Progress, or an expected wait.
+    Normal,
+    /// Something a person may need to look at.
+    Warning,
+}
+
+/// One Kubernetes Event to publish on a StatefulSet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventNote {
+    /// Severity.
+    pub kind: EventKind,
+    /// PascalCase reason: `Stepped`, `Blocked`, `RolloutComplete`, `ForcedStep`.
+    pub reason: String,
+    /// PascalCase action: `Step`, `Gate`, `Complete`.
+    pub action: String,
+    /// Human text (`partition 3→2`, `PodNotReady web-1: ContainersNotReady`); at most 1 kB.
+    pub note: String,
+}
+
+impl EventNote {
+    /// The `Stepped` Event for a step `from → to`.
+    pub fn stepped(from: i32, to: i32, update_revision: &str) -> Self {
+        EventNote {
+            kind: EventKind::Normal,
+            reason: "Stepped".into(),
+            action: "Step".into(),
+            note: format!("partition {from}→{to} (updateRevision {update_revision})"),
+        }
+    }
+
+    /// The `Blocked` Event for a failing gate.
+    pub fn blocked(b: &Blocked) -> Self {
+        let mut note = b.to_string();
+        truncate(&mut note, 1000);
+        EventNote {
+            kind: if b.reason.is_expected_wait() {
+                EventKind::Normal
+            } else {
+                EventKind::Warning
+            },
+            reason: "Blocked".into(),
+            action: "Gate".into(),
+            note,
+        }
+    }
+
+    /// The `RolloutComplete` Event.
+    pub fn complete(update_revision: &str, replicas: i32) -> Self {
+        EventNote {
+            kind: EventKind::Normal,
+            reason: "RolloutComplete".into(),
+            action: "Complete".into(),
+            note: format!("all {replicas} pods run updateRevision {update_revision} and are Ready"),
+        }
+    }
+}
+
+fn truncate(s: &mut String, max: usize) {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+}
+
+/// The plan for one StatefulSet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetPlan {
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// Reference for Events (`apps/v1`, kind, namespace, name, uid, resourceVersion).
+    pub reference: ObjectReference,
+    /// Figures to report.
+    pub figures: Figures,
+    /// What the gates decided.
+    pub decision: Decision,
+    /// Metadata-only JSON Patch (stamp `initialized`, set or clear `blocked-reason`, record
+    /// `completed-revision`), sent before the step; `None` when nothing changes.
+    pub bookkeeping: Option<Patch>,
+    /// Events to publish once `bookkeeping` is applied (`Blocked` on a new reason, `RolloutComplete`).
+    pub bookkeeping_events: Vec<EventNote>,
+    /// The step's JSON Patch (see [`step_patch`]) when the decision is [`Decision::Step`].
+    pub step: Option<Patch>,
+}
+
+/// Plans a pass: one [`SetPlan`] per StatefulSet of the snapshot, in the snapshot's order. Pods are
+/// grouped by their controller's uid and PDBs by namespace once, so the pass is linear in the number of
+/// objects.
+pub fn plan(snapshot: &Snapshot, opts: &GateOptions, now: Timestamp) -> Vec<SetPlan> {
+    let mut pods_by_owner: HashMap<&str, Vec<&Pod>> = HashMap::new();
+    for pod in &snapshot.pods {
+        if let Some(uid) = gates::controller_uid(pod) {
+            pods_by_owner.entry(uid).or_default().push(pod);
+        }
+    }
+    let mut pdbs_by_namespace: HashMap<&str, Vec<PdbView<'_>>> = HashMap::new();
+    for pdb in &snapshot.pdbs {
+        let ns = pdb.metadata.namespace.as_deref().unwrap_or("");
+        pdbs_by_namespace
+            .entry(ns)
+            .or_default()
+            .push(PdbView::new(pdb));
+    }
+    snapshot
+        .statefulsets
+        .iter()
+        .map(|set| {
+            let uid = set.metadata.uid.as_deref().unwrap_or("");
+            let owned = pods_by_owner.get(uid).map(Vec::as_slice).unwrap_or(&[]);
+            let pods = gates::pods_by_ordinal(set, owned.iter().copied());
+            let ns = set.metadata.namespace.as_deref().unwrap_or("");
+            let pdbs = pdbs_by_namespace.get(ns).map(Vec::as_slice).unwrap_or(&[]);
+            plan_set(set, &pods, pdbs, opts, now)
+        })
+        .collect()
+}
+
+/// Plans one StatefulSet given its pods by ordinal and its namespace's PDBs.
+pub fn plan_set(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    pdbs: &[PdbView<'_>],
+    opts: &GateOptions,
+    now: Timestamp,
+) -> SetPlan {
+    let prefix = opts.prefix.as_str();
+    let decision = gates::decide(set, pods, pdbs, opts, now);
+    let figures = Figures::of(set, prefix);
+    let guarded = !matches!(decision, Decision::Unguarded(_));
+    let blocked_key = annotations::key(prefix, BLOCKED_REASON);
+    let announced = annotation_value(set, &blocked_key);
+
+    let mut changes: Vec<(String, Option<String>)> = Vec::new();
+    let mut events = Vec::new();
+    if guarded
+        && sts::is_fully_ready(set)
+        && !sts::is_annotation_true(set, prefix, annotations::INITIALIZED)
+    {
+        changes.push((
+            annotations::key(prefix, annotations::INITIALIZED),
+            Some(annotations::TRUE.into()),
+        ));
+    }
+    match &decision {
+        Decision::Blocked(b) => {
+            if announced != Some(b.reason.as_str()) {
+                changes.push((blocked_key, Some(b.reason.as_str().into())));
+                events.push(EventNote::blocked(b));
+            }
+        }
+        Decision::Step { .. } => {} // the step patch clears it
+        Decision::Idle(_) | Decision::Unguarded(_) => {
+            if announced.is_some() {
+                changes.push((blocked_key, None));
+            }
+        }
+    }
+    if decision == Decision::Idle(Idle::UpToDate)
+        && sts::partition(set).unwrap_or(0) == 0
+        && sts::is_fully_ready(set)
+        && figures.last_partition_update.is_some()
+        && let Some(revision) = figures.update_revision.as_deref()
+    {
+        let key = annotations::key(prefix, COMPLETED_REVISION);
+        if annotation_value(set, &key) != Some(revision) {
+            changes.push((key, Some(revision.to_string())));
+            events.push(EventNote::complete(revision, figures.replicas));
+        }
+    }
+    let bookkeeping = annotation_patch(set, &changes);
+    let step = match &decision {
+        Decision::Step {
+            from,
+            to,
+            update_revision,
+        } => Some(step_patch(set, prefix, *from, *to, update_revision, now)),
+        _ => None,
+    };
+    SetPlan {
+        namespace: set.metadata.namespace.clone().unwrap_or_default(),
+        name: set.metadata.name.clone().unwrap_or_default(),
+        reference: reference(set),
+        figures,
+        decision,
+        bookkeeping,
+        bookkeeping_events: events,
+        step,
+    }
+}
+
+/// The ObjectReference Events point at.
+pub fn reference(set: &StatefulSet) -> ObjectReference {
+    ObjectReference {
+        api_version: Some("apps/v1".into()),
+        kind: Some("StatefulSet".into()),
+        namespace: set.metadata.namespace.clone(),
+        name: set.metadata.name.clone(),
+        uid: set.metadata.uid.clone(),
+        resource_version: set.metadata.resource_version.clone(),
+        ..ObjectReference::default()
+    }
+}
+
+fn annotation_value<'a>(set: &'a StatefulSet, key: &str) -> Option<&'a str> {
+    set.metadata
+        .annotations
+        .as_ref()?
+        .get(key)
+        .map(String::as_str)
+}
+
+fn ptr(tokens: &[&str]) -> PointerBuf {
+    PointerBuf::from_tokens(tokens.iter().copied())
+}
+
+fn test(path: PointerBuf, value: Value) -> PatchOperation {
+    PatchOperation::Test(TestOperation { path, value })
+}
+
+/// Ops that apply annotation `changes` (`Some(value)` sets, `None` removes) to `set`'s observed
+/// annotations. When `metadata.annotations` is absent the whole map is added, guarded by a `test` op on
+/// `metadata.resourceVersion` so that a concurrent writer's annotations are never replaced. Removing a
+/// key that is absent is skipped.
+fn annotation_ops(set: &StatefulSet, changes: &[(String, Option<String>)]) -> Vec<PatchOperation> {
+    let mut ops = Vec::new();
+    match &set.metadata.annotations {
+        None => {
+            let map: serde_json::Map<String, Value> = changes
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), Value::String(v.clone()?))))
+                .collect();
+            if map.is_empty() {
+                return ops;
+            }
+            if let Some(rv) = &set.metadata.resource_version {
+                ops.push(test(ptr(&["metadata", "resourceVersion"]), json!(rv)));
+            }
+            ops.push(PatchOperation::Add(AddOperation {
+                path: ptr(&["metadata", "annotations"]),
+                value: Value::Object(map),
+            }));
+        }
+        Some(existing) => {
+            for (key, value) in changes {
+                let path = ptr(&["metadata", "annotations", key]);
+                match value {
+                    Some(v) => ops.push(PatchOperation::Add(AddOperation {
+                        path,
+                        value: json!(v),
+                    })),
+                    None if existing.contains_key(key) => {
+                        ops.push(PatchOperation::Remove(RemoveOperation { path }))
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+    ops
+}
+
+/// A metadata-only JSON Patch applying annotation `changes`, or `None` when it would be empty.
+pub fn annotation_patch(set: &StatefulSet, changes: &[(String, Option<String>)]) -> Option<Patch> {
+    let ops = annotation_ops(set, changes);
+    (!ops.is_empty()).then_some(Patch(ops))
+}
+
+/// `<prefix>/last-partition-update` value for a step at `now`: RFC 3339 UTC to the second
+/// (`2026-11-23T01:10:42Z`). If that equals the value already on the set (two steps within one second),
+/// the full sub-second precision is used, because the admission policy lets a lowered partition through
+/// only when the same request changes this annotation.
+pub fn stamp(set: &StatefulSet, prefix: &str, now: Timestamp) -> String {
+    let seconds = Timestamp::from_second(now.as_second())
+        .unwrap_or(now)
+        .to_string();
+    if sts::annotation(set, prefix, annotations::LAST_PARTITION_UPDATE) == Some(seconds.as_str()) {
+        now.to_string()
+    } else {
+        seconds
+    }
+}
+
+/// The step: ONE JSON Patch on the StatefulSet (Kubernetes `application/json-patch+json`):
+///
+/// 1. `test /spec/updateStrategy/rollingUpdate/partition == from` and `test /status/updateRevision ==
+///    update_revision` — the observation the decision was made on; if either changed (another stepper
+///    stepped, a new revision was staged) the API server answers 422 and nothing is written;
+/// 2. `replace` the partition with `to`;
+/// 3. `add /metadata/annotations/<prefix>~1last-partition-update` = [`stamp`] (the whole annotations map
+///    when absent, pinned by a `test` on `resourceVersion`), which the admission policy requires of any
+///    request lowering the partition;
+/// 4. `remove` `<prefix>/blocked-reason` if the set carries it (the rollout moved on).
+pub fn step_patch(
+    set: &StatefulSet,
+    prefix: &str,
+    from: i32,
+    to: i32,
+    update_revision: &str,
+    now: Timestamp,
+) -> Patch {
+    let partition = ptr(&["spec", "updateStrategy", "rollingUpdate", "partition"]);
+    let mut ops = vec![
+        test(partition.clone(), json!(from)),
+        test(ptr(&["status", "updateRevision"]), json!(update_revision)),
+        PatchOperation::Replace(ReplaceOperation {
+            path: partition,
+            value: json!(to),
+        }),
+    ];
+    ops.extend(annotation_ops(
+        set,
+        &[
+            (
+                annotations::key(prefix, annotations::LAST_PARTITION_UPDATE),
+                Some(stamp(set, prefix, now)),
+            ),
+            (annotations::key(prefix, BLOCKED_REASON), None),
+        ],
+    ));
+    Patch(ops)
+}
+
+/// The reason recorded in `<prefix>/blocked-reason`, if any and readable.
+pub fn announced_reason(set: &StatefulSet, prefix: &str) -> Option<Reason> {
+    annotation_value(set, &annotations::key(prefix, BLOCKED_REASON)).and_then(Reason::parse)
+}
