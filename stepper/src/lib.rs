@@ -5,5 +5,8 @@
 //! ([`kube_cluster::KubeCluster`]) is the only code that talks to the API server. Specification:
 //! DESIGN.md, "The stepper: one pass".
 
+pub mod cluster;
 pub mod gates;
+pub mod kube_cluster;
+pub mod pass;
 pub mod plan;

@@ -1,0 +1,70 @@
+//! The cluster interface: everything a pass needs from the world, and nothing more.
+//!
+//! A pass reads a snapshot with three LISTs, writes with JSON Patches on StatefulSets and publishes
+//! Events. [`crate::kube_cluster::KubeCluster`] implements it against a real API server; a simulated
+//! StatefulSet controller with a virtual clock can implement it too (time is never read here: the
+//! caller passes `now`).
+
+use std::future::Future;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+
+use crate::plan::EventNote;
+
+/// What became of a JSON Patch on a StatefulSet.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PatchOutcome {
+    /// The API server applied it; the object as stored afterwards (admission mutations included).
+    Applied(Box<StatefulSet>),
+    /// A `test` op failed or the object changed underneath (HTTP 422 Unprocessable Entity or 409
+    /// Conflict), or the object is gone (404): nothing was written. Not an error: the set is re-read
+    /// next pass. The string is the API server's message.
+    Conflict(String),
+}
+
+/// A failed request to the cluster: the API server answered with an error, or could not be reached.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[error("{action}: {message}")]
+pub struct ClusterError {
+    /// What was attempted (`list statefulsets in all namespaces`, `patch statefulset demo/web`).
+    pub action: String,
+    /// The cause in one line (the API server's status message, or the transport error).
+    pub message: String,
+    /// The HTTP status code when the API server answered, `None` when it could not be reached.
+    pub code: Option<u16>,
+}
+
+/// Everything a pass does to the cluster. Implementations hold the scope (namespaces, label selector)
+/// themselves, so each LIST is one request per namespace in scope (one in all): the number of requests
+/// per pass never grows with the number of objects, only the writes do.
+pub trait Cluster: Sync {
+    /// LIST StatefulSets in scope.
+    fn list_statefulsets(
+        &self,
+    ) -> impl Future<Output = Result<Vec<StatefulSet>, ClusterError>> + Send;
+
+    /// LIST Pods in the scope's namespaces (the label selector applies to StatefulSets only).
+    fn list_pods(&self) -> impl Future<Output = Result<Vec<Pod>, ClusterError>> + Send;
+
+    /// LIST PodDisruptionBudgets in the scope's namespaces.
+    fn list_pdbs(
+        &self,
+    ) -> impl Future<Output = Result<Vec<PodDisruptionBudget>, ClusterError>> + Send;
+
+    /// PATCH StatefulSet `namespace/name` with a JSON Patch (`application/json-patch+json`).
+    fn patch_statefulset(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch: &json_patch::Patch,
+    ) -> impl Future<Output = Result<PatchOutcome, ClusterError>> + Send;
+
+    /// Publish an Event regarding `object`.
+    fn publish_event(
+        &self,
+        object: &ObjectReference,
+        event: &EventNote,
+    ) -> impl Future<Output = Result<(), ClusterError>> + Send;
+}

@@ -1,0 +1,187 @@
+//! [`Cluster`] over a real API server with kube-rs: the only code in the stepper that talks to it.
+
+use std::fmt::Display;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::{Client, Resource};
+use serde::de::DeserializeOwned;
+
+use crate::cluster::{Cluster, ClusterError, PatchOutcome};
+use crate::plan::{EventKind, EventNote};
+
+/// The field manager and Event reporting controller name.
+pub const MANAGER: &str = "sts-stepper";
+
+/// Which objects a pass looks at.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// Namespaces to LIST in, one request each per kind; empty = all namespaces (one request per kind).
+    pub namespaces: Vec<String>,
+    /// Label selector for StatefulSets (`--selector`, e.g. `tier=db`); pods and PDBs are not filtered.
+    pub label_selector: Option<String>,
+    /// Field selector for StatefulSets (`metadata.name=web` for the single-set subcommands).
+    pub field_selector: Option<String>,
+}
+
+/// A [`Cluster`] backed by a kube-rs [`Client`]. LISTs are consistent reads (no `resourceVersion=0`):
+/// the gates judge pod health on them and `wait` must never see an older StatefulSet than the one just
+/// applied; Kubernetes ≥ 1.31 serves them from the watch cache.
+#[derive(Clone)]
+pub struct KubeCluster {
+    client: Client,
+    scope: Scope,
+    recorder: Recorder,
+}
+
+impl KubeCluster {
+    /// A cluster over `client`, limited to `scope`. Events are reported by controller `sts-stepper`,
+    /// instance `instance` (the pod name, when known).
+    pub fn new(client: Client, scope: Scope, instance: Option<String>) -> Self {
+        let reporter = Reporter {
+            controller: MANAGER.into(),
+            instance,
+        };
+        KubeCluster {
+            recorder: Recorder::new(client.clone(), reporter),
+            client,
+            scope,
+        }
+    }
+
+    /// The scope this cluster lists.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// The kube-rs client (for the watcher in `watch`).
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    async fn list<K>(&self, kind: &str, params: &ListParams) -> Result<Vec<K>, ClusterError>
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + std::fmt::Debug,
+        K::DynamicType: Default,
+    {
+        if self.scope.namespaces.is_empty() {
+            let api: Api<K> = Api::all(self.client.clone());
+            let list = api
+                .list(params)
+                .await
+                .map_err(|e| error(format!("list {kind} in all namespaces"), e))?;
+            return Ok(list.items);
+        }
+        let mut items = Vec::new();
+        for ns in &self.scope.namespaces {
+            let api: Api<K> = Api::namespaced(self.client.clone(), ns);
+            let list = api
+                .list(params)
+                .await
+                .map_err(|e| error(format!("list {kind} in namespace {ns}"), e))?;
+            items.extend(list.items);
+        }
+        Ok(items)
+    }
+}
+
+fn error(action: String, e: kube::Error) -> ClusterError {
+    match e {
+        kube::Error::Api(status) => ClusterError {
+            action,
+            message: one_line(&status.message),
+            code: Some(status.code),
+        },
+        other => ClusterError {
+            action,
+            message: one_line(&other),
+            code: None,
+        },
+    }
+}
+
+fn one_line(e: &impl Display) -> String {
+    e.to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl Cluster for KubeCluster {
+    async fn list_statefulsets(&self) -> Result<Vec<StatefulSet>, ClusterError> {
+        let mut params = ListParams::default();
+        if let Some(labels) = &self.scope.label_selector {
+            params = params.labels(labels);
+        }
+        if let Some(fields) = &self.scope.field_selector {
+            params = params.fields(fields);
+        }
+        self.list("statefulsets", &params).await
+    }
+
+    async fn list_pods(&self) -> Result<Vec<Pod>, ClusterError> {
+        self.list("pods", &ListParams::default()).await
+    }
+
+    async fn list_pdbs(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
+        self.list("poddisruptionbudgets", &ListParams::default())
+            .await
+    }
+
+    async fn patch_statefulset(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch: &json_patch::Patch,
+    ) -> Result<PatchOutcome, ClusterError> {
+        let api: Api<StatefulSet> = Api::namespaced(self.client.clone(), namespace);
+        let params = PatchParams {
+            field_manager: Some(MANAGER.into()),
+            ..PatchParams::default()
+        };
+        match api
+            .patch(name, &params, &Patch::Json::<()>(patch.clone()))
+            .await
+        {
+            Ok(set) => Ok(PatchOutcome::Applied(Box::new(set))),
+            Err(kube::Error::Api(status)) if matches!(status.code, 404 | 409 | 422) => {
+                Ok(PatchOutcome::Conflict(one_line(&status.message)))
+            }
+            Err(e) => Err(error(format!("patch statefulset {namespace}/{name}"), e)),
+        }
+    }
+
+    async fn publish_event(
+        &self,
+        object: &ObjectReference,
+        event: &EventNote,
+    ) -> Result<(), ClusterError> {
+        let ev = Event {
+            type_: match event.kind {
+                EventKind::Normal => EventType::Normal,
+                EventKind::Warning => EventType::Warning,
+            },
+            reason: event.reason.clone(),
+            note: Some(event.note.clone()),
+            action: event.action.clone(),
+            secondary: None,
+        };
+        self.recorder.publish(&ev, object).await.map_err(|e| {
+            error(
+                format!(
+                    "publish event {} on statefulset {}/{}",
+                    event.reason,
+                    object.namespace.as_deref().unwrap_or(""),
+                    object.name.as_deref().unwrap_or("")
+                ),
+                e,
+            )
+        })
+    }
+}

@@ -1,0 +1,262 @@
+//! One pass: snapshot → gates → plan → writes, through a [`Cluster`].
+//!
+//! The only state is on the StatefulSets: a pass reads it, decides with the pure [`crate::plan`], and
+//! writes JSON Patches whose `test` ops pin what it saw. A pass killed anywhere leaves either a whole
+//! patch or none; the next pass (in this process or another) starts from the objects again.
+
+use jiff::Timestamp;
+use tracing::warn;
+
+use crate::cluster::{Cluster, ClusterError, PatchOutcome};
+use crate::gates::{Blocked, Decision, GateOptions, Idle, Reason};
+use crate::plan::{self, EventNote, Figures, SetPlan, Snapshot};
+use sts_safe_rollout::statefulset as sts;
+
+/// Settings of a pass.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PassOptions {
+    /// Gate settings (annotation prefix, PDB gate).
+    pub gates: GateOptions,
+    /// Decide and report, write nothing (`--dry-run`).
+    pub dry_run: bool,
+    /// LIST pods and PDBs even when nothing is staged (`wait`, `status` need pods for every set).
+    pub always_list_pods: bool,
+}
+
+/// What a pass did with one StatefulSet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The partition was lowered `from → to`.
+    Stepped {
+        /// Partition before.
+        from: i32,
+        /// Partition after.
+        to: i32,
+    },
+    /// `--dry-run`: the partition would have been lowered `from → to`.
+    WouldStep {
+        /// Partition now.
+        from: i32,
+        /// Partition it would get.
+        to: i32,
+    },
+    /// A gate blocks the next step (or the API server failed: reason `ApiError`).
+    Blocked(Blocked),
+    /// Nothing to step.
+    Idle(Idle),
+    /// Not guarded; left alone.
+    Unguarded(&'static str),
+    /// A write's `test` op failed: the set changed since the snapshot; re-read next pass.
+    Conflict(String),
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Stepped { from, to } => write!(f, "Stepped {from}→{to}"),
+            Outcome::WouldStep { from, to } => write!(f, "WouldStep {from}→{to} (dry run)"),
+            Outcome::Blocked(b) => write!(f, "Blocked {b}"),
+            Outcome::Idle(Idle::UpToDate) => f.write_str("Idle (up to date)"),
+            Outcome::Idle(Idle::PartitionZero) => {
+                f.write_str("Idle (partition 0: the controller finishes the rollout)")
+            }
+            Outcome::Unguarded(why) => write!(f, "Unguarded ({why})"),
+            Outcome::Conflict(msg) => write!(f, "Conflict (re-read next pass): {msg}"),
+        }
+    }
+}
+
+/// The result of one pass for one StatefulSet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetReport {
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// Figures as observed in the snapshot (the partition after a step is in the outcome).
+    pub figures: Figures,
+    /// What happened.
+    pub outcome: Outcome,
+    /// The API error that blocked this set, if any (the pass exits non-zero).
+    pub error: Option<ClusterError>,
+    /// Events that could not be published (the writes they describe did happen).
+    pub event_errors: Vec<ClusterError>,
+}
+
+impl SetReport {
+    /// The partition after this pass: `to` when stepped, else as observed.
+    pub fn partition_after(&self) -> Option<i32> {
+        match self.outcome {
+            Outcome::Stepped { to, .. } => Some(to),
+            _ => self.figures.partition,
+        }
+    }
+
+    /// The blocking reason, if any.
+    pub fn blocked_reason(&self) -> Option<Reason> {
+        match &self.outcome {
+            Outcome::Blocked(b) => Some(b.reason),
+            _ => None,
+        }
+    }
+}
+
+/// The result of one pass.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PassReport {
+    /// One report per StatefulSet in scope, in LIST order.
+    pub sets: Vec<SetReport>,
+}
+
+impl PassReport {
+    /// True when some StatefulSet was blocked by an API error.
+    pub fn any_errored(&self) -> bool {
+        self.sets.iter().any(|s| s.error.is_some())
+    }
+}
+
+/// Reads the snapshot: one LIST of StatefulSets, then — only if some set has a staged update and a
+/// partition > 0, or `always_list_pods` — one LIST of Pods and one of PDBs.
+///
+/// # Errors
+/// The first LIST that failed; nothing is decided on a partial snapshot.
+pub async fn snapshot<C: Cluster>(
+    cluster: &C,
+    opts: &PassOptions,
+) -> Result<Snapshot, ClusterError> {
+    let statefulsets = cluster.list_statefulsets().await?;
+    let mut snap = Snapshot {
+        statefulsets,
+        ..Snapshot::default()
+    };
+    if opts.always_list_pods || plan::needs_pods(&snap.statefulsets, &opts.gates.prefix) {
+        snap.pods = cluster.list_pods().await?;
+        if opts.gates.pdb_gate {
+            snap.pdbs = cluster.list_pdbs().await?;
+        }
+    }
+    Ok(snap)
+}
+
+/// Runs one pass at time `now` (from the caller's clock).
+///
+/// # Errors
+/// A failed LIST: no StatefulSet is touched. Write failures do not fail the pass: they block their
+/// set with reason `ApiError` ([`PassReport::any_errored`]).
+pub async fn run_pass<C: Cluster>(
+    cluster: &C,
+    opts: &PassOptions,
+    now: Timestamp,
+) -> Result<PassReport, ClusterError> {
+    let snap = snapshot(cluster, opts).await?;
+    let plans = plan::plan(&snap, &opts.gates, now);
+    let mut report = PassReport::default();
+    for p in plans {
+        report.sets.push(execute(cluster, p, opts.dry_run).await);
+    }
+    Ok(report)
+}
+
+fn api_error(e: ClusterError) -> (Outcome, Option<ClusterError>) {
+    (
+        Outcome::Blocked(Blocked::new(Reason::ApiError, e.to_string())),
+        Some(e),
+    )
+}
+
+/// Carries out one set's plan: the bookkeeping patch and its Events, then the step patch and its
+/// `Stepped` Event. With `dry_run` nothing is written.
+pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetReport {
+    let mut event_errors = Vec::new();
+    let (outcome, error) = 'outcome: {
+        if dry_run {
+            break 'outcome (decision_outcome(&p.decision, true), None);
+        }
+        if let Some(patch) = &p.bookkeeping {
+            match cluster
+                .patch_statefulset(&p.namespace, &p.name, patch)
+                .await
+            {
+                Ok(PatchOutcome::Applied(_)) => {
+                    for ev in &p.bookkeeping_events {
+                        publish(cluster, &p, ev, &mut event_errors).await;
+                    }
+                }
+                Ok(PatchOutcome::Conflict(msg)) => break 'outcome (Outcome::Conflict(msg), None),
+                Err(e) => break 'outcome api_error(e),
+            }
+        }
+        let (Some(patch), Decision::Step { from, to, .. }) = (&p.step, &p.decision) else {
+            break 'outcome (decision_outcome(&p.decision, false), None);
+        };
+        match cluster
+            .patch_statefulset(&p.namespace, &p.name, patch)
+            .await
+        {
+            Ok(PatchOutcome::Applied(stored)) => {
+                let now_partition = sts::partition(&stored);
+                if now_partition != Some(*to) {
+                    // Accepted, but an admission webhook kept the partition: not a step.
+                    break 'outcome api_error(ClusterError {
+                        action: format!("patch statefulset {}/{}", p.namespace, p.name),
+                        message: format!(
+                            "the API server accepted partition {to} but stored {}: an admission \
+                             webhook changed it back",
+                            now_partition.map_or("none".into(), |v| v.to_string())
+                        ),
+                        code: None,
+                    });
+                }
+                let update_revision = p.figures.update_revision.as_deref().unwrap_or("");
+                let ev = EventNote::stepped(*from, *to, update_revision);
+                publish(cluster, &p, &ev, &mut event_errors).await;
+                (
+                    Outcome::Stepped {
+                        from: *from,
+                        to: *to,
+                    },
+                    None,
+                )
+            }
+            Ok(PatchOutcome::Conflict(msg)) => (Outcome::Conflict(msg), None),
+            Err(e) => api_error(e),
+        }
+    };
+    SetReport {
+        namespace: p.namespace,
+        name: p.name,
+        figures: p.figures,
+        outcome,
+        error,
+        event_errors,
+    }
+}
+
+async fn publish<C: Cluster>(
+    cluster: &C,
+    p: &SetPlan,
+    ev: &EventNote,
+    errors: &mut Vec<ClusterError>,
+) {
+    if let Err(e) = cluster.publish_event(&p.reference, ev).await {
+        warn!(namespace = %p.namespace, statefulset = %p.name, error = %e, "event not published");
+        errors.push(e);
+    }
+}
+
+/// The outcome a decision stands for when no write changes it.
+pub fn decision_outcome(decision: &Decision, dry_run: bool) -> Outcome {
+    match decision {
+        Decision::Unguarded(why) => Outcome::Unguarded(why),
+        Decision::Idle(i) => Outcome::Idle(*i),
+        Decision::Blocked(b) => Outcome::Blocked(b.clone()),
+        Decision::Step { from, to, .. } if dry_run => Outcome::WouldStep {
+            from: *from,
+            to: *to,
+        },
+        Decision::Step { from, to, .. } => Outcome::Stepped {
+            from: *from,
+            to: *to,
+        },
+    }
+}

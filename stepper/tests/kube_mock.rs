@@ -1,0 +1,615 @@
+//! The kube-rs cluster against a mocked API server (tower-test, as kube-rs's controller-rs does): the
+//! exact requests of a pass, the exact patch bodies with their `test` ops, 422/409 on a failed test,
+//! Events, and a 500 from the API server. The mock answers with the real fixture LIST bodies.
+mod common;
+
+use common::*;
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::BodyExt;
+use kube::Client;
+use kube::client::Body;
+use serde_json::{Value, json};
+use sts_stepper::gates::{Idle, Reason};
+use sts_stepper::kube_cluster::{KubeCluster, Scope};
+use sts_stepper::pass::{Outcome, PassOptions, PassReport, run_pass};
+use tokio::task::JoinHandle;
+use tower_test::mock::{self, Handle};
+
+/// One expected request and the answer the mock API server gives.
+struct Expect {
+    method: Method,
+    uri: String,
+    status: u16,
+    response: Vec<u8>,
+}
+
+fn get(uri: &str, response: Vec<u8>) -> Expect {
+    Expect {
+        method: Method::GET,
+        uri: uri.into(),
+        status: 200,
+        response,
+    }
+}
+
+fn patch(uri: &str, status: u16, response: Vec<u8>) -> Expect {
+    Expect {
+        method: Method::PATCH,
+        uri: uri.into(),
+        status,
+        response,
+    }
+}
+
+fn post_event(ns: &str) -> Expect {
+    Expect {
+        method: Method::POST,
+        uri: format!("/apis/events.k8s.io/v1/namespaces/{ns}/events?"),
+        status: 201,
+        response: Vec::new(), // filled with the request body (the API server echoes the object)
+    }
+}
+
+fn status_body(code: u16, reason: &str, message: &str) -> Vec<u8> {
+    serde_json::to_vec(
+        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+        "status": "Failure", "message": message, "reason": reason, "code": code}),
+    )
+    .expect("json")
+}
+
+const STS_ALL: &str = "/apis/apps/v1/statefulsets?";
+const PODS_ALL: &str = "/api/v1/pods?";
+const PDBS_ALL: &str = "/apis/policy/v1/poddisruptionbudgets?";
+const PATCH_WEB: &str = "/apis/apps/v1/namespaces/demo/statefulsets/web?&fieldManager=sts-stepper";
+
+/// A recorded request: method and JSON body (Null when empty); the URI was asserted on arrival.
+#[derive(Debug)]
+struct Seen {
+    method: Method,
+    body: Value,
+}
+
+/// Serves `script` in order, asserting each request's method and URI, and fails if a request comes
+/// that the script does not expect or if the client goes away before the script is done. Returns the
+/// requests seen.
+fn serve(
+    handle: Handle<Request<Body>, Response<Body>>,
+    script: Vec<Expect>,
+) -> JoinHandle<Vec<Seen>> {
+    tokio::spawn(async move {
+        let mut handle = handle;
+        let mut seen = Vec::new();
+        for (i, exp) in script.into_iter().enumerate() {
+            let (req, send) = handle.next_request().await.unwrap_or_else(|| {
+                panic!(
+                    "request {i} ({} {}) never came; saw {seen:#?}",
+                    exp.method, exp.uri
+                )
+            });
+            let method = req.method().clone();
+            let uri = req.uri().to_string();
+            let bytes = req
+                .into_body()
+                .collect()
+                .await
+                .expect("request body")
+                .to_bytes();
+            let body: Value = if bytes.is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_slice(&bytes).expect("request body is JSON")
+            };
+            assert_eq!(
+                (&method, uri.as_str()),
+                (&exp.method, exp.uri.as_str()),
+                "request {i}"
+            );
+            let response = if exp.method == Method::POST && exp.response.is_empty() {
+                bytes.to_vec()
+            } else {
+                exp.response
+            };
+            send.send_response(
+                Response::builder()
+                    .status(StatusCode::from_u16(exp.status).expect("status"))
+                    .header("content-type", "application/json")
+                    .body(Body::from(response))
+                    .expect("response"),
+            );
+            seen.push(Seen { method, body });
+        }
+        if let Some((req, _)) = handle.next_request().await {
+            panic!("unexpected extra request {} {}", req.method(), req.uri());
+        }
+        seen
+    })
+}
+
+/// Runs one pass against the mock with `script`, returning the report and the requests seen.
+async fn pass_with(
+    scope: Scope,
+    opts: PassOptions,
+    script: Vec<Expect>,
+) -> (Result<PassReport, String>, Vec<Seen>) {
+    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
+    let server = serve(handle, script);
+    let cluster = KubeCluster::new(Client::new(service, "default"), scope, None);
+    let report = run_pass(&cluster, &opts, now())
+        .await
+        .map_err(|e| e.to_string());
+    drop(cluster);
+    let seen = server.await.expect("mock API server script");
+    (report, seen)
+}
+
+fn list_body(moment: &str, kind: &str) -> Vec<u8> {
+    fixture_body(&format!("{moment}-{kind}.json"))
+}
+
+/// The StatefulSet of a moment as the API server would store it after `f`.
+fn stored(moment: &str, f: impl FnOnce(&mut Value)) -> Vec<u8> {
+    let list: Value = serde_json::from_slice(&list_body(moment, "statefulsets")).expect("json");
+    let mut set = list["items"][0].clone();
+    set["kind"] = json!("StatefulSet");
+    set["apiVersion"] = json!("apps/v1");
+    f(&mut set);
+    serde_json::to_vec(&set).expect("json")
+}
+
+/// A StatefulSetList body of `moment` with `f` applied to the set.
+fn list_with(moment: &str, f: impl FnOnce(&mut Value)) -> Vec<u8> {
+    let mut list: Value = serde_json::from_slice(&list_body(moment, "statefulsets")).expect("json");
+    f(&mut list["items"][0]);
+    serde_json::to_vec(&list).expect("json")
+}
+
+fn initialized_patch() -> Value {
+    json!([{"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1initialized", "value": "true"}])
+}
+
+fn step_body(from: i32, to: i32) -> Value {
+    json!([
+        {"op": "test", "path": "/spec/updateStrategy/rollingUpdate/partition", "value": from},
+        {"op": "test", "path": "/status/updateRevision", "value": REV_NEW},
+        {"op": "replace", "path": "/spec/updateStrategy/rollingUpdate/partition", "value": to},
+        {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1last-partition-update",
+         "value": "2026-11-23T01:20:00Z"}
+    ])
+}
+
+fn set_partition(p: i32) -> impl FnOnce(&mut Value) {
+    move |s| s["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(p)
+}
+
+#[tokio::test]
+async fn staged_moment_is_stepped_with_one_pinned_json_patch() {
+    let (report, seen) = pass_with(
+        Scope::default(),
+        PassOptions::default(),
+        vec![
+            get(STS_ALL, list_body("1-staged", "statefulsets")),
+            get(PODS_ALL, list_body("1-staged", "pods")),
+            get(PDBS_ALL, list_body("1-staged", "pdbs")),
+            patch(PATCH_WEB, 200, stored("1-staged", |_| {})),
+            patch(PATCH_WEB, 200, stored("1-staged", set_partition(4))),
+            post_event("demo"),
+        ],
+    )
+    .await;
+    let report = report.expect("pass");
+    assert_eq!(report.sets.len(), 1);
+    assert_eq!(report.sets[0].outcome, Outcome::Stepped { from: 5, to: 4 });
+    assert!(!report.any_errored());
+    // Fully Ready and not yet stamped: the metadata-only `initialized` stamp comes first.
+    assert_eq!(seen[3].body, initialized_patch());
+    // The step: test partition and updateRevision, replace, stamp — exactly.
+    assert_eq!(seen[4].body, step_body(5, 4));
+    // The Stepped Event, on the StatefulSet.
+    let ev = &seen[5].body;
+    assert_eq!(ev["reason"], "Stepped");
+    assert_eq!(ev["type"], "Normal");
+    assert_eq!(ev["note"], "partition 5→4 (updateRevision web-7d7598bf9d)");
+    assert_eq!(ev["regarding"]["kind"], "StatefulSet");
+    assert_eq!(ev["regarding"]["name"], "web");
+    assert_eq!(ev["regarding"]["uid"], WEB_UID);
+    assert_eq!(ev["reportingController"], "sts-stepper");
+}
+
+#[tokio::test]
+async fn stepped_moment_steps_4_to_3() {
+    let initialized = |s: &mut Value| {
+        s["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
+    };
+    let (report, seen) = pass_with(
+        Scope::default(),
+        PassOptions::default(),
+        vec![
+            get(STS_ALL, list_with("2-stepped-4", initialized)),
+            get(PODS_ALL, list_body("2-stepped-4", "pods")),
+            get(PDBS_ALL, list_body("2-stepped-4", "pdbs")),
+            patch(PATCH_WEB, 200, stored("2-stepped-4", set_partition(3))),
+            post_event("demo"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        report.expect("pass").sets[0].outcome,
+        Outcome::Stepped { from: 4, to: 3 }
+    );
+    assert_eq!(seen[3].body, step_body(4, 3));
+}
+
+#[tokio::test]
+async fn not_ready_moment_blocks_announces_once_and_writes_no_partition() {
+    let (report, seen) = pass_with(
+        Scope::default(),
+        PassOptions::default(),
+        vec![
+            get(STS_ALL, list_body("3-web1-notready", "statefulsets")),
+            get(PODS_ALL, list_body("3-web1-notready", "pods")),
+            get(PDBS_ALL, list_body("3-web1-notready", "pdbs")),
+            patch(PATCH_WEB, 200, stored("3-web1-notready", |_| {})),
+            post_event("demo"),
+        ],
+    )
+    .await;
+    let report = report.expect("pass");
+    assert_eq!(report.sets[0].blocked_reason(), Some(Reason::PodNotReady));
+    assert_eq!(
+        seen[3].body,
+        json!([{"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason",
+                "value": "PodNotReady"}])
+    );
+    assert_eq!(seen[4].body["reason"], "Blocked");
+    assert_eq!(seen[4].body["type"], "Warning");
+    assert_eq!(
+        seen[4].body["note"],
+        "PodNotReady web-1: ContainersNotReady"
+    );
+
+    // Next pass, same reason already announced on the object: three LISTs, no write, no Event.
+    let announced = |s: &mut Value| {
+        s["metadata"]["annotations"]["safe-rollout.dev/blocked-reason"] = json!("PodNotReady");
+    };
+    let (report, seen) = pass_with(
+        Scope::default(),
+        PassOptions::default(),
+        vec![
+            get(STS_ALL, list_with("3-web1-notready", announced)),
+            get(PODS_ALL, list_body("3-web1-notready", "pods")),
+            get(PDBS_ALL, list_body("3-web1-notready", "pdbs")),
+        ],
+    )
+    .await;
+    assert_eq!(
+        report.expect("pass").sets[0].blocked_reason(),
+        Some(Reason::PodNotReady)
+    );
+    assert_eq!(seen.len(), 3);
+}
+
+#[tokio::test]
+async fn step_clears_an_announced_reason_in_the_same_patch() {
+    let annotated = |s: &mut Value| {
+        s["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
+        s["metadata"]["annotations"]["safe-rollout.dev/blocked-reason"] = json!("PdbBlocked");
+    };
+    let (report, seen) = pass_with(
+        Scope::default(),
+        PassOptions::default(),
+        vec![
+            get(STS_ALL, list_with("2-stepped-4", annotated)),
+            get(PODS_ALL, list_body("2-stepped-4", "pods")),
+            get(PDBS_ALL, list_body("2-stepped-4", "pdbs")),
+            patch(PATCH_WEB, 200, stored("2-stepped-4", set_partition(3))),
+            post_event("demo"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        report.expect("pass").sets[0].outcome,
+        Outcome::Stepped { from: 4, to: 3 }
+    );
+    let mut want = step_body(4, 3);
+    want.as_array_mut().expect("ops").push(
+        json!({"op": "remove", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason"}),
+    );
+    assert_eq!(seen[3].body, want);
+}
+
+#[tokio::test]
+async fn complete_moment_needs_one_list_and_is_idle() {
+    // Nothing staged: no pod or PDB LIST at all; the fully Ready set gets its `initialized` stamp.
+    let (report, seen) = pass_with(
+        Scope::default(),
+        PassOptions::default(),
+        vec![
+            get(STS_ALL, list_body("4-complete", "statefulsets")),
+            patch(PATCH_WEB, 200, stored("4-complete", |_| {})),
+        ],
+    )
+    .await;
+    assert_eq!(
+        report.expect("pass").sets[0].outcome,
+        Outcome::Idle(Idle::UpToDate)
+    );
+    assert_eq!(seen[1].body, initialized_patch());
+}
+
+#[tokio::test]
+async fn completion_of_a_stepped_rollout_is_announced_once_per_revision() {
+    let stepped = |s: &mut Value| {
+        let a = &mut s["metadata"]["annotations"];
+        a["safe-rollout.dev/initialized"] = json!("true");
+        a["safe-rollout.dev/last-partition-update"] = json!("2026-11-23T01:10:50Z");
+        a["safe-rollout.dev/blocked-reason"] = json!("StepInProgress");
+    };
+    let (report, seen) = pass_with(
+        Scope::default(),
+        PassOptions::default(),
+        vec![
+            get(STS_ALL, list_with("4-complete", stepped)),
+            patch(PATCH_WEB, 200, stored("4-complete", |_| {})),
+            post_event("demo"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        report.expect("pass").sets[0].outcome,
+        Outcome::Idle(Idle::UpToDate)
+    );
+    assert_eq!(
+        seen[1].body,
+        json!([
+            {"op": "remove", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason"},
+            {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1completed-revision", "value": REV_NEW}
+        ])
+    );
+    assert_eq!(seen[2].body["reason"], "RolloutComplete");
+    // Announced: the next pass writes nothing.
+    let done = |s: &mut Value| {
+        let a = &mut s["metadata"]["annotations"];
+        a["safe-rollout.dev/initialized"] = json!("true");
+        a["safe-rollout.dev/last-partition-update"] = json!("2026-11-23T01:10:50Z");
+        a["safe-rollout.dev/completed-revision"] = json!(REV_NEW);
+    };
+    let (_, seen) = pass_with(
+        Scope::default(),
+        PassOptions::default(),
+        vec![get(STS_ALL, list_with("4-complete", done))],
+    )
+    .await;
+    assert_eq!(seen.len(), 1);
+}
+
+#[tokio::test]
+async fn a_failed_test_op_is_a_conflict_not_an_error() {
+    for (code, reason) in [(422, "Invalid"), (409, "Conflict")] {
+        let initialized = |s: &mut Value| {
+            s["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
+        };
+        let (report, seen) = pass_with(
+            Scope::default(),
+            PassOptions::default(),
+            vec![
+                get(STS_ALL, list_with("1-staged", initialized)),
+                get(PODS_ALL, list_body("1-staged", "pods")),
+                get(PDBS_ALL, list_body("1-staged", "pdbs")),
+                patch(
+                    PATCH_WEB,
+                    code,
+                    status_body(
+                        code,
+                        reason,
+                        "the server rejected our request due to an error in our request",
+                    ),
+                ),
+            ],
+        )
+        .await;
+        let report = report.expect("pass");
+        assert!(
+            matches!(&report.sets[0].outcome, Outcome::Conflict(m) if m.contains("rejected our request")),
+            "{code}: {:?}",
+            report.sets[0].outcome
+        );
+        assert!(!report.any_errored(), "{code}");
+        assert_eq!(
+            seen[3].body,
+            step_body(5, 4),
+            "{code}: no Event after a conflict"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_500_blocks_that_set_with_api_error_and_the_pass_goes_on() {
+    // Two sets: demo/web (staged, its step gets a 500) and demo/done (complete, gets its stamp).
+    let mut list: Value =
+        serde_json::from_slice(&list_body("1-staged", "statefulsets")).expect("json");
+    list["items"][0]["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
+    let done_list: Value =
+        serde_json::from_slice(&list_body("4-complete", "statefulsets")).expect("json");
+    let mut done = done_list["items"][0].clone();
+    done["metadata"]["name"] = json!("done");
+    done["metadata"]["uid"] = json!("uid-done");
+    list["items"].as_array_mut().expect("items").push(done);
+    let (report, seen) = pass_with(
+        Scope::default(),
+        PassOptions::default(),
+        vec![
+            get(STS_ALL, serde_json::to_vec(&list).expect("json")),
+            get(PODS_ALL, list_body("1-staged", "pods")),
+            get(PDBS_ALL, list_body("1-staged", "pdbs")),
+            patch(
+                PATCH_WEB,
+                500,
+                status_body(500, "InternalError", "etcdserver: request timed out"),
+            ),
+            patch(
+                "/apis/apps/v1/namespaces/demo/statefulsets/done?&fieldManager=sts-stepper",
+                200,
+                stored("4-complete", |_| {}),
+            ),
+        ],
+    )
+    .await;
+    let report = report.expect("pass");
+    assert!(report.any_errored());
+    let web = &report.sets[0];
+    assert_eq!(web.blocked_reason(), Some(Reason::ApiError));
+    assert_eq!(
+        web.outcome.to_string(),
+        "Blocked ApiError patch statefulset demo/web: etcdserver: request timed out"
+    );
+    assert_eq!(web.error.as_ref().and_then(|e| e.code), Some(500));
+    assert_eq!(report.sets[1].outcome, Outcome::Idle(Idle::UpToDate));
+    assert!(report.sets[1].error.is_none());
+    assert_eq!(seen[4].body, initialized_patch());
+}
+
+#[tokio::test]
+async fn a_failed_list_fails_the_pass_before_any_write() {
+    let (report, seen) = pass_with(
+        Scope::default(),
+        PassOptions::default(),
+        vec![
+            get(STS_ALL, list_body("1-staged", "statefulsets")),
+            Expect {
+                method: Method::GET,
+                uri: PODS_ALL.into(),
+                status: 500,
+                response: status_body(500, "InternalError", "boom"),
+            },
+        ],
+    )
+    .await;
+    assert_eq!(
+        report.expect_err("pass fails"),
+        "list pods in all namespaces: boom"
+    );
+    assert_eq!(seen.len(), 2);
+}
+
+#[tokio::test]
+async fn an_admission_webhook_keeping_the_partition_is_an_error_not_a_step() {
+    let initialized = |s: &mut Value| {
+        s["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
+    };
+    let (report, _) = pass_with(
+        Scope::default(),
+        PassOptions::default(),
+        vec![
+            get(STS_ALL, list_with("1-staged", initialized)),
+            get(PODS_ALL, list_body("1-staged", "pods")),
+            get(PDBS_ALL, list_body("1-staged", "pdbs")),
+            patch(PATCH_WEB, 200, stored("1-staged", |_| {})), // partition still 5
+        ],
+    )
+    .await;
+    let report = report.expect("pass");
+    assert!(report.any_errored());
+    assert_eq!(report.sets[0].blocked_reason(), Some(Reason::ApiError));
+}
+
+#[tokio::test]
+async fn dry_run_reads_and_writes_nothing() {
+    let (report, seen) = pass_with(
+        Scope::default(),
+        PassOptions {
+            dry_run: true,
+            ..PassOptions::default()
+        },
+        vec![
+            get(STS_ALL, list_body("1-staged", "statefulsets")),
+            get(PODS_ALL, list_body("1-staged", "pods")),
+            get(PDBS_ALL, list_body("1-staged", "pdbs")),
+        ],
+    )
+    .await;
+    assert_eq!(
+        report.expect("pass").sets[0].outcome,
+        Outcome::WouldStep { from: 5, to: 4 }
+    );
+    assert!(seen.iter().all(|s| s.method == Method::GET));
+}
+
+#[tokio::test]
+async fn namespaces_and_selector_shape_the_lists() {
+    let scope = Scope {
+        namespaces: vec!["demo".into(), "other".into()],
+        label_selector: Some("tier=db".into()),
+        field_selector: None,
+    };
+    let empty = |kind: &str| {
+        serde_json::to_vec(&json!({"kind": kind, "apiVersion": "v1", "metadata": {}, "items": []}))
+            .expect("json")
+    };
+    let (report, _) = pass_with(
+        scope,
+        PassOptions {
+            always_list_pods: true,
+            ..PassOptions::default()
+        },
+        vec![
+            get(
+                "/apis/apps/v1/namespaces/demo/statefulsets?&labelSelector=tier%3Ddb",
+                empty("StatefulSetList"),
+            ),
+            get(
+                "/apis/apps/v1/namespaces/other/statefulsets?&labelSelector=tier%3Ddb",
+                empty("StatefulSetList"),
+            ),
+            get("/api/v1/namespaces/demo/pods?", empty("PodList")),
+            get("/api/v1/namespaces/other/pods?", empty("PodList")),
+            get(
+                "/apis/policy/v1/namespaces/demo/poddisruptionbudgets?",
+                empty("PodDisruptionBudgetList"),
+            ),
+            get(
+                "/apis/policy/v1/namespaces/other/poddisruptionbudgets?",
+                empty("PodDisruptionBudgetList"),
+            ),
+        ],
+    )
+    .await;
+    assert!(report.expect("pass").sets.is_empty());
+}
+
+#[tokio::test]
+async fn requests_per_pass_do_not_grow_with_the_number_of_statefulsets() {
+    // 200 staged sets, each already announced as blocked (its pods are missing): 3 LISTs, no write.
+    let base: Value =
+        serde_json::from_slice(&list_body("3-web1-notready", "statefulsets")).expect("json");
+    let mut list = base.clone();
+    let items: Vec<Value> = (0..200)
+        .map(|i| {
+            let mut s = base["items"][0].clone();
+            s["metadata"]["name"] = json!(format!("web{i}"));
+            s["metadata"]["uid"] = json!(format!("uid-{i}"));
+            s["metadata"]["annotations"]["safe-rollout.dev/blocked-reason"] = json!("PodNotReady");
+            s
+        })
+        .collect();
+    list["items"] = json!(items);
+    let (report, seen) = pass_with(
+        Scope::default(),
+        PassOptions::default(),
+        vec![
+            get(STS_ALL, serde_json::to_vec(&list).expect("json")),
+            get(PODS_ALL, list_body("3-web1-notready", "pods")),
+            get(PDBS_ALL, list_body("3-web1-notready", "pdbs")),
+        ],
+    )
+    .await;
+    let report = report.expect("pass");
+    assert_eq!(report.sets.len(), 200);
+    assert!(
+        report
+            .sets
+            .iter()
+            .all(|s| s.blocked_reason() == Some(Reason::PodNotReady))
+    );
+    assert_eq!(seen.len(), 3);
+}
