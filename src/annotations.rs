@@ -43,7 +43,9 @@ pub fn key(prefix: &str, name: &str) -> String {
 /// A sentence saying what is wrong with the value, without the field name (callers add it).
 pub fn validate_prefix(prefix: &str) -> Result<(), String> {
     if prefix.is_empty() {
-        return Err("must not be empty; expected a DNS subdomain such as \"safe-rollout.dev\"".into());
+        return Err(
+            "must not be empty; expected a DNS subdomain such as \"safe-rollout.dev\"".into(),
+        );
     }
     if prefix.len() > 253 {
         return Err(format!(

@@ -193,10 +193,13 @@ mod tests {
 
     #[test]
     fn initialized_by_annotation_or_one_ready_replica() {
-        let s = sts(json!({"metadata": {"name": "web", "annotations": {"p.io/initialized": "true"}}}));
+        let s =
+            sts(json!({"metadata": {"name": "web", "annotations": {"p.io/initialized": "true"}}}));
         assert!(is_initialized(&s, "p.io"));
         assert!(!is_initialized(&s, "safe-rollout.dev"));
-        let s = sts(json!({"metadata": {"name": "web"}, "status": {"replicas": 3, "readyReplicas": 1}}));
+        let s = sts(
+            json!({"metadata": {"name": "web"}, "status": {"replicas": 3, "readyReplicas": 1}}),
+        );
         assert!(is_initialized(&s, "safe-rollout.dev"));
     }
 }

@@ -1,0 +1,196 @@
+//! Loads a waPC module with `wasmtime-provider` and calls it as Kubewarden's policy-evaluator does.
+
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result, anyhow};
+use serde_json::Value;
+use wapc::WapcHost;
+use wasmtime_provider::WasmtimeEngineProviderBuilder;
+
+use crate::admission::{PolicyResponse, SettingsResponse};
+
+/// One log event a policy sent through the `kubewarden/tracing/log` host call (the SDK's slog drain).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogEvent {
+    /// `debug`, `info`, `warning` or `error`.
+    pub level: String,
+    /// The message.
+    pub message: String,
+    /// All other structured fields the policy attached.
+    pub fields: serde_json::Map<String, Value>,
+}
+
+type LogSink = Arc<Mutex<Vec<LogEvent>>>;
+
+/// A loaded policy: one wasmtime instance, reused for every call (as `kwctl bench` does).
+pub struct Policy {
+    host: WapcHost,
+    logs: LogSink,
+}
+
+impl Policy {
+    /// Compiles and instantiates a waPC module, with WASI and no host capabilities but logging.
+    ///
+    /// # Errors
+    /// When the bytes are not a WebAssembly module, or the module is not a waPC guest (no `__guest_call`,
+    /// no `wapc_init`), or it does not answer `protocol_version` as a Kubewarden policy does.
+    pub fn load(module: &[u8]) -> Result<Policy> {
+        if !module.starts_with(b"\0asm") {
+            return Err(anyhow!(
+                "not a WebAssembly module (a compiled policy.wasm starts with the bytes \\0asm)"
+            ));
+        }
+        let engine = WasmtimeEngineProviderBuilder::new()
+            .module_bytes(module)
+            .build()
+            .map_err(|e| anyhow!("cannot load the module as a waPC policy: {}", one_line(&e)))?;
+        let logs: LogSink = Arc::default();
+        let sink = Arc::clone(&logs);
+        let host = WapcHost::new(
+            Box::new(engine),
+            Some(Box::new(
+                move |_id, binding, namespace, operation, payload| {
+                    host_callback(&sink, binding, namespace, operation, payload)
+                },
+            )),
+        )
+        .map_err(|e| anyhow!("cannot start the module as a waPC policy: {}", one_line(&e)))?;
+        let policy = Policy { host, logs };
+        let version = policy
+            .call("protocol_version", b"")
+            .context("the module is not a Kubewarden policy (protocol_version failed)")?;
+        let version: Value = serde_json::from_slice(&version)
+            .context("the module's protocol_version reply is not JSON")?;
+        if version != "v1" {
+            return Err(anyhow!(
+                "unsupported Kubewarden protocol version {version}, expected \"v1\""
+            ));
+        }
+        Ok(policy)
+    }
+
+    /// Calls `validate_settings` with the settings JSON.
+    ///
+    /// # Errors
+    /// When the guest fails or traps, or answers something that is not a settings response.
+    pub fn validate_settings(&self, settings: &Value) -> Result<SettingsResponse> {
+        let reply = self.call("validate_settings", &serde_json::to_vec(settings)?)?;
+        serde_json::from_slice(&reply).context("the policy's validate_settings reply is malformed")
+    }
+
+    /// Calls `validate` with a ready-made payload (`{"request": …, "settings": …}`).
+    ///
+    /// # Errors
+    /// When the guest fails or traps, or answers something that is not a validation response.
+    pub fn validate(&self, payload: &[u8]) -> Result<PolicyResponse> {
+        let reply = self.call("validate", payload)?;
+        serde_json::from_slice(&reply).context("the policy's validate reply is malformed")
+    }
+
+    /// Takes the log events the policy sent since the last call.
+    pub fn take_logs(&self) -> Vec<LogEvent> {
+        std::mem::take(&mut *self.logs.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn call(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>> {
+        self.host
+            .call(operation, payload)
+            .map_err(|e| anyhow!("policy call `{operation}` failed: {}", one_line(&e)))
+    }
+}
+
+/// The host side of the guest's `host_call`s: `kubewarden/tracing/log` is recorded; every other
+/// capability (Kubernetes context, OCI, sigstore, DNS) is refused, as for a policy declaring
+/// `contextAwareResources: []` and run without network.
+fn host_callback(
+    sink: &LogSink,
+    binding: &str,
+    namespace: &str,
+    operation: &str,
+    payload: &[u8],
+) -> Result<Vec<u8>, Box<dyn std::error::Error + Send + Sync>> {
+    if (binding, namespace, operation) != ("kubewarden", "tracing", "log") {
+        return Err(format!(
+            "host capability {binding}/{namespace}/{operation} is not available in this runner"
+        )
+        .into());
+    }
+    let mut fields: serde_json::Map<String, Value> = serde_json::from_slice(payload)?;
+    let text = |v: Option<Value>| match v {
+        Some(Value::String(s)) => s,
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    let event = LogEvent {
+        level: text(fields.remove("level")),
+        message: text(fields.remove("message")),
+        fields,
+    };
+    sink.lock().unwrap_or_else(|e| e.into_inner()).push(event);
+    Ok(Vec::new())
+}
+
+/// An error (and its causes) on one line: wasmtime's trap messages span several lines with a backtrace.
+fn one_line(e: &dyn std::fmt::Display) -> String {
+    let text = e.to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("unknown error").to_string();
+    // wasmtime appends "wasm backtrace:" and frames; the cause that matters is on the first line or
+    // the "Caused by" line.
+    let cause = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("Caused by"))
+        .nth(1)
+        .map(str::trim);
+    match cause {
+        Some(c) if !c.is_empty() && !first.contains(c) => format!("{first}: {c}"),
+        _ => first,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn garbage_is_not_a_policy() {
+        let err = Policy::load(b"not wasm").err().expect("must fail");
+        let msg = err.to_string();
+        assert!(msg.starts_with("not a WebAssembly module"), "{msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+    }
+
+    #[test]
+    fn a_wasm_module_without_wapc_exports_is_refused() {
+        // The smallest valid module: magic + version, no exports.
+        let err = Policy::load(b"\0asm\x01\0\0\0").err().expect("must fail");
+        assert!(!err.to_string().contains('\n'), "{err}");
+    }
+
+    #[test]
+    fn log_calls_are_recorded_and_other_capabilities_refused() {
+        let sink: LogSink = Arc::default();
+        let ok = host_callback(
+            &sink,
+            "kubewarden",
+            "tracing",
+            "log",
+            br#"{"level":"info","message":"hi","uid":"u1"}"#,
+        );
+        assert!(ok.is_ok());
+        let logs = sink.lock().unwrap().clone();
+        assert_eq!(logs.len(), 1);
+        assert_eq!(logs[0].level, "info");
+        assert_eq!(logs[0].message, "hi");
+        assert_eq!(logs[0].fields["uid"], "u1");
+        let err = host_callback(
+            &sink,
+            "kubewarden",
+            "kubernetes",
+            "list_resources_by_namespace",
+            b"{}",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("not available"), "{err}");
+    }
+}
