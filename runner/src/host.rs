@@ -93,9 +93,73 @@ impl Policy {
     }
 
     fn call(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>> {
-        self.host
-            .call(operation, payload)
-            .map_err(|e| anyhow!("policy call `{operation}` failed: {}", one_line(&e)))
+        trap_log::install();
+        trap_log::take();
+        self.host.call(operation, payload).map_err(|e| {
+            let mut message = one_line(&e);
+            if let Some(cause) = trap_log::take() {
+                message = format!("{message}: {cause}");
+            }
+            anyhow!("policy call `{operation}` failed: {message}")
+        })
+    }
+}
+
+/// wasmtime-provider reports a guest trap to waPC with only the error's top line ("error while executing
+/// at wasm backtrace:"); the cause ("wasm trap: wasm `unreachable` instruction executed", a Rust panic
+/// in the guest) is only in the `log` record it emits. This logger keeps that cause for the error.
+mod trap_log {
+    use std::sync::{Mutex, Once};
+
+    static LAST_CAUSE: Mutex<Option<String>> = Mutex::new(None);
+
+    struct TrapLogger;
+
+    impl log::Log for TrapLogger {
+        fn enabled(&self, metadata: &log::Metadata) -> bool {
+            metadata.level() <= log::Level::Error
+                && metadata.target().starts_with("wasmtime_provider")
+        }
+
+        fn log(&self, record: &log::Record) {
+            if !self.enabled(record.metadata()) {
+                return;
+            }
+            let text = record.args().to_string();
+            let cause = text
+                .lines()
+                .skip_while(|l| !l.trim_start().starts_with("Caused by"))
+                .skip(1)
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .map(|l| {
+                    l.trim_start_matches(|c: char| c.is_ascii_digit() || c == ':')
+                        .trim()
+                        .to_string()
+                });
+            if let Some(cause) = cause {
+                *LAST_CAUSE.lock().unwrap_or_else(|e| e.into_inner()) = Some(cause);
+            }
+        }
+
+        fn flush(&self) {}
+    }
+
+    static LOGGER: TrapLogger = TrapLogger;
+
+    /// Installs the logger once; a no-op when another logger was installed first.
+    pub(super) fn install() {
+        static ONCE: Once = Once::new();
+        ONCE.call_once(|| {
+            if log::set_logger(&LOGGER).is_ok() {
+                log::set_max_level(log::LevelFilter::Error);
+            }
+        });
+    }
+
+    /// The cause of the last trap, if one was logged since the last call.
+    pub(super) fn take() -> Option<String> {
+        LAST_CAUSE.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 }
 
@@ -134,7 +198,11 @@ fn host_callback(
 fn one_line(e: &dyn std::fmt::Display) -> String {
     let text = e.to_string();
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.next().unwrap_or("unknown error").to_string();
+    let first = lines
+        .next()
+        .unwrap_or("unknown error")
+        .trim_end_matches(':')
+        .to_string();
     // wasmtime appends "wasm backtrace:" and frames; the cause that matters is on the first line or
     // the "Caused by" line.
     let cause = text
