@@ -5,8 +5,12 @@
 //! ([`kube_cluster::KubeCluster`]) is the only code that talks to the API server. Specification:
 //! DESIGN.md, "The stepper: one pass".
 
+pub mod app;
+pub mod cli;
 pub mod cluster;
 pub mod gates;
 pub mod kube_cluster;
+pub mod metrics;
 pub mod pass;
 pub mod plan;
+pub mod server;

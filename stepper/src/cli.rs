@@ -1,0 +1,236 @@
+//! Command line: `sts-stepper [FLAGS] <once|watch|status|step|wait>`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use jiff::SignedDuration;
+use sts_safe_rollout::annotations;
+
+/// Lowers the partition of staged StatefulSets one gated step at a time.
+///
+/// The sts-safe-rollout admission policy stages every template change of a guarded StatefulSet
+/// behind spec.updateStrategy.rollingUpdate.partition (= replicas). This stepper rolls it forward:
+/// for every StatefulSet with a staged update it lowers the partition by one step (annotation
+/// <prefix>/step, default 1 pod), but only while every gate passes, in this order:
+///
+///   Paused             annotation <prefix>/paused: "true"
+///   InvalidAnnotation  a stepper annotation that cannot be read (<prefix>/step, ...)
+///   NotObserved        status.observedGeneration < metadata.generation
+///   PodNotReady        a pod in [0, replicas) missing, terminating, not Running and Ready,
+///                      or Ready for less than spec.minReadySeconds
+///   StepInProgress     a pod with ordinal >= partition not yet on status.updateRevision
+///   Settling           <prefix>/initial-delay-seconds not yet passed since the last step
+///   PdbBlocked         a PodDisruptionBudget selecting the pods allows no disruption
+///
+/// Each step is one JSON Patch that pins the partition and updateRevision it saw (test ops), so
+/// steppers racing each other never step twice. All state lives in annotations on the
+/// StatefulSet: a stepper can be killed at any point, and `once` (CronJob) and `watch`
+/// (Deployment) decide the same.
+///
+/// Examples:
+///   sts-stepper status                      what every guarded StatefulSet waits for
+///   sts-stepper once --dry-run -n demo      what one pass would do in namespace demo
+///   sts-stepper wait demo/web --timeout 20m CI: block until demo/web is really rolled out
+///   sts-stepper step demo/web --force --reason "web-1 is a known-bad node"
+#[derive(Debug, Parser)]
+#[command(name = "sts-stepper", version, about, long_about, verbatim_doc_comment)]
+pub struct Cli {
+    /// Flags shared by every subcommand.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags shared by every subcommand (they may come before or after it).
+#[derive(Debug, Args, Clone)]
+pub struct GlobalArgs {
+    /// Only StatefulSets in this namespace; repeat for several. Default: all namespaces.
+    #[arg(
+        short = 'n',
+        long = "namespace",
+        global = true,
+        value_name = "NAMESPACE"
+    )]
+    pub namespaces: Vec<String>,
+
+    /// Only StatefulSets matching this label selector (e.g. `tier=db,app!=legacy`).
+    #[arg(short = 'l', long, global = true, value_name = "SELECTOR")]
+    pub selector: Option<String>,
+
+    /// Annotation prefix: the stepper reads `<prefix>/step`, `<prefix>/paused`, … Must match the
+    /// policy's `annotationPrefix` setting (a DNS subdomain).
+    #[arg(long, global = true, env = "STS_STEPPER_ANNOTATION_PREFIX",
+          default_value = annotations::DEFAULT_PREFIX, value_parser = parse_prefix)]
+    pub annotation_prefix: String,
+
+    /// Decide and report, write nothing (no patch, no Event).
+    #[arg(long, global = true)]
+    pub dry_run: bool,
+
+    /// Turn the PdbBlocked gate off (by default a PDB selecting the pods with
+    /// status.disruptionsAllowed < 1 blocks the step).
+    #[arg(long, global = true)]
+    pub no_pdb_gate: bool,
+
+    /// Kubeconfig file. Default: $KUBECONFIG, ~/.kube/config, else the in-cluster service account.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// Kubeconfig context to use. Default: the current context.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// Log format on stderr (`json` for log collectors). Verbosity: RUST_LOG (default `info`).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// One pass over every StatefulSet in scope, then exit (the CronJob mode).
+    ///
+    /// Exit 0 when every StatefulSet was handled (stepped, blocked by a gate, idle), 1 when the
+    /// StatefulSets could not be listed or a write failed for any of them (reason ApiError).
+    Once,
+
+    /// Pass every --interval and whenever a StatefulSet or one of its pods changes (the Deployment
+    /// mode). Serves /metrics (OpenMetrics) and /healthz on --metrics-addr. SIGTERM lets the pass in
+    /// flight finish, then exits 0.
+    Watch(WatchArgs),
+
+    /// Print a table of the guarded StatefulSets: partition, updated/ready/replicas, revisions, and
+    /// what happens next — the step, or the first gate that blocks it with its detail. Writes nothing.
+    Status(StatusArgs),
+
+    /// A person's approval: one step now for NAMESPACE/NAME, with the stepper's own patch shape (so
+    /// the admission policy lets it through). The gates still apply unless --force.
+    Step(StepArgs),
+
+    /// Block until the rollout of NAMESPACE/NAME is really complete: partition 0 (or nothing
+    /// staged), every pod on updateRevision and Ready. Exit 0 then; exit 1 on timeout, printing the
+    /// gate that blocks. Use it in CI instead of `kubectl rollout status`, which calls a staged
+    /// update complete.
+    Wait(WaitArgs),
+}
+
+/// `watch` flags.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Time between passes when nothing changes (e.g. `30s`, `2m`).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub interval: SignedDuration,
+
+    /// After a StatefulSet or pod change, wait this long for more changes before the pass.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub debounce: SignedDuration,
+
+    /// Address for /metrics and /healthz.
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    pub metrics_addr: SocketAddr,
+}
+
+/// `status` arguments.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// One StatefulSet as NAMESPACE/NAME. Default: every guarded StatefulSet in scope.
+    #[arg(value_parser = parse_target)]
+    pub target: Option<Target>,
+}
+
+/// `step` arguments.
+#[derive(Debug, Args)]
+pub struct StepArgs {
+    /// The StatefulSet, as NAMESPACE/NAME.
+    #[arg(value_parser = parse_target)]
+    pub target: Target,
+
+    /// Step even though a gate blocks (not past partition 0). Needs --reason; the Event records who
+    /// asked and why.
+    #[arg(long, requires = "reason")]
+    pub force: bool,
+
+    /// Why the step is forced (recorded in the ForcedStep Event).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+}
+
+/// `wait` arguments.
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// The StatefulSet, as NAMESPACE/NAME.
+    #[arg(value_parser = parse_target)]
+    pub target: Target,
+
+    /// Give up after this long (e.g. `30m`, `1h30m`).
+    #[arg(long, default_value = "30m", value_parser = parse_duration)]
+    pub timeout: SignedDuration,
+
+    /// Time between checks.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub poll: SignedDuration,
+}
+
+/// A StatefulSet named on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// Parses `NAMESPACE/NAME`.
+///
+/// # Errors
+/// A message naming the expected form.
+pub fn parse_target(s: &str) -> Result<Target, String> {
+    match s.split_once('/') {
+        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok(Target {
+                namespace: ns.into(),
+                name: name.into(),
+            })
+        }
+        _ => Err(format!("{s:?}: expected NAMESPACE/NAME, e.g. demo/web")),
+    }
+}
+
+/// Parses an annotation prefix with the policy's rule (`annotations::validate_prefix`).
+///
+/// # Errors
+/// Why the prefix is not a DNS subdomain.
+pub fn parse_prefix(s: &str) -> Result<String, String> {
+    annotations::validate_prefix(s).map(|()| s.to_string())
+}
+
+/// Parses a positive duration such as `30s`, `2m`, `1h30m` (jiff's friendly format, or ISO 8601).
+///
+/// # Errors
+/// A message with the expected form.
+pub fn parse_duration(s: &str) -> Result<SignedDuration, String> {
+    match s.parse::<SignedDuration>() {
+        Ok(d) if d.is_positive() => Ok(d),
+        _ => Err(format!(
+            "{s:?}: expected a positive duration such as 30s, 5m or 1h30m"
+        )),
+    }
+}

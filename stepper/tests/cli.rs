@@ -1,0 +1,158 @@
+//! The command line: flags, defaults and their errors; the status table.
+use clap::{CommandFactory, Parser};
+use jiff::SignedDuration;
+use rstest::rstest;
+use sts_stepper::app::table;
+use sts_stepper::cli::{Cli, Command, LogFormat, Target, parse_duration, parse_target};
+
+#[test]
+fn clap_definition_is_consistent() {
+    Cli::command().debug_assert();
+}
+
+#[test]
+fn defaults() {
+    let cli = Cli::try_parse_from(["sts-stepper", "watch"]).expect("parses");
+    assert_eq!(cli.global.annotation_prefix, "safe-rollout.dev");
+    assert!(cli.global.namespaces.is_empty());
+    assert!(!cli.global.dry_run && !cli.global.no_pdb_gate);
+    assert_eq!(cli.global.log_format, LogFormat::Text);
+    let Command::Watch(w) = cli.command else {
+        panic!("watch")
+    };
+    assert_eq!(w.interval, SignedDuration::from_secs(30));
+    assert_eq!(w.metrics_addr.to_string(), "0.0.0.0:8080");
+}
+
+#[test]
+fn shared_flags_work_after_the_subcommand_and_repeat() {
+    let cli = Cli::try_parse_from([
+        "sts-stepper",
+        "once",
+        "-n",
+        "a",
+        "--namespace",
+        "b",
+        "--selector",
+        "tier=db",
+        "--annotation-prefix",
+        "moco.cybozu.com",
+        "--dry-run",
+        "--log-format",
+        "json",
+        "--no-pdb-gate",
+        "--context",
+        "prod",
+    ])
+    .expect("parses");
+    assert_eq!(cli.global.namespaces, ["a", "b"]);
+    assert_eq!(cli.global.selector.as_deref(), Some("tier=db"));
+    assert_eq!(cli.global.annotation_prefix, "moco.cybozu.com");
+    assert!(cli.global.dry_run && cli.global.no_pdb_gate);
+    assert_eq!(cli.global.log_format, LogFormat::Json);
+    assert_eq!(cli.global.context.as_deref(), Some("prod"));
+}
+
+#[rstest]
+#[case(&["sts-stepper", "--annotation-prefix", "Not_A_Domain", "once"], "not a DNS subdomain")]
+#[case(&["sts-stepper", "step", "web"], "expected NAMESPACE/NAME")]
+#[case(&["sts-stepper", "step", "demo/web", "--force"], "--reason")]
+#[case(&["sts-stepper", "wait", "demo/web", "--timeout", "soon"], "positive duration")]
+#[case(&["sts-stepper", "watch", "--interval", "0s"], "positive duration")]
+#[case(&["sts-stepper", "--log-format", "xml", "once"], "xml")]
+fn bad_flags_are_refused_with_a_reason(#[case] args: &[&str], #[case] says: &str) {
+    let err = Cli::try_parse_from(args).expect_err("refused").to_string();
+    assert!(err.contains(says), "{err}");
+}
+
+#[test]
+fn step_force_with_reason_and_wait_timeout_parse() {
+    let cli = Cli::try_parse_from([
+        "sts-stepper",
+        "step",
+        "demo/web",
+        "--force",
+        "--reason",
+        "node web-1 is gone",
+    ])
+    .expect("parses");
+    let Command::Step(s) = cli.command else {
+        panic!("step")
+    };
+    assert!(s.force);
+    assert_eq!(s.reason.as_deref(), Some("node web-1 is gone"));
+    assert_eq!(
+        s.target,
+        Target {
+            namespace: "demo".into(),
+            name: "web".into()
+        }
+    );
+    let cli = Cli::try_parse_from(["sts-stepper", "wait", "demo/web", "--timeout", "1h30m"])
+        .expect("parses");
+    let Command::Wait(w) = cli.command else {
+        panic!("wait")
+    };
+    assert_eq!(w.timeout, SignedDuration::from_secs(5400));
+}
+
+#[rstest]
+#[case("demo/web", true)]
+#[case("demo/", false)]
+#[case("/web", false)]
+#[case("a/b/c", false)]
+#[case("web", false)]
+fn targets(#[case] s: &str, #[case] ok: bool) {
+    assert_eq!(parse_target(s).is_ok(), ok, "{s}");
+}
+
+#[rstest]
+#[case("30s", Some(30))]
+#[case("2m", Some(120))]
+#[case("PT5M", Some(300))]
+#[case("-5s", None)]
+#[case("0s", None)]
+#[case("5", None)]
+fn durations(#[case] s: &str, #[case] secs: Option<i64>) {
+    assert_eq!(parse_duration(s).ok().map(|d| d.as_secs()), secs, "{s}");
+}
+
+#[test]
+fn help_teaches_the_gates_and_every_subcommand() {
+    let help = Cli::command().render_long_help().to_string();
+    for word in [
+        "Paused",
+        "InvalidAnnotation",
+        "NotObserved",
+        "PodNotReady",
+        "StepInProgress",
+        "Settling",
+        "PdbBlocked",
+        "once",
+        "watch",
+        "status",
+        "step",
+        "wait",
+        "--dry-run",
+        "--annotation-prefix",
+    ] {
+        assert!(help.contains(word), "help lacks {word}");
+    }
+}
+
+#[test]
+fn status_table_aligns_columns() {
+    let rows = vec![
+        ["NAMESPACE".to_string(), "STATEFULSET".into(), "NEXT".into()],
+        [
+            "demo".into(),
+            "web".into(),
+            "Blocked PodNotReady web-1: ContainersNotReady".into(),
+        ],
+    ];
+    assert_eq!(
+        table(&rows),
+        "NAMESPACE  STATEFULSET  NEXT\n\
+         demo       web          Blocked PodNotReady web-1: ContainersNotReady\n"
+    );
+}

@@ -1,0 +1,173 @@
+//! Metrics from a pass report, and the `/metrics` and `/healthz` endpoints (no network: the router is
+//! called in-process).
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicI64;
+
+use axum::body::Body;
+use http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use jiff::Timestamp;
+use sts_stepper::gates::{Blocked, Idle, Reason};
+use sts_stepper::metrics::Metrics;
+use sts_stepper::pass::{Outcome, PassReport, SetReport};
+use sts_stepper::plan::Figures;
+use sts_stepper::server::{Health, OPENMETRICS, router};
+use tower::ServiceExt;
+
+fn report(name: &str, outcome: Outcome) -> SetReport {
+    SetReport {
+        namespace: "demo".into(),
+        name: name.into(),
+        figures: Figures {
+            replicas: 5,
+            current_replicas: 4,
+            updated_replicas: 1,
+            ready_replicas: 5,
+            partition: Some(4),
+            last_partition_update: Some("2026-11-23T01:10:42Z".parse().expect("time")),
+            current_revision: Some("a".into()),
+            update_revision: Some("b".into()),
+        },
+        outcome,
+        error: None,
+        event_errors: vec![],
+    }
+}
+
+fn has(text: &str, line: &str) -> bool {
+    text.lines().any(|l| l == line)
+}
+
+#[test]
+fn figures_steps_and_blocked_reason_per_statefulset() {
+    let m = Metrics::new();
+    let pass1 = PassReport {
+        sets: vec![
+            report("web", Outcome::Stepped { from: 4, to: 3 }),
+            report(
+                "db",
+                Outcome::Blocked(Blocked::new(Reason::PodNotReady, "db-1: missing")),
+            ),
+        ],
+    };
+    m.observe(&pass1, 0.25, 1_795_000_000.0);
+    let text = m.encode();
+    let web = r#"{namespace="demo",statefulset="web"}"#;
+    let db = r#"{namespace="demo",statefulset="db"}"#;
+    assert!(
+        has(&text, &format!("sts_safe_rollout_replicas{web} 5")),
+        "{text}"
+    );
+    assert!(has(
+        &text,
+        &format!("sts_safe_rollout_current_replicas{web} 4")
+    ));
+    assert!(has(
+        &text,
+        &format!("sts_safe_rollout_updated_replicas{web} 1")
+    ));
+    assert!(
+        has(&text, &format!("sts_safe_rollout_partition{web} 3")),
+        "partition after the step"
+    );
+    assert!(has(&text, &format!("sts_safe_rollout_partition{db} 4")));
+    assert!(has(&text, &format!("sts_safe_rollout_steps_total{web} 1")));
+    assert!(
+        has(
+            &text,
+            &format!("sts_safe_rollout_last_partition_update_timestamp_seconds{web} 1795396242.0")
+        ),
+        "{text}"
+    );
+    assert!(has(
+        &text,
+        r#"sts_safe_rollout_blocked{namespace="demo",statefulset="db",reason="PodNotReady"} 1"#
+    ));
+    assert!(!text.contains(r#"sts_safe_rollout_blocked{namespace="demo",statefulset="web""#));
+    assert!(has(
+        &text,
+        r#"sts_safe_rollout_passes_total{result="ok"} 1"#
+    ));
+    assert!(has(&text, "sts_safe_rollout_pass_duration_seconds_count 1"));
+    assert!(text.ends_with("# EOF\n"));
+
+    // Next pass: db's reason changes, web left the scope: its series are gone.
+    let pass2 = PassReport {
+        sets: vec![report(
+            "db",
+            Outcome::Blocked(Blocked::new(Reason::Settling, "db: 5s left")),
+        )],
+    };
+    m.observe(&pass2, 0.1, 1_795_000_030.0);
+    let text = m.encode();
+    assert!(has(
+        &text,
+        r#"sts_safe_rollout_blocked{namespace="demo",statefulset="db",reason="Settling"} 1"#
+    ));
+    assert!(!text.contains(r#"reason="PodNotReady""#), "{text}");
+    assert!(!text.contains(r#"statefulset="web""#), "{text}");
+
+    // A failed snapshot marks every known set ApiError.
+    m.observe_failed(0.05, 1_795_000_060.0);
+    let text = m.encode();
+    assert!(has(
+        &text,
+        r#"sts_safe_rollout_blocked{namespace="demo",statefulset="db",reason="ApiError"} 1"#
+    ));
+    assert!(has(
+        &text,
+        r#"sts_safe_rollout_passes_total{result="failed"} 1"#
+    ));
+    // Idle clears the blocked series.
+    m.observe(
+        &PassReport {
+            sets: vec![report("db", Outcome::Idle(Idle::UpToDate))],
+        },
+        0.1,
+        1_795_000_090.0,
+    );
+    assert!(!m.encode().contains("sts_safe_rollout_blocked{"));
+}
+
+async fn get(app: axum::Router, path: &str) -> (StatusCode, String, String) {
+    let resp = app
+        .oneshot(Request::get(path).body(Body::empty()).expect("request"))
+        .await
+        .expect("response");
+    let status = resp.status();
+    let ctype = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let body = resp.into_body().collect().await.expect("body").to_bytes();
+    (status, ctype, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test]
+async fn metrics_and_healthz_endpoints() {
+    let metrics = Arc::new(Metrics::new());
+    let fresh = Health {
+        last_pass: Arc::new(AtomicI64::new(Timestamp::now().as_second())),
+        max_age_seconds: 300,
+    };
+    let (status, ctype, body) = get(router(metrics.clone(), fresh.clone()), "/metrics").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(ctype, OPENMETRICS);
+    assert!(
+        body.contains("# TYPE sts_safe_rollout_pass_duration_seconds histogram"),
+        "{body}"
+    );
+    let (status, _, body) = get(router(metrics.clone(), fresh), "/healthz").await;
+    assert_eq!((status, body.as_str()), (StatusCode::OK, "ok\n"));
+    let stale = Health {
+        last_pass: Arc::new(AtomicI64::new(Timestamp::now().as_second() - 3600)),
+        max_age_seconds: 300,
+    };
+    let (status, _, body) = get(router(metrics, stale), "/healthz").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(body.starts_with("no pass for"), "{body}");
+}
