@@ -10,9 +10,13 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
 fn payload(fixture: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/admission").join(fixture);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/admission")
+        .join(fixture);
     let review: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    json!({"request": review["request"], "settings": {}}).to_string().into_bytes()
+    json!({"request": review["request"], "settings": {}})
+        .to_string()
+        .into_bytes()
 }
 
 fn bench(c: &mut Criterion) {
@@ -23,8 +27,14 @@ fn bench(c: &mut Criterion) {
         });
         c.bench_function(&format!("decision_only/{fixture}"), |b| {
             b.iter_batched(
-                || sts_safe_rollout::request::parse_payload(&bytes).unwrap().request,
-                |request| sts_safe_rollout::decision::evaluate(black_box(request), "safe-rollout.dev"),
+                || {
+                    sts_safe_rollout::request::parse_payload(&bytes)
+                        .unwrap()
+                        .request
+                },
+                |request| {
+                    sts_safe_rollout::decision::evaluate(black_box(request), "safe-rollout.dev")
+                },
                 criterion::BatchSize::SmallInput,
             )
         });
