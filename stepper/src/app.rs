@@ -356,13 +356,31 @@ fn next_action(decision: &Decision) -> String {
 async fn status(g: &GlobalArgs, args: &StatusArgs) -> Result<Exit> {
     let cluster = cluster(g, args.target.as_ref()).await?;
     let opts = pass_options(g, true);
-    let snap = pass::snapshot(&cluster, &opts).await?;
-    if let Some(t) = &args.target
+    print!(
+        "{}",
+        status_table(&cluster, &opts, args.target.as_ref(), Timestamp::now()).await?
+    );
+    Ok(Exit::Ok)
+}
+
+/// The `status` table for the StatefulSets `cluster` lists (guarded ones only, unless `target` names
+/// one): partition, updated/ready/replicas, revisions, and the next step or the first blocking gate.
+///
+/// # Errors
+/// A failed LIST, or `target` not found.
+pub async fn status_table<C: Cluster>(
+    cluster: &C,
+    opts: &PassOptions,
+    target: Option<&Target>,
+    now: Timestamp,
+) -> Result<String> {
+    let snap = pass::snapshot(cluster, opts).await?;
+    if let Some(t) = target
         && snap.statefulsets.is_empty()
     {
         bail!("statefulset {t} not found");
     }
-    let plans = plan::plan(&snap, &opts.gates, Timestamp::now());
+    let plans = plan::plan(&snap, &opts.gates, now);
     let mut rows = vec![[
         "NAMESPACE".to_string(),
         "STATEFULSET".into(),
@@ -374,7 +392,7 @@ async fn status(g: &GlobalArgs, args: &StatusArgs) -> Result<Exit> {
     ]];
     for p in plans
         .iter()
-        .filter(|p| args.target.is_some() || !matches!(p.decision, Decision::Unguarded(_)))
+        .filter(|p| target.is_some() || !matches!(p.decision, Decision::Unguarded(_)))
     {
         let f = &p.figures;
         rows.push([
@@ -387,8 +405,7 @@ async fn status(g: &GlobalArgs, args: &StatusArgs) -> Result<Exit> {
             next_action(&p.decision),
         ]);
     }
-    print!("{}", table(&rows));
-    Ok(Exit::Ok)
+    Ok(table(&rows))
 }
 
 /// Left-aligned columns separated by two spaces; the last column is not padded.
@@ -437,35 +454,73 @@ async fn whoami(client: &Client) -> String {
 async fn step(g: &GlobalArgs, args: &StepArgs) -> Result<Exit> {
     let cluster = cluster(g, Some(&args.target)).await?;
     let opts = pass_options(g, true);
-    let now = Timestamp::now();
-    let snap = pass::snapshot(&cluster, &opts).await?;
+    let force = match (args.force, &args.reason) {
+        (true, Some(reason)) => Some(Forced {
+            who: whoami(cluster.client()).await,
+            reason: reason.clone(),
+        }),
+        (true, None) => bail!("--force needs --reason TEXT"),
+        (false, _) => None,
+    };
+    let report = step_once(
+        &cluster,
+        &opts,
+        &args.target,
+        force.as_ref(),
+        Timestamp::now(),
+    )
+    .await?;
+    log_set(&report);
+    println!("{}: {}", args.target, report.outcome);
+    Ok(match report.outcome {
+        Outcome::Stepped { .. } | Outcome::WouldStep { .. } => Exit::Ok,
+        _ => Exit::Failed,
+    })
+}
+
+/// Who forces a step, and why (`step --force --reason`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Forced {
+    /// The requester: the API server's SelfSubjectReview username and the local user.
+    pub who: String,
+    /// `--reason`.
+    pub reason: String,
+}
+
+/// `step`: plans `target` (the only set `cluster` lists) and takes one step now with the stepper's
+/// own patch shape. Without `force` the gates apply; with it a blocked step is taken anyway and a
+/// `ForcedStep` Event records who and why. Honours `opts.dry_run`.
+///
+/// # Errors
+/// A failed LIST; the set not found, not guarded, with nothing staged, at partition 0, blocked
+/// (without `force`), or with an unreadable `<prefix>/step`.
+pub async fn step_once<C: Cluster>(
+    cluster: &C,
+    opts: &PassOptions,
+    target: &Target,
+    force: Option<&Forced>,
+    now: Timestamp,
+) -> Result<SetReport> {
+    let snap = pass::snapshot(cluster, opts).await?;
     let Some(set) = snap.statefulsets.first() else {
-        bail!("statefulset {} not found", args.target);
+        bail!("statefulset {target} not found");
     };
     let mut p = plan::plan(&snap, &opts.gates, now)
         .into_iter()
         .next()
         .context("no plan for the statefulset")?;
     let mut forced_note = None;
-    match (&p.decision, args.force) {
+    match (&p.decision, force) {
         (Decision::Step { .. }, _) => {}
-        (Decision::Unguarded(why), _) => {
-            bail!("{} is not guarded ({why}): nothing to step", args.target)
-        }
-        (Decision::Idle(Idle::UpToDate), _) => {
-            bail!("{}: no staged update, nothing to step", args.target)
-        }
+        (Decision::Unguarded(why), _) => bail!("{target} is not guarded ({why}): nothing to step"),
+        (Decision::Idle(Idle::UpToDate), _) => bail!("{target}: no staged update, nothing to step"),
         (Decision::Idle(Idle::PartitionZero), _) => {
-            bail!(
-                "{}: partition is already 0, the controller finishes the rollout",
-                args.target
-            )
+            bail!("{target}: partition is already 0, the controller finishes the rollout")
         }
-        (Decision::Blocked(b), false) => bail!(
-            "{} not stepped: {b} (wait for the gate, or step anyway with --force --reason TEXT)",
-            args.target
+        (Decision::Blocked(b), None) => bail!(
+            "{target} not stepped: {b} (wait for the gate, or step anyway with --force --reason TEXT)"
         ),
-        (Decision::Blocked(b), true) => {
+        (Decision::Blocked(b), Some(forced)) => {
             let prefix = opts.gates.prefix.as_str();
             let from = sts::partition(set).unwrap_or(0);
             let step = gates::step_size(
@@ -476,19 +531,19 @@ async fn step(g: &GlobalArgs, args: &StepArgs) -> Result<Exit> {
             .map_err(anyhow::Error::msg)?;
             let Some(update_revision) = set.status.as_ref().and_then(|s| s.update_revision.clone())
             else {
-                bail!(
-                    "{}: no status.updateRevision yet; cannot pin the step",
-                    args.target
-                );
+                bail!("{target}: no status.updateRevision yet; cannot pin the step");
             };
             let to = (from.min(sts::replicas(set).max(0)) - step).max(0);
-            let who = whoami(cluster.client()).await;
-            let reason = args.reason.as_deref().unwrap_or("");
+            let mut note = format!(
+                "partition {from}→{to} forced past {b} by {}: {}",
+                forced.who, forced.reason
+            );
+            note.truncate(note.floor_char_boundary(1000));
             forced_note = Some(EventNote {
                 kind: EventKind::Warning,
                 reason: "ForcedStep".into(),
                 action: "Step".into(),
-                note: format!("partition {from}→{to} forced past {b} by {who}: {reason}"),
+                note,
             });
             p.step = Some(plan::step_patch(
                 set,
@@ -508,18 +563,44 @@ async fn step(g: &GlobalArgs, args: &StepArgs) -> Result<Exit> {
         }
     }
     let reference = p.reference.clone();
-    let report = pass::execute(&cluster, p, g.dry_run).await;
-    log_set(&report);
+    let report = pass::execute(cluster, p, opts.dry_run).await;
     if let (Outcome::Stepped { .. }, Some(note)) = (&report.outcome, &forced_note)
         && let Err(e) = cluster.publish_event(&reference, note).await
     {
         warn!(error = %e, "ForcedStep event not published");
     }
-    println!("{}: {}", args.target, report.outcome);
-    match report.outcome {
-        Outcome::Stepped { .. } | Outcome::WouldStep { .. } => Ok(Exit::Ok),
-        _ => Ok(Exit::Failed),
-    }
+    Ok(report)
+}
+
+/// `wait`'s check: `Ok(Ok(summary))` when the rollout of `target` is complete
+/// ([`gates::rollout_complete`]), `Ok(Err(blocked))` with what it still waits for.
+///
+/// # Errors
+/// A failed LIST, or the set not found.
+pub async fn check_complete<C: Cluster>(
+    cluster: &C,
+    opts: &PassOptions,
+    target: &Target,
+    now: Timestamp,
+) -> Result<Result<String, gates::Blocked>> {
+    let snap = pass::snapshot(cluster, opts).await?;
+    let Some(set) = snap.statefulsets.first() else {
+        bail!("statefulset {target} not found");
+    };
+    let by_ordinal = gates::pods_by_ordinal(set, snap.pods.iter());
+    let views: Vec<PdbView<'_>> = snap.pdbs.iter().map(PdbView::new).collect();
+    Ok(
+        gates::rollout_complete(set, &by_ordinal, &views, &opts.gates, now).map(|()| {
+            format!(
+                "rollout complete: {} pods on {}, all Ready",
+                sts::replicas(set),
+                set.status
+                    .as_ref()
+                    .and_then(|s| s.update_revision.as_deref())
+                    .unwrap_or("-")
+            )
+        }),
+    )
 }
 
 async fn wait(g: &GlobalArgs, args: &WaitArgs) -> Result<Exit> {
@@ -528,24 +609,9 @@ async fn wait(g: &GlobalArgs, args: &WaitArgs) -> Result<Exit> {
     let started = Instant::now();
     let mut last_reason = String::new();
     loop {
-        let snap = pass::snapshot(&cluster, &opts).await?;
-        let Some(set) = snap.statefulsets.first() else {
-            bail!("statefulset {} not found", args.target);
-        };
-        let now = Timestamp::now();
-        let by_ordinal = gates::pods_by_ordinal(set, snap.pods.iter());
-        let views: Vec<PdbView<'_>> = snap.pdbs.iter().map(PdbView::new).collect();
-        match gates::rollout_complete(set, &by_ordinal, &views, &opts.gates, now) {
-            Ok(()) => {
-                println!(
-                    "{}: rollout complete: {} pods on {}, all Ready",
-                    args.target,
-                    sts::replicas(set),
-                    set.status
-                        .as_ref()
-                        .and_then(|s| s.update_revision.as_deref())
-                        .unwrap_or("-")
-                );
+        match check_complete(&cluster, &opts, &args.target, Timestamp::now()).await? {
+            Ok(summary) => {
+                println!("{}: {summary}", args.target);
                 return Ok(Exit::Ok);
             }
             Err(b) => {

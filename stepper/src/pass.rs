@@ -116,7 +116,8 @@ impl PassReport {
 }
 
 /// Reads the snapshot: one LIST of StatefulSets, then — only if some set has a staged update and a
-/// partition > 0, or `always_list_pods` — one LIST of Pods and one of PDBs.
+/// partition > 0, or `always_list_pods` and some set was listed — one LIST of Pods and one of PDBs
+/// (PDBs only with the PDB gate on).
 ///
 /// # Errors
 /// The first LIST that failed; nothing is decided on a partial snapshot.
@@ -129,7 +130,8 @@ pub async fn snapshot<C: Cluster>(
         statefulsets,
         ..Snapshot::default()
     };
-    if opts.always_list_pods || plan::needs_pods(&snap.statefulsets, &opts.gates.prefix) {
+    let wanted = opts.always_list_pods || plan::needs_pods(&snap.statefulsets, &opts.gates.prefix);
+    if wanted && !snap.statefulsets.is_empty() {
         snap.pods = cluster.list_pods().await?;
         if opts.gates.pdb_gate {
             snap.pdbs = cluster.list_pdbs().await?;
