@@ -1,5 +1,6 @@
 //! The subcommands: thin I/O around [`crate::pass`], [`crate::plan`] and [`crate::gates`].
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Instant;
@@ -212,8 +213,14 @@ async fn watch_loop(cluster: KubeCluster, g: &GlobalArgs, args: &WatchArgs) -> R
     ));
 
     let changed = Arc::new(Notify::new());
+    let rolling: Rolling = Arc::default();
     let watchers = tokio::spawn(forward_changes(
-        changes(cluster.client(), cluster.scope()),
+        changes(
+            cluster.client(),
+            cluster.scope(),
+            rolling.clone(),
+            g.annotation_prefix.clone(),
+        ),
         changed.clone(),
     ));
     tokio::spawn(async move {
@@ -226,7 +233,9 @@ async fn watch_loop(cluster: KubeCluster, g: &GlobalArgs, args: &WatchArgs) -> R
     let mut stop = stop_rx.clone();
     loop {
         // The pass is never raced against the shutdown signal: it always finishes.
-        let _ = timed_pass(&cluster, &opts, Some(&metrics)).await;
+        if let Ok(report) = timed_pass(&cluster, &opts, Some(&metrics)).await {
+            remember_rolling(&rolling, &report);
+        }
         last_pass.store(Timestamp::now().as_second(), Ordering::Relaxed);
         if *stop.borrow() {
             break;
@@ -279,10 +288,44 @@ async fn shutdown_signal() {
     }
 }
 
-/// A stream that yields `()` whenever a StatefulSet in scope, or a pod controlled by a StatefulSet,
-/// changes. Pods are watched as metadata only (`Api<PartialObjectMeta<Pod>>`: metadata-only requests),
-/// which still sees every update.
-fn changes(client: &Client, scope: &Scope) -> impl Stream<Item = ()> + Send + use<> {
+/// `namespace/name` of the StatefulSets the last pass found rolling (blocked, stepped, in conflict, or
+/// at partition 0 with pods still to update). Only their changes — and StatefulSets that start a
+/// rollout — trigger an early pass: the rest of the cluster's pod churn does not cost a LIST of every
+/// pod. This only times passes; it decides nothing (all rollout state stays on the StatefulSets).
+type Rolling = Arc<std::sync::RwLock<HashSet<String>>>;
+
+fn remember_rolling(rolling: &Rolling, report: &PassReport) {
+    let now: HashSet<String> = report
+        .sets
+        .iter()
+        .filter(|s| {
+            !matches!(
+                s.outcome,
+                Outcome::Idle(Idle::UpToDate) | Outcome::Unguarded(_)
+            )
+        })
+        .map(|s| format!("{}/{}", s.namespace, s.name))
+        .collect();
+    *rolling.write().unwrap_or_else(|e| e.into_inner()) = now;
+}
+
+fn is_rolling(rolling: &Rolling, namespace: Option<&str>, name: &str) -> bool {
+    let key = format!("{}/{name}", namespace.unwrap_or(""));
+    rolling
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&key)
+}
+
+/// A stream that yields `()` whenever a StatefulSet that is rolling (see [`Rolling`]) or has just had
+/// an update staged changes, or a pod controlled by a rolling StatefulSet changes. Pods are watched as
+/// metadata only (`Api<PartialObjectMeta<Pod>>`: metadata-only requests), which still sees every update.
+fn changes(
+    client: &Client,
+    scope: &Scope,
+    rolling: Rolling,
+    prefix: String,
+) -> impl Stream<Item = ()> + Send + use<> {
     let mut streams: Vec<std::pin::Pin<Box<dyn Stream<Item = ()> + Send>>> = Vec::new();
     let mut sts_config = watcher::Config::default();
     if let Some(l) = &scope.label_selector {
@@ -301,21 +344,35 @@ fn changes(client: &Client, scope: &Scope) -> impl Stream<Item = ()> + Send + us
                 Api::namespaced(client.clone(), ns),
             ),
         };
+        let (r1, r2, prefix) = (rolling.clone(), rolling.clone(), prefix.clone());
         streams.push(Box::pin(
             watcher::watcher(sets, sts_config.clone())
                 .default_backoff()
-                .filter_map(|ev| async move { relevant(ev, |_| true) }),
+                .filter_map(move |ev| {
+                    let keep = |set: &StatefulSet| {
+                        plan::needs_pods(std::slice::from_ref(set), &prefix)
+                            || is_rolling(
+                                &r1,
+                                set.metadata.namespace.as_deref(),
+                                set.metadata.name.as_deref().unwrap_or(""),
+                            )
+                    };
+                    std::future::ready(relevant(ev, keep))
+                }),
         ));
         streams.push(Box::pin(
             watcher::watcher(pods, watcher::Config::default())
                 .default_backoff()
-                .filter_map(|ev| async move {
-                    relevant(ev, |p| {
-                        p.metadata
-                            .owner_references
-                            .as_ref()
-                            .is_some_and(|r| r.iter().any(|o| o.kind == "StatefulSet"))
-                    })
+                .filter_map(move |ev| {
+                    let keep = |p: &PartialObjectMeta<Pod>| {
+                        p.metadata.owner_references.as_ref().is_some_and(|refs| {
+                            refs.iter().any(|o| {
+                                o.kind == "StatefulSet"
+                                    && is_rolling(&r2, p.metadata.namespace.as_deref(), &o.name)
+                            })
+                        })
+                    };
+                    std::future::ready(relevant(ev, keep))
                 }),
         ));
     }
@@ -631,5 +688,56 @@ async fn wait(g: &GlobalArgs, args: &WaitArgs) -> Result<Exit> {
             }
         }
         tokio::time::sleep(to_std(args.poll)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gates::Blocked;
+    use crate::plan::Figures;
+
+    fn report(name: &str, outcome: Outcome) -> SetReport {
+        SetReport {
+            namespace: "demo".into(),
+            name: name.into(),
+            figures: Figures::default(),
+            outcome,
+            error: None,
+            event_errors: vec![],
+        }
+    }
+
+    #[test]
+    fn only_rolling_sets_trigger_early_passes() {
+        let rolling: Rolling = Arc::default();
+        let pass = PassReport {
+            sets: vec![
+                report("idle", Outcome::Idle(Idle::UpToDate)),
+                report("forced", Outcome::Unguarded("force-rolling-update")),
+                report(
+                    "blocked",
+                    Outcome::Blocked(Blocked::new(gates::Reason::PodNotReady, "x")),
+                ),
+                report("stepped", Outcome::Stepped { from: 2, to: 1 }),
+                report("finishing", Outcome::Idle(Idle::PartitionZero)),
+            ],
+        };
+        remember_rolling(&rolling, &pass);
+        for (name, want) in [
+            ("idle", false),
+            ("forced", false),
+            ("blocked", true),
+            ("stepped", true),
+            ("finishing", true),
+        ] {
+            assert_eq!(is_rolling(&rolling, Some("demo"), name), want, "{name}");
+        }
+        assert!(!is_rolling(&rolling, Some("other"), "blocked"));
+        remember_rolling(&rolling, &PassReport::default());
+        assert!(
+            !is_rolling(&rolling, Some("demo"), "blocked"),
+            "forgotten next pass"
+        );
     }
 }
