@@ -106,8 +106,8 @@ pub enum Command {
     /// StatefulSets could not be listed or a write failed for any of them (reason ApiError).
     Once,
 
-    /// Pass every --interval and whenever a StatefulSet or one of its pods changes (the Deployment
-    /// mode). Serves /metrics (OpenMetrics) and /healthz on --metrics-addr. SIGTERM lets the pass in
+    /// Pass every --interval, and soon after a rolling StatefulSet or one of its pods changes (the
+    /// Deployment mode). Serves /metrics (OpenMetrics) and /healthz on --metrics-addr. SIGTERM lets the pass in
     /// flight finish, then exits 0.
     Watch(WatchArgs),
 
