@@ -285,6 +285,18 @@ pub fn pod_unready_cause(pod: &Pod, min_ready_seconds: i32, now: Timestamp) -> O
     None
 }
 
+/// `spec.ordinals.start`, 0 when absent (Kubernetes StatefulSetStartOrdinal, GA in 1.31): the set's
+/// pods are `<name>-<start>` … `<name>-<start + replicas − 1>`, and the partition counts from `start`
+/// (the controller compares it with the pod's index `ordinal − start`).
+pub fn start_ordinal(set: &StatefulSet) -> u32 {
+    set.spec
+        .as_ref()
+        .and_then(|s| s.ordinals.as_ref())
+        .and_then(|o| o.start)
+        .and_then(|s| u32::try_from(s).ok())
+        .unwrap_or(0)
+}
+
 fn pod_revision(pod: &Pod) -> Option<&str> {
     pod.metadata
         .labels
@@ -429,7 +441,7 @@ pub fn gate_observed(set: &StatefulSet) -> Result<(), Blocked> {
     Ok(())
 }
 
-/// Gate `PodNotReady`: every ordinal in `[0, spec.replicas)` has a pod (matched by owner uid and name)
+/// Gate `PodNotReady`: every ordinal in `[start, start + spec.replicas)` ([`start_ordinal`]) has a pod (matched by owner uid and name)
 /// that is ready and available at `now` (see [`pod_unready_cause`]). The detail names the lowest failing
 /// ordinal (`web-1: ContainersNotReady`) and how many others fail.
 pub fn gate_pods_ready(
@@ -439,8 +451,9 @@ pub fn gate_pods_ready(
 ) -> Result<(), Blocked> {
     let name = set_name(set);
     let min_ready = sts::min_ready_seconds(set);
-    let replicas = u32::try_from(sts::replicas(set)).unwrap_or(0);
-    let mut failures = (0..replicas).filter_map(|ordinal| {
+    let start = start_ordinal(set);
+    let end = start.saturating_add(u32::try_from(sts::replicas(set)).unwrap_or(0));
+    let mut failures = (start..end).filter_map(|ordinal| {
         let cause = match pods.get(&ordinal) {
             None => Some("missing".to_string()),
             Some(pod) => pod_unready_cause(pod, min_ready, now),
@@ -459,7 +472,8 @@ pub fn gate_pods_ready(
     Err(Blocked::new(Reason::PodNotReady, detail))
 }
 
-/// Gate `StepInProgress`: every pod with ordinal in `[min(partition, replicas), replicas)` carries label
+/// Gate `StepInProgress`: every pod with index (`ordinal − start`) in `[min(partition, replicas),
+/// replicas)` carries label
 /// `controller-revision-hash == status.updateRevision` (Kubernetes StatefulSet controller: pods with
 /// ordinal ≥ partition get `updateRevision`). Missing pods are left to `PodNotReady`.
 pub fn gate_step_done(
@@ -469,14 +483,16 @@ pub fn gate_step_done(
 ) -> Result<(), Blocked> {
     let name = set_name(set);
     let replicas = u32::try_from(sts::replicas(set)).unwrap_or(0);
-    let from = u32::try_from(partition).unwrap_or(0).min(replicas);
+    let start = start_ordinal(set);
+    let from = start.saturating_add(u32::try_from(partition).unwrap_or(0).min(replicas));
+    let end = start.saturating_add(replicas);
     let update_revision = set
         .status
         .as_ref()
         .and_then(|s| s.update_revision.as_deref())
         .unwrap_or("");
     // Highest ordinal first: the controller replaces pods from the top down.
-    for ordinal in (from..replicas).rev() {
+    for ordinal in (from..end).rev() {
         let Some(pod) = pods.get(&ordinal) else {
             continue;
         };

@@ -668,3 +668,31 @@ fn reason_names_round_trip() {
     }
     assert_eq!(Reason::parse("podnotready"), None);
 }
+
+#[test]
+fn start_ordinal_shifts_pods_and_partition() {
+    // spec.ordinals.start 3: pods web-3..web-7; partition 4 means pod index >= 4, i.e. web-7.
+    let mut v = set_json("web", 5, Some(4), 1);
+    v["spec"]["ordinals"] = json!({"start": 3});
+    let s = set_from(v);
+    let p: Vec<Pod> = (3..8)
+        .map(|i| pod_from(pod_json("web", "web", i, if i >= 7 { "b" } else { "a" })))
+        .collect();
+    assert_eq!(decide_one(&s, &p), step(4, 3, "b"));
+    // web-7 still on the old revision: the step is in progress.
+    let p_old: Vec<Pod> = (3..8)
+        .map(|i| pod_from(pod_json("web", "web", i, "a")))
+        .collect();
+    assert_eq!(
+        decide_one(&s, &p_old),
+        blocked(
+            Reason::StepInProgress,
+            "web-7: on revision a, want updateRevision b"
+        )
+    );
+    // Pods counted from 0 (web-0..web-4) do not satisfy a set starting at 3.
+    assert_eq!(
+        decide_one(&s, &pods("web", 5, 4)),
+        blocked(Reason::PodNotReady, "web-5: missing (and 2 more)")
+    );
+}
