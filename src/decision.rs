@@ -162,7 +162,7 @@ fn parse_statefulset(raw: &Value, field: &str) -> Result<StatefulSet, String> {
         }
         None => return Err(format!("{field}.metadata: required, got nothing")),
     }
-    serde_path_to_error::deserialize(raw).map_err(|e| {
+    serde_path_to_error::deserialize(&decision_view(raw)).map_err(|e| {
         let path = e.path().to_string();
         if path == "." {
             format!("{field}: {}", e.inner())
@@ -170,6 +170,37 @@ fn parse_statefulset(raw: &Value, field: &str) -> Result<StatefulSet, String> {
             format!("{field}.{path}: {}", e.inner())
         }
     })
+}
+
+/// The parts of a raw StatefulSet the decision reads: `metadata` without `managedFields`, `spec` with an
+/// empty `template` and no `volumeClaimTemplates`, and `status`. The bulky parts are never read, so the
+/// typed parse skips them (they are most of the object: the admission path stays cheap). Field paths in
+/// parse errors are unchanged.
+fn decision_view(raw: &Value) -> Value {
+    let Value::Object(object) = raw else {
+        return raw.clone();
+    };
+    let without = |map: &Map<String, Value>, skip: &[&str]| -> Map<String, Value> {
+        map.iter()
+            .filter(|(k, _)| !skip.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let mut view = Map::new();
+    for (key, value) in object {
+        let slim = match (key.as_str(), value) {
+            ("metadata", Value::Object(meta)) => Value::Object(without(meta, &["managedFields"])),
+            ("spec", Value::Object(spec)) => {
+                let mut spec = without(spec, &["template", "volumeClaimTemplates"]);
+                spec.insert("template".into(), Value::Object(Map::new()));
+                Value::Object(spec)
+            }
+            ("metadata" | "spec" | "status", other) => other.clone(),
+            _ => continue,
+        };
+        view.insert(key.clone(), slim);
+    }
+    Value::Object(view)
 }
 
 /// "an array", "a string", … for messages.
