@@ -10,7 +10,7 @@ RUNNER := target/debug/runner
 SHARED ?= ../shared
 POLICY_SOURCES := $(wildcard src/*.rs) Cargo.toml Cargo.lock
 
-.PHONY: fmt lint check unit-tests e2e-tests test demo clean runner help
+.PHONY: fmt lint check unit-tests e2e-tests validate-manifests test demo clean runner help
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
@@ -46,7 +46,10 @@ e2e-tests: policy.wasm runner ## e2e.bats: through kwctl when KWCTL is set or kw
 	  KWCTL=$(CURDIR)/$(RUNNER) POLICY=policy.wasm bats e2e.bats; \
 	fi
 
-test: fmt lint unit-tests e2e-tests ## Everything CI runs
+validate-manifests: ## Validate deploy/ against the Kubernetes schemas (installs kubernetes-validate from PyPI)
+	deploy/validate.sh
+
+test: fmt lint unit-tests e2e-tests validate-manifests ## Everything CI runs
 
 demo: policy.wasm runner ## Show policy.wasm deciding real AdmissionReviews
 	SHARED=$(SHARED) RUNNER=$(RUNNER) scripts/demo-policy.sh

@@ -1,0 +1,126 @@
+//! metadata.yml, artifacthub-pkg.yml and the ClusterAdmissionPolicy in deploy/policy/ agree with each
+//! other and with the crate: one version, the same rules, the settings the policy accepts. Kubewarden's
+//! release workflow refuses a tag whose versions disagree.
+
+use std::path::Path;
+
+use kubewarden_policy_sdk::settings::Validatable;
+use serde_yaml::Value;
+
+fn yaml(file: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn expected_rules() -> Value {
+    serde_yaml::from_str(
+        "- apiGroups: [apps]\n  apiVersions: [v1]\n  resources: [statefulsets]\n  operations: [CREATE, UPDATE]\n",
+    )
+    .unwrap()
+}
+
+#[test]
+fn metadata_declares_a_mutating_wapc_policy_for_statefulsets() {
+    let m = yaml("metadata.yml");
+    assert_eq!(m["rules"], expected_rules());
+    assert_eq!(m["mutating"], Value::Bool(true));
+    assert_eq!(m["executionMode"], "kubewarden-wapc");
+    assert_eq!(m["contextAwareResources"], Value::Sequence(vec![]));
+    assert_eq!(m["backgroundAudit"], Value::Bool(false));
+    let a = &m["annotations"];
+    for key in [
+        "io.artifacthub.displayName",
+        "io.artifacthub.resources",
+        "io.artifacthub.keywords",
+        "io.kubewarden.policy.ociUrl",
+        "io.kubewarden.policy.title",
+        "io.kubewarden.policy.version",
+        "io.kubewarden.policy.description",
+        "io.kubewarden.policy.author",
+        "io.kubewarden.policy.url",
+        "io.kubewarden.policy.source",
+        "io.kubewarden.policy.license",
+        "io.kubewarden.policy.severity",
+        "io.kubewarden.policy.category",
+    ] {
+        assert!(
+            a[key].as_str().is_some_and(|v| !v.is_empty()),
+            "metadata.yml lacks {key}"
+        );
+    }
+    assert_eq!(a["io.artifacthub.resources"], "StatefulSet");
+}
+
+#[test]
+fn versions_agree() {
+    let m = yaml("metadata.yml");
+    assert_eq!(
+        m["annotations"]["io.kubewarden.policy.version"], VERSION,
+        "metadata.yml"
+    );
+    let a = yaml("artifacthub-pkg.yml");
+    assert_eq!(a["version"], VERSION, "artifacthub-pkg.yml version");
+    let tag = format!(":v{VERSION}");
+    let image = a["containersImages"][0]["image"].as_str().unwrap();
+    assert!(
+        image.ends_with(&tag),
+        "artifacthub-pkg.yml image {image} is not {tag}"
+    );
+    let oci = m["annotations"]["io.kubewarden.policy.ociUrl"]
+        .as_str()
+        .unwrap();
+    assert!(
+        image.starts_with(oci),
+        "artifacthub image {image} is not at ociUrl {oci}"
+    );
+    let cap = yaml("deploy/policy/cluster-admission-policy.yaml");
+    let module = cap["spec"]["module"].as_str().unwrap();
+    assert_eq!(
+        module,
+        format!("registry://{image}"),
+        "deploy/policy module"
+    );
+}
+
+#[test]
+fn artifacthub_annotations_match_metadata() {
+    let a = yaml("artifacthub-pkg.yml");
+    let ann = &a["annotations"];
+    assert_eq!(ann["kubewarden/mutation"], "true");
+    assert_eq!(ann["kubewarden/resources"], "StatefulSet");
+    let rules: Value = serde_yaml::from_str(ann["kubewarden/rules"].as_str().unwrap()).unwrap();
+    assert_eq!(rules, expected_rules());
+    assert!(a["install"].as_str().unwrap().contains("kwctl pull"));
+}
+
+#[test]
+fn cluster_admission_policy_is_mutating_fail_closed_and_spares_kube_system() {
+    let cap = yaml("deploy/policy/cluster-admission-policy.yaml");
+    assert_eq!(cap["kind"], "ClusterAdmissionPolicy");
+    let spec = &cap["spec"];
+    assert_eq!(spec["mutating"], Value::Bool(true));
+    assert_eq!(spec["failurePolicy"], "Fail");
+    assert!(
+        spec["timeoutSeconds"]
+            .as_u64()
+            .is_some_and(|t| (1..=30).contains(&t))
+    );
+    assert_eq!(spec["rules"], expected_rules());
+    let excluded = &spec["namespaceSelector"]["matchExpressions"][0];
+    assert_eq!(excluded["key"], "kubernetes.io/metadata.name");
+    assert_eq!(excluded["operator"], "NotIn");
+    let names: Vec<&str> = excluded["values"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(names.contains(&"kube-system"), "{names:?}");
+    // The settings it ships are settings the policy accepts.
+    let settings: serde_json::Value = serde_json::to_value(&spec["settings"]).unwrap();
+    let parsed = sts_safe_rollout::settings::parse(&settings).expect("settings parse");
+    assert_eq!(parsed.validate(), Ok(()));
+}
