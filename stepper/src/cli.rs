@@ -7,34 +7,43 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use jiff::SignedDuration;
 use sts_safe_rollout::annotations;
 
-/// Lowers the partition of staged StatefulSets one gated step at a time.
-///
-/// The sts-safe-rollout admission policy stages every template change of a guarded StatefulSet
-/// behind spec.updateStrategy.rollingUpdate.partition (= replicas). This stepper rolls it forward:
-/// for every StatefulSet with a staged update it lowers the partition by one step (annotation
-/// <prefix>/step, default 1 pod), but only while every gate passes, in this order:
-///
-///   Paused             annotation <prefix>/paused: "true"
-///   InvalidAnnotation  a stepper annotation that cannot be read (<prefix>/step, ...)
-///   NotObserved        status.observedGeneration < metadata.generation
-///   PodNotReady        a pod in [0, replicas) missing, terminating, not Running and Ready,
-///                      or Ready for less than spec.minReadySeconds
-///   StepInProgress     a pod with ordinal >= partition not yet on status.updateRevision
-///   Settling           <prefix>/initial-delay-seconds not yet passed since the last step
-///   PdbBlocked         a PodDisruptionBudget selecting the pods allows no disruption
-///
-/// Each step is one JSON Patch that pins the partition and updateRevision it saw (test ops), so
-/// steppers racing each other never step twice. All state lives in annotations on the
-/// StatefulSet: a stepper can be killed at any point, and `once` (CronJob) and `watch`
-/// (Deployment) decide the same.
-///
-/// Examples:
-///   sts-stepper status                      what every guarded StatefulSet waits for
-///   sts-stepper once --dry-run -n demo      what one pass would do in namespace demo
-///   sts-stepper wait demo/web --timeout 20m CI: block until demo/web is really rolled out
-///   sts-stepper step demo/web --force --reason "web-1 is a known-bad node"
+/// `sts-stepper --help`: what the stepper does, its gates in order, and examples.
+pub const LONG_ABOUT: &str = "\
+Lowers the partition of staged StatefulSets one gated step at a time.
+
+The sts-safe-rollout admission policy stages every template change of a guarded StatefulSet
+behind spec.updateStrategy.rollingUpdate.partition (= replicas). This stepper rolls it forward:
+for every StatefulSet with a staged update it lowers the partition by one step (annotation
+<prefix>/step, default 1 pod), but only while every gate passes, in this order:
+
+  Paused             annotation <prefix>/paused: \"true\"
+  InvalidAnnotation  a stepper annotation that cannot be read (<prefix>/step, ...)
+  NotObserved        status.observedGeneration < metadata.generation
+  PodNotReady        a pod in [0, replicas) missing, terminating, not Running and Ready,
+                     or Ready for less than spec.minReadySeconds
+  StepInProgress     a pod with ordinal >= partition not yet on status.updateRevision
+  Settling           <prefix>/initial-delay-seconds not yet passed since the last step
+  PdbBlocked         a PodDisruptionBudget selecting the pods allows no disruption
+
+Each step is one JSON Patch that pins the partition and updateRevision it saw (test ops), so
+steppers racing each other never step twice. All state lives in annotations on the
+StatefulSet: a stepper can be killed at any point, and `once` (CronJob) and `watch`
+(Deployment) decide the same.
+
+Examples:
+  sts-stepper status                      what every guarded StatefulSet waits for
+  sts-stepper once --dry-run -n demo      what one pass would do in namespace demo
+  sts-stepper wait demo/web --timeout 20m CI: block until demo/web is really rolled out
+  sts-stepper step demo/web --force --reason \"web-1 is a known-bad node\"";
+
+/// The command line (`sts-stepper --help` prints [`LONG_ABOUT`]).
 #[derive(Debug, Parser)]
-#[command(name = "sts-stepper", version, about, long_about, verbatim_doc_comment)]
+#[command(
+    name = "sts-stepper",
+    version,
+    about = "Lowers the partition of staged StatefulSets one gated step at a time.",
+    long_about = LONG_ABOUT
+)]
 pub struct Cli {
     /// Flags shared by every subcommand.
     #[command(flatten)]

@@ -4,6 +4,7 @@
 //! [`plan`] (pure) → writes through a [`cluster::Cluster`]. The kube-rs implementation
 //! ([`kube_cluster::KubeCluster`]) is the only code that talks to the API server. Specification:
 //! DESIGN.md, "The stepper: one pass".
+#![warn(missing_docs)]
 
 pub mod app;
 pub mod cli;
