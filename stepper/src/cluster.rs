@@ -24,16 +24,47 @@ pub enum PatchOutcome {
     Conflict(String),
 }
 
-/// A failed request to the cluster: the API server answered with an error, or could not be reached.
+/// A failed request to the cluster. Every variant names what was attempted (`action`: `list pods in
+/// all namespaces`, `patch statefulset demo/web`) and the cause in one line.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
-#[error("{action}: {message}")]
-pub struct ClusterError {
-    /// What was attempted (`list statefulsets in all namespaces`, `patch statefulset demo/web`).
-    pub action: String,
-    /// The cause in one line (the API server's status message, or the transport error).
-    pub message: String,
-    /// The HTTP status code when the API server answered, `None` when it could not be reached.
-    pub code: Option<u16>,
+pub enum ClusterError {
+    /// The API server answered with an error status (5xx, 403 Forbidden, …).
+    #[error("{action}: {message}")]
+    Api {
+        /// What was attempted.
+        action: String,
+        /// The HTTP status code.
+        code: u16,
+        /// The API server's status message.
+        message: String,
+    },
+    /// The API server could not be reached, or its answer could not be read.
+    #[error("{action}: {message}")]
+    Transport {
+        /// What was attempted.
+        action: String,
+        /// The transport or decoding error.
+        message: String,
+    },
+    /// The API server accepted a write but stored something else than asked (an admission webhook
+    /// changed it): the write did not do what the decision meant.
+    #[error("{action}: {message}")]
+    Unexpected {
+        /// What was attempted.
+        action: String,
+        /// What was stored instead.
+        message: String,
+    },
+}
+
+impl ClusterError {
+    /// The HTTP status code, when the API server answered with one.
+    pub fn code(&self) -> Option<u16> {
+        match self {
+            ClusterError::Api { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
 }
 
 /// Everything a pass does to the cluster. Implementations hold the scope (namespaces, label selector)

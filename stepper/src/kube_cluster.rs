@@ -93,15 +93,14 @@ impl KubeCluster {
 
 fn error(action: String, e: kube::Error) -> ClusterError {
     match e {
-        kube::Error::Api(status) => ClusterError {
+        kube::Error::Api(status) => ClusterError::Api {
             action,
+            code: status.code,
             message: one_line(&status.message),
-            code: Some(status.code),
         },
-        other => ClusterError {
+        other => ClusterError::Transport {
             action,
             message: one_line(&other),
-            code: None,
         },
     }
 }

@@ -199,14 +199,13 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                 let now_partition = sts::partition(&stored);
                 if now_partition != Some(*to) {
                     // Accepted, but an admission webhook kept the partition: not a step.
-                    break 'outcome api_error(ClusterError {
+                    break 'outcome api_error(ClusterError::Unexpected {
                         action: format!("patch statefulset {}/{}", p.namespace, p.name),
                         message: format!(
                             "the API server accepted partition {to} but stored {}: an admission \
                              webhook changed it back",
                             now_partition.map_or("none".into(), |v| v.to_string())
                         ),
-                        code: None,
                     });
                 }
                 let update_revision = p.figures.update_revision.as_deref().unwrap_or("");

@@ -465,7 +465,7 @@ async fn a_500_blocks_that_set_with_api_error_and_the_pass_goes_on() {
         web.outcome.to_string(),
         "Blocked ApiError patch statefulset demo/web: etcdserver: request timed out"
     );
-    assert_eq!(web.error.as_ref().and_then(|e| e.code), Some(500));
+    assert_eq!(web.error.as_ref().and_then(|e| e.code()), Some(500));
     assert_eq!(report.sets[1].outcome, Outcome::Idle(Idle::UpToDate));
     assert!(report.sets[1].error.is_none());
     assert_eq!(seen[4].body, initialized_patch());

@@ -148,10 +148,9 @@ impl World {
 }
 
 fn decode<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ClusterError> {
-    serde_json::from_value(v).map_err(|e| ClusterError {
+    serde_json::from_value(v).map_err(|e| ClusterError::Transport {
         action: "decode".into(),
         message: e.to_string(),
-        code: None,
     })
 }
 
