@@ -229,7 +229,10 @@ pub fn plan_set(
 
     let mut changes: Vec<(String, Option<String>)> = Vec::new();
     let mut events = Vec::new();
+    // 0 replicas is "fully Ready" with no pod ever Ready: not initialized (DESIGN.md: a set none of
+    // whose pods ever became Ready must stay fixable by a plain re-apply).
     if guarded
+        && sts::replicas(set) >= 1
         && sts::is_fully_ready(set)
         && !sts::is_annotation_true(set, prefix, annotations::INITIALIZED)
     {

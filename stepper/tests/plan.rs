@@ -170,3 +170,18 @@ fn pods_are_grouped_by_owner_uid_across_many_sets() {
         );
     }
 }
+
+#[test]
+fn a_set_with_zero_replicas_is_not_stamped_initialized() {
+    let mut v = set_json("web", 0, Some(0), 0);
+    v["status"]["currentRevision"] = json!("b");
+    let p = plan_one(v, vec![]);
+    assert!(p.bookkeeping.is_none(), "{:?}", p.bookkeeping);
+    let mut v = set_json("web", 1, Some(0), 1);
+    v["status"]["currentRevision"] = json!("b");
+    let p = plan_one(v, vec![]);
+    assert_eq!(
+        to_json(&p.bookkeeping),
+        json!([{"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1initialized", "value": "true"}])
+    );
+}
