@@ -472,6 +472,25 @@ pub fn gate_pods_ready(
     Err(Blocked::new(Reason::PodNotReady, detail))
 }
 
+/// True when every pod with index below the partition (`[start, start + min(partition, replicas))`,
+/// the pods no step has touched yet) exists and is ready and available at `now`: a `PodNotReady` then
+/// concerns only pods the last step is replacing, which is the normal course of a step (its Event is
+/// `Normal`, not `Warning`).
+pub fn pods_below_partition_ready(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    now: Timestamp,
+) -> bool {
+    let replicas = u32::try_from(sts::replicas(set)).unwrap_or(0);
+    let partition = u32::try_from(sts::partition(set).unwrap_or(0)).unwrap_or(0);
+    let start = start_ordinal(set);
+    let min_ready = sts::min_ready_seconds(set);
+    (start..start.saturating_add(partition.min(replicas))).all(|o| {
+        pods.get(&o)
+            .is_some_and(|p| pod_unready_cause(p, min_ready, now).is_none())
+    })
+}
+
 /// Gate `StepInProgress`: every pod with index (`ordinal − start`) in `[min(partition, replicas),
 /// replicas)` carries label
 /// `controller-revision-hash == status.updateRevision` (Kubernetes StatefulSet controller: pods with

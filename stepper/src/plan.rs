@@ -121,12 +121,14 @@ impl EventNote {
         }
     }
 
-    /// The `Blocked` Event for a failing gate.
-    pub fn blocked(b: &Blocked) -> Self {
+    /// The `Blocked` Event for a failing gate: `Normal` for the expected waits
+    /// ([`Reason::is_expected_wait`]) and when `step_pods_only` (only the pods the last step is
+    /// replacing are not ready yet), `Warning` otherwise.
+    pub fn blocked(b: &Blocked, step_pods_only: bool) -> Self {
         let mut note = b.to_string();
         truncate(&mut note, 1000);
         EventNote {
-            kind: if b.reason.is_expected_wait() {
+            kind: if b.reason.is_expected_wait() || step_pods_only {
                 EventKind::Normal
             } else {
                 EventKind::Warning
@@ -245,7 +247,9 @@ pub fn plan_set(
         Decision::Blocked(b) => {
             if announced != Some(b.reason.as_str()) {
                 changes.push((blocked_key, Some(b.reason.as_str().into())));
-                events.push(EventNote::blocked(b));
+                let step_pods_only = b.reason == Reason::PodNotReady
+                    && gates::pods_below_partition_ready(set, pods, now);
+                events.push(EventNote::blocked(b, step_pods_only));
             }
         }
         Decision::Step { .. } => {} // the step patch clears it

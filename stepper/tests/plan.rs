@@ -100,11 +100,13 @@ fn a_new_blocked_reason_is_announced_and_recorded_an_old_one_is_not() {
     v["metadata"]["annotations"]["safe-rollout.dev/blocked-reason"] = json!("Paused");
     let p = plan_one(v.clone(), pods("web", 5, 4));
     assert!(p.bookkeeping.is_none() && p.bookkeeping_events.is_empty());
-    // Unpaused but a pod is missing: a new reason, a Warning.
+    // Unpaused but a pod below the partition is missing: a new reason, a Warning.
     v["metadata"]["annotations"]["safe-rollout.dev/paused"] = json!("false");
-    let p = plan_one(v, pods("web", 4, 4));
+    let mut missing_2 = pods("web", 5, 4);
+    missing_2.remove(2);
+    let p = plan_one(v, missing_2);
     assert_eq!(p.bookkeeping_events[0].kind, EventKind::Warning);
-    assert_eq!(p.bookkeeping_events[0].note, "PodNotReady web-4: missing");
+    assert_eq!(p.bookkeeping_events[0].note, "PodNotReady web-2: missing");
 }
 
 #[test]
@@ -184,4 +186,30 @@ fn a_set_with_zero_replicas_is_not_stamped_initialized() {
         to_json(&p.bookkeeping),
         json!([{"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1initialized", "value": "true"}])
     );
+}
+
+#[test]
+fn a_pod_being_replaced_by_the_step_is_a_normal_event_a_pod_below_the_partition_a_warning() {
+    let mut v = set_json("web", 5, Some(4), 1);
+    v["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
+    // web-4 (index >= partition 4) is being recreated by the last step.
+    let mut p = pods("web", 5, 4);
+    p[4].metadata.deletion_timestamp =
+        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now()));
+    let plan = plan_one(v.clone(), p);
+    assert_eq!(
+        plan.bookkeeping_events[0].note,
+        "PodNotReady web-4: terminating"
+    );
+    assert_eq!(plan.bookkeeping_events[0].kind, EventKind::Normal);
+    // web-1 (below the partition: untouched by any step) is down: Warning.
+    let mut p = pods("web", 5, 4);
+    p[1].metadata.deletion_timestamp =
+        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now()));
+    let plan = plan_one(v, p);
+    assert_eq!(
+        plan.bookkeeping_events[0].note,
+        "PodNotReady web-1: terminating"
+    );
+    assert_eq!(plan.bookkeeping_events[0].kind, EventKind::Warning);
 }
