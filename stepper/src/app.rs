@@ -51,7 +51,18 @@ pub async fn run(cli: Cli) -> Result<Exit> {
         Command::Status(args) => status(g, args).await,
         Command::Step(args) => step(g, args).await,
         Command::Wait(args) => wait(g, args).await,
+        Command::Simulate(args) => simulate(args),
     }
+}
+
+/// `simulate`: plays the scenario file and prints its timeline on stdout.
+fn simulate(args: &crate::cli::SimulateArgs) -> Result<Exit> {
+    let text = std::fs::read_to_string(&args.scenario)
+        .with_context(|| format!("read scenario {}", args.scenario.display()))?;
+    let out = crate::sim::scenario::simulate(&text, args.native, args.seed)
+        .map_err(|e| anyhow::anyhow!("scenario {}: {e}", args.scenario.display()))?;
+    print!("{out}");
+    Ok(Exit::Ok)
 }
 
 async fn client(g: &GlobalArgs) -> Result<Client> {

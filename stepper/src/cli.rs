@@ -133,6 +133,27 @@ pub enum Command {
     /// gate that blocks. Use it in CI instead of `kubectl rollout status`, which calls a staged
     /// update complete.
     Wait(WaitArgs),
+
+    /// Play a scenario (YAML, see scenarios/) on a simulated StatefulSet controller with a virtual
+    /// clock, with the real policy decision and the real stepper pass, and print its timeline and a
+    /// summary (rollout duration, max pods unavailable at once, …). Talks to no cluster.
+    Simulate(SimulateArgs),
+}
+
+/// `simulate` arguments.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// The scenario file (YAML).
+    #[arg(long, value_name = "FILE")]
+    pub scenario: PathBuf,
+
+    /// The native rolling update: no admission policy, no stepper.
+    #[arg(long)]
+    pub native: bool,
+
+    /// Seed for the scenario's randomness (pod start jitter, probabilistic API faults).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// `watch` flags.

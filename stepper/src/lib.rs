@@ -15,3 +15,4 @@ pub mod metrics;
 pub mod pass;
 pub mod plan;
 pub mod server;
+pub mod sim;
