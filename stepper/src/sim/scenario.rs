@@ -640,14 +640,14 @@ fn stepper_pass(
             .map(|snap| plan::plan(&snap, &opts.gates, now));
         return vec![match planned {
             Ok(plans) => format!(
-                "stepper killed after its read (it had decided: {})",
+                "killed: the stepper died after its read, before its write (it had decided: {})",
                 plans
                     .iter()
                     .map(|p| pass::decision_outcome(&p.decision, false).to_string())
                     .collect::<Vec<_>>()
                     .join("; ")
             ),
-            Err(e) => format!("stepper killed; its read had failed: {e}"),
+            Err(e) => format!("killed: the stepper died; its read had failed: {e}"),
         }];
     }
     if t < concurrent_until {
@@ -752,10 +752,7 @@ pub fn render(run: &Run, scenario: &Scenario) -> String {
 
 /// A stepper note that repeats every pass while nothing changes.
 fn is_routine(note: &str) -> bool {
-    note.starts_with("stepper: Blocked")
-        || note.starts_with("stepper: Idle")
-        || note.starts_with("stepper A: Blocked")
-        || note.starts_with("stepper B: Blocked")
+    note.starts_with("stepper") && (note.contains(": Blocked") || note.contains(": Idle"))
 }
 
 /// The summary block.

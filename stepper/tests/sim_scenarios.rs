@@ -1,0 +1,291 @@
+//! The headline scenarios of `scenarios/`, played on the simulated StatefulSet controller with the real
+//! policy decision and the real stepper pass, native and guarded, with what each must show asserted.
+
+use std::path::PathBuf;
+
+use sts_stepper::sim::cluster::{Call, FaultKind};
+use sts_stepper::sim::scenario::{self, Action, Event, Run, Scenario};
+
+fn load(name: &str) -> Scenario {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(format!("{name}.yaml"));
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    Scenario::from_yaml(&text).unwrap_or_else(|e| panic!("parse {}: {e}", path.display()))
+}
+
+fn play(s: &Scenario, native: bool) -> Run {
+    scenario::run(s, native, 1).unwrap_or_else(|e| panic!("{}: {e}", s.name))
+}
+
+/// Ordinals the controller deleted for the update, in order.
+fn restarted(run: &Run) -> Vec<u32> {
+    run.world.restarts.iter().map(|r| r.1).collect()
+}
+
+/// Every pod in `[0, replicas)` runs the image `tag`.
+fn all_on(run: &Run, tag: &str) -> bool {
+    let update = run.world.status_str("updateRevision");
+    let image = run
+        .world
+        .revision(&update)
+        .and_then(|r| sts_stepper::sim::model::template_image(&r.template).map(str::to_string));
+    image.as_deref() == Some(tag)
+        && run
+            .world
+            .pods
+            .values()
+            .all(|p| p.revision == update && p.running_and_ready())
+        && run.world.pods.len() == usize::try_from(run.world.replicas()).unwrap_or(0)
+}
+
+fn assert_guarded_invariants(run: &Run) {
+    let s = &run.summary;
+    assert_eq!(
+        s.steps_while_gate_failed, 0,
+        "{}: a step while a gate failed",
+        run.name
+    );
+    assert_eq!(s.steps_unobserved, 0, "{}: a double step", run.name);
+    for w in run.steps.windows(2) {
+        assert!(w[1].from >= w[0].to, "{}: steps {:?}", run.name, w);
+    }
+    for step in &run.steps {
+        assert_eq!(
+            step.from - step.to,
+            1,
+            "{}: step {step:?} is not one pod",
+            run.name
+        );
+    }
+    for f in &run.frames {
+        assert!(
+            f.down <= f.fault_down + 1,
+            "{} t={}: {} down, {} by faults",
+            run.name,
+            f.t,
+            f.down,
+            f.fault_down
+        );
+    }
+}
+
+#[test]
+fn a_healthy_rollout_of_5_completes_one_pod_at_a_time() {
+    let s = load("healthy-5");
+    let run = play(&s, false);
+    assert_guarded_invariants(&run);
+    assert!(run.summary.rollout_completed.is_some(), "{:?}", run.summary);
+    assert!(all_on(&run, "v2"));
+    assert_eq!(run.summary.max_down, 1);
+    assert_eq!(run.summary.steps, 5);
+    assert_eq!(restarted(&run), vec![4, 3, 2, 1, 0]);
+    // One pod at a time: never two pods on the way at once.
+    assert!(run.frames.iter().all(|f| f.down <= 1));
+}
+
+#[test]
+fn moco_incident_native_takes_two_pods_down_at_once() {
+    let run = play(&load("moco-incident"), true);
+    assert_eq!(run.summary.max_down, 2, "{:?}", run.summary);
+    assert!(run.summary.restarts_while_down >= 2, "{:?}", run.summary);
+    // The controller replaced pods 2 and 1 while pod 0's node was down (t = 5 … 95).
+    let while_down: Vec<u32> = run
+        .world
+        .restarts
+        .iter()
+        .filter(|r| r.0 < 95)
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(while_down[..2], [2, 1]);
+}
+
+#[test]
+fn moco_incident_guarded_never_adds_a_second_pod_down_and_resumes_by_itself() {
+    let run = play(&load("moco-incident"), false);
+    assert_guarded_invariants(&run);
+    assert_eq!(run.summary.max_down, 1, "{:?}", run.summary);
+    assert_eq!(run.summary.restarts_while_down, 0);
+    // Nothing is stepped while pod 0 is down; the first step comes once its node is back (t = 95).
+    let first = run.steps.first().map(|s| s.t);
+    assert!(first.is_some_and(|t| t >= 95), "first step at {first:?}");
+    assert!(run.summary.rollout_completed.is_some());
+    assert!(all_on(&run, "v2"));
+    let blocked = run
+        .frames
+        .iter()
+        .filter(|f| (10..95).contains(&f.t))
+        .flat_map(|f| f.notes.iter())
+        .any(|n| n.contains("Blocked PodNotReady web-0"));
+    assert!(blocked, "the timeline names the pod it waits for");
+}
+
+#[test]
+fn a_bad_revision_halts_after_one_pod_and_a_fix_rolls_forward() {
+    let s = load("bad-revision");
+    let run = play(&s, false);
+    assert_guarded_invariants(&run);
+    let before_fix: Vec<_> = run.steps.iter().filter(|st| st.t < 60).collect();
+    assert_eq!(before_fix.len(), 1, "halted after one pod: {:?}", run.steps);
+    assert_eq!(run.summary.max_down, 1);
+    assert!(run.summary.rollout_completed.is_some(), "{:?}", run.summary);
+    assert!(all_on(&run, "v3"));
+}
+
+#[test]
+fn a_bad_pod_below_the_staged_partition_blocks_until_a_person_deletes_it() {
+    // Without the `kubectl delete pod` of the scenario, the pod stuck on the bad revision sits below
+    // the partition staged by the fix: the controller never replaces it and the stepper waits on it.
+    let mut s = load("bad-revision");
+    s.events
+        .retain(|e| !matches!(e.action, Action::DeletePod(_)));
+    let run = play(&s, false);
+    assert!(run.summary.rollout_completed.is_none());
+    assert!(run.steps.iter().all(|st| st.t < 60), "{:?}", run.steps);
+}
+
+#[test]
+fn a_bad_revision_natively_also_halts_after_one_pod() {
+    let s = load("bad-revision");
+    let mut s2 = s.clone();
+    s2.events.retain(|e| e.at < 60);
+    let run = play(&s2, true);
+    assert_eq!(restarted(&run), vec![2]);
+    assert!(run.summary.rollout_completed.is_none());
+}
+
+#[test]
+fn a_rollback_in_the_middle_rolls_the_updated_pods_back_one_at_a_time() {
+    let run = play(&load("rollback"), false);
+    assert_guarded_invariants(&run);
+    assert!(run.summary.rollout_completed.is_some(), "{:?}", run.summary);
+    assert!(all_on(&run, "v1"));
+    assert_eq!(run.summary.max_down, 1);
+    // v2 reached pods 4, 3, 2; the undo then replaced them from the top again.
+    assert_eq!(restarted(&run), vec![4, 3, 2, 4, 3, 2]);
+    assert_eq!(
+        run.world.status_str("currentRevision"),
+        run.world.status_str("updateRevision")
+    );
+}
+
+#[test]
+fn scale_up_with_a_template_change_starts_new_pods_staged_then_rolls_all() {
+    let run = play(&load("scale-up-with-template"), false);
+    assert_guarded_invariants(&run);
+    assert!(run.summary.rollout_completed.is_some(), "{:?}", run.summary);
+    assert!(all_on(&run, "v2"));
+    assert_eq!(run.world.pods.len(), 5);
+    assert_eq!(restarted(&run), vec![4, 3, 2, 1, 0]);
+    assert_eq!(run.summary.max_down, 1);
+}
+
+#[test]
+fn twelve_replicas_roll_in_numeric_ordinal_order() {
+    let run = play(&load("twelve-replicas"), false);
+    assert_guarded_invariants(&run);
+    assert!(run.summary.rollout_completed.is_some());
+    assert_eq!(restarted(&run), (0..12).rev().collect::<Vec<u32>>());
+    let froms: Vec<i32> = run.steps.iter().map(|s| s.from).collect();
+    assert_eq!(froms, (1..=12).rev().collect::<Vec<i32>>());
+}
+
+#[test]
+fn two_steppers_racing_and_a_killed_stepper_never_double_step() {
+    let run = play(&load("racing-steppers"), false);
+    assert_guarded_invariants(&run);
+    assert_eq!(run.summary.steps, 4);
+    assert!(run.summary.conflicts >= 1, "the loser's test op failed");
+    assert!(
+        run.frames
+            .iter()
+            .flat_map(|f| f.notes.iter())
+            .any(|n| n.starts_with("killed:"))
+    );
+    assert!(run.summary.rollout_completed.is_some());
+    assert!(all_on(&run, "v2"));
+}
+
+#[test]
+fn api_errors_and_conflicts_on_every_call_delay_but_never_harm() {
+    let mut s = load("healthy-5");
+    for (call, kind) in [
+        (Call::Any, FaultKind::Error),
+        (Call::Patch, FaultKind::Conflict),
+    ] {
+        s.events.push(Event {
+            at: 1,
+            action: Action::ApiFault {
+                call,
+                kind,
+                seconds: 300,
+                probability: 0.3,
+            },
+        });
+    }
+    let run = play(&s, false);
+    assert_guarded_invariants(&run);
+    assert!(
+        run.summary.api_errors > 0 && run.summary.conflicts > 0,
+        "{:?}",
+        run.summary
+    );
+    assert!(run.summary.rollout_completed.is_some());
+    assert!(all_on(&run, "v2"));
+}
+
+#[test]
+fn a_gitops_reapply_of_partition_0_mid_rollout_is_restored_by_the_policy() {
+    let mut s = load("healthy-5");
+    s.events.push(Event {
+        at: 17,
+        action: Action::Apply(scenario::ApplySpec {
+            image: Some("v2".into()),
+            partition: Some(0),
+            ..Default::default()
+        }),
+    });
+    let run = play(&s, false);
+    assert_guarded_invariants(&run);
+    let restored = run
+        .world
+        .admissions
+        .iter()
+        .any(|(t, _, row)| *t == 17 && format!("{row:?}") == "PartitionRestored");
+    assert!(restored, "{:?}", run.world.admissions);
+    assert_eq!(run.summary.max_down, 1);
+}
+
+#[test]
+fn the_app_unhealthy_signal_is_modelled_and_counted() {
+    let mut s = load("healthy-5");
+    s.events.push(Event {
+        at: 1,
+        action: Action::AppUnhealthy(true),
+    });
+    let run = play(&s, false);
+    assert!(run.world.app_unhealthy);
+    // The current stepper has no gate on it yet (next issue): the summary counts such steps.
+    assert_eq!(run.summary.steps_while_app_unhealthy, run.summary.steps);
+}
+
+#[test]
+fn every_shipped_scenario_parses_and_renders() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("scenarios/") {
+        let path = entry.expect("entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read");
+        for native in [false, true] {
+            let out = scenario::simulate(&text, native, 7)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(out.contains("max pods unavailable at once"), "{out}");
+        }
+        n += 1;
+    }
+    assert!(n >= 7, "{n} scenarios");
+}
