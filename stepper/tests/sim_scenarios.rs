@@ -48,13 +48,14 @@ fn assert_guarded_invariants(run: &Run) {
         run.name
     );
     assert_eq!(s.steps_unobserved, 0, "{}: a double step", run.name);
+    assert_eq!(s.harmful_restarts, 0, "{}: restart while down", run.name);
     for w in run.steps.windows(2) {
         assert!(w[1].from >= w[0].to, "{}: steps {:?}", run.name, w);
     }
     for step in &run.steps {
         assert_eq!(
-            step.from - step.to,
-            1,
+            step.from.min(step.replicas) - 1,
+            step.to,
             "{}: step {step:?} is not one pod",
             run.name
         );
@@ -90,6 +91,7 @@ fn moco_incident_native_takes_two_pods_down_at_once() {
     let run = play(&load("moco-incident"), true);
     assert_eq!(run.summary.max_down, 2, "{:?}", run.summary);
     assert!(run.summary.restarts_while_down >= 2, "{:?}", run.summary);
+    assert!(run.summary.harmful_restarts >= 2, "{:?}", run.summary);
     // The controller replaced pods 2 and 1 while pod 0's node was down (t = 5 … 95).
     let while_down: Vec<u32> = run
         .world
@@ -107,6 +109,7 @@ fn moco_incident_guarded_never_adds_a_second_pod_down_and_resumes_by_itself() {
     assert_guarded_invariants(&run);
     assert_eq!(run.summary.max_down, 1, "{:?}", run.summary);
     assert_eq!(run.summary.restarts_while_down, 0);
+    assert_eq!(run.summary.harmful_restarts, 0);
     // Nothing is stepped while pod 0 is down; the first step comes once its node is back (t = 95).
     let first = run.steps.first().map(|s| s.t);
     assert!(first.is_some_and(|t| t >= 95), "first step at {first:?}");

@@ -149,6 +149,8 @@ pub struct StepRecord {
     pub from: i32,
     /// Partition after.
     pub to: i32,
+    /// `spec.replicas` when it landed (a step goes to `max(0, min(from, replicas) − step)`).
+    pub replicas: i32,
     /// Whether the controller had observed the stored generation when the step landed
     /// (`status.observedGeneration == metadata.generation`): false means two writes stepped on one
     /// observation.
@@ -189,6 +191,14 @@ pub struct World {
     /// Pod deletions by the controller's rolling update: (second, ordinal, pods down at that moment
     /// other than this one).
     pub restarts: Vec<(i64, u32, usize)>,
+    /// Of [`World::restarts`], those that exposed a pod while another slot was already down when the
+    /// decision that exposed it was taken (the last step for a guarded set, the deletion itself for a
+    /// native one): (second, ordinal). The harm the stepper exists to prevent.
+    pub harmful_restarts: Vec<(i64, u32)>,
+    /// Second each down slot went down (see [`World::down_ordinals`]).
+    pub down_since: BTreeMap<u32, i64>,
+    /// Second of the last step that landed.
+    pub last_step: Option<i64>,
     /// Events published on the set: (second, reason, note).
     pub events: Vec<(i64, String, String)>,
     /// Ordinals whose slot has held a Ready pod (a slot counts as down only once it has been up).
@@ -323,6 +333,9 @@ impl World {
             admissions: Vec::new(),
             steps: Vec::new(),
             restarts: Vec::new(),
+            harmful_restarts: Vec::new(),
+            down_since: BTreeMap::new(),
+            last_step: None,
             events: Vec::new(),
             ever_ready: BTreeMap::new(),
             rng: seed ^ 0x9e37_79b9_7f4a_7c15,
@@ -501,6 +514,7 @@ impl World {
         new["metadata"]["uid"] = old["metadata"]["uid"].clone();
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
         apply_defaults(&mut new);
+        let mut row = None;
         if self.policy {
             let new_t: StatefulSet =
                 serde_json::from_value(new.clone()).map_err(|e| e.to_string())?;
@@ -510,6 +524,7 @@ impl World {
             decision::apply(&d.change, &mut new, &self.prefix);
             apply_defaults(&mut new);
             self.admissions.push((self.t, source.to_string(), d.row));
+            row = Some(d.row);
         }
         if new == old {
             return Ok(());
@@ -525,14 +540,14 @@ impl World {
         self.set = new;
         self.bump_resource_version();
         let new_partition = self.partition();
-        if new_partition < old_partition
-            && self.policy
-            && old["spec"]["template"] == self.set["spec"]["template"]
-        {
+        // A step: the policy's `Stepped` row (the partition lowered with a new step stamp).
+        if new_partition < old_partition && row == Some(Row::Stepped) {
+            self.last_step = Some(self.t);
             self.steps.push(StepRecord {
                 t: self.t,
                 from: old_partition,
                 to: new_partition,
+                replicas: self.replicas(),
                 observed,
                 failing_gate,
                 app_unhealthy: self.app_unhealthy,
@@ -607,6 +622,13 @@ impl World {
             if ready && p.ordinal < replicas {
                 self.ever_ready.insert(p.ordinal, true);
             }
+        }
+        // A slot scaled away starts afresh if it is scaled up again (a new pod is not a disruption).
+        self.ever_ready.retain(|o, _| *o < replicas);
+        let down = self.down_ordinals();
+        self.down_since.retain(|o, _| down.contains(o));
+        for o in down {
+            self.down_since.entry(o).or_insert(t);
         }
     }
 
@@ -772,6 +794,18 @@ impl World {
                     let others = self.down_ordinals().iter().filter(|d| **d != o).count();
                     self.delete_pod(o);
                     self.restarts.push((t, o, others));
+                    let decided = if self.policy {
+                        self.last_step.unwrap_or(t)
+                    } else {
+                        t
+                    };
+                    if self
+                        .down_since
+                        .iter()
+                        .any(|(d, since)| *d != o && *since <= decided)
+                    {
+                        self.harmful_restarts.push((t, o));
+                    }
                     break 'work;
                 }
                 if p.unavailable(min_ready, t) {

@@ -207,6 +207,9 @@ pub enum Action {
     },
     /// A person deletes the pod at this ordinal (`kubectl delete pod`).
     DeletePod(u32),
+    /// A person deletes every pod running a bad image (the Kubernetes docs' remedy after reverting a
+    /// bad template: "Forced rollback").
+    DeleteBadPods {},
 }
 
 fn one() -> f64 {
@@ -283,6 +286,9 @@ pub struct Summary {
     pub max_down_beyond_faults: usize,
     /// Pods the controller restarted for the update while another slot was down.
     pub restarts_while_down: usize,
+    /// Of those, restarts decided while the other pod was already down (see
+    /// [`World::harmful_restarts`]): what the stepper must keep at 0.
+    pub harmful_restarts: usize,
     /// Pods the controller restarted for the update.
     pub restarts: usize,
     /// Steps that landed.
@@ -483,6 +489,7 @@ pub fn run(scenario: &Scenario, native: bool, seed: u64) -> Result<Run, String> 
     let world = cluster.world().clone();
     summary.restarts = world.restarts.len();
     summary.restarts_while_down = world.restarts.iter().filter(|r| r.2 > 0).count();
+    summary.harmful_restarts = world.harmful_restarts.len();
     summary.steps = world.steps.len();
     summary.steps_while_gate_failed = world
         .steps
@@ -609,6 +616,30 @@ fn play(
         Action::ConcurrentSteppers { seconds } => {
             *concurrent_until = t + seconds;
             format!("two steppers race for {seconds}s")
+        }
+        Action::DeleteBadPods {} => {
+            let bad: Vec<u32> = world
+                .pods
+                .values()
+                .filter(|p| {
+                    world
+                        .revision(&p.revision)
+                        .and_then(|r| template_image(&r.template))
+                        .is_some_and(|img| world.bad_images.iter().any(|b| b == img))
+                })
+                .map(|p| p.ordinal)
+                .collect();
+            let mut deleted = Vec::new();
+            for o in bad {
+                if world.delete_pod(o) {
+                    fault_deleted.insert(o);
+                    deleted.push(format!("{name}-{o}"));
+                }
+            }
+            format!(
+                "kubectl delete pod (bad revision): [{}]",
+                deleted.join(", ")
+            )
         }
         Action::DeletePod(o) => {
             if world.delete_pod(*o) {
