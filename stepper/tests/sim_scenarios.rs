@@ -204,7 +204,7 @@ fn two_steppers_racing_and_a_killed_stepper_never_double_step() {
         run.frames
             .iter()
             .flat_map(|f| f.notes.iter())
-            .any(|n| n.starts_with("killed:"))
+            .any(|n| n.starts_with("killed:") && n.contains("Stepped"))
     );
     assert!(run.summary.rollout_completed.is_some());
     assert!(all_on(&run, "v2"));

@@ -208,7 +208,7 @@ impl SimCluster {
         if let Err(e) = json_patch::patch(&mut object, patch) {
             lock(&self.counters).conflicts += 1;
             return Ok(PatchOutcome::Conflict(format!(
-                "the server rejected our request due to an error in our request: {e}"
+                "422 Unprocessable Entity: {e}"
             )));
         }
         world

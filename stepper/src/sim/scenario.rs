@@ -525,9 +525,9 @@ fn play(
     let admitted = |world: &World, what: String, before: usize| -> String {
         match world.admissions.get(before..).and_then(|a| a.last()) {
             Some((_, _, row)) => {
-                format!("{what} → policy {row:?}, partition {}", world.partition())
+                format!("{what} → policy {row:?}, p={}", world.partition())
             }
-            None => format!("{what} (partition {})", world.partition()),
+            None => what,
         }
     };
     match action {
@@ -551,7 +551,7 @@ fn play(
                 what.push(format!("{k}={v}"));
             }
             let before = world.admissions.len();
-            let what = format!("kubectl apply ({})", what.join(", "));
+            let what = format!("apply {}", what.join(", "));
             match world.write(new, "apply") {
                 Ok(()) => admitted(&world, what, before),
                 Err(e) => format!("{what} refused: {e}"),
@@ -565,7 +565,7 @@ fn play(
             let mut new = world.set.clone();
             new["spec"]["template"] = tpl;
             let before = world.admissions.len();
-            let what = format!("kubectl rollout undo (back to image {image})");
+            let what = format!("rollout undo (to image {image})");
             match world.write(new, "undo") {
                 Ok(()) => admitted(&world, what, before),
                 Err(e) => format!("{what} refused: {e}"),
@@ -573,12 +573,12 @@ fn play(
         }
         Action::Scale(r) => {
             world.scale_subresource(*r);
-            format!("kubectl scale --replicas {r} (scale subresource: no policy)")
+            format!("scale --replicas {r} (subresource: no policy)")
         }
         Action::NodeFailure { pod, seconds } => match world.pods.get_mut(pod) {
             Some(p) => {
                 p.node_down = Some((t, t + seconds));
-                format!("node of {name}-{pod} fails for {seconds}s")
+                format!("node of {name}-{pod} down for {seconds}s")
             }
             None => format!("node failure: no pod {name}-{pod}"),
         },
@@ -671,7 +671,7 @@ fn stepper_pass(
             .map(|snap| plan::plan(&snap, &opts.gates, now));
         return vec![match planned {
             Ok(plans) => format!(
-                "killed: the stepper died after its read, before its write (it had decided: {})",
+                "killed: the stepper died after its read; its decision ({}) was never written",
                 plans
                     .iter()
                     .map(|p| pass::decision_outcome(&p.decision, false).to_string())
@@ -758,6 +758,7 @@ pub fn render(run: &Run, scenario: &Scenario) -> String {
         if last.as_ref() == Some(&state) && !news {
             continue;
         }
+        let show_routine = routine != last_routine;
         if !routine.is_empty() {
             last_routine = routine;
         }
@@ -766,15 +767,19 @@ pub fn render(run: &Run, scenario: &Scenario) -> String {
             .iter()
             .map(|p| format!("{}{}", p.letter, p.state))
             .collect();
-        let _ = writeln!(
-            out,
-            "{:>5}s  p={:<2} [{}] down {}  {}",
+        let head = format!(
+            "{:>5}s  p={:<2} [{}] down {}",
             f.t,
             f.partition,
             pods.join(" "),
-            f.down,
-            f.notes.join("; ")
+            f.down
         );
+        // One note per line: the first beside the state, the others below it, aligned.
+        let mut notes = f.notes.iter().filter(|n| show_routine || !is_routine(n));
+        let _ = writeln!(out, "{head}  {}", notes.next().map_or("", String::as_str));
+        for n in notes {
+            let _ = writeln!(out, "{:width$}  {n}", "", width = head.chars().count());
+        }
         last = Some(state);
     }
     out.push_str(&render_summary(&run.summary));
