@@ -5,7 +5,9 @@ SHELL := /bin/bash
 
 CARGO ?= cargo
 WASM_TARGET := wasm32-wasip1
-RUNNER := target/debug/runner
+# Cargo's output directory (CARGO_TARGET_DIR when set).
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+RUNNER := $(TARGET_DIR)/debug/runner
 # Shared design and real fixtures live beside the checkout.
 SHARED ?= ../shared
 POLICY_SOURCES := $(wildcard src/*.rs) Cargo.toml Cargo.lock
@@ -18,7 +20,7 @@ help: ## List the targets
 policy.wasm: $(POLICY_SOURCES) ## Build the policy for wasm32-wasip1 (release, size profile) and copy it here
 	rustup target add $(WASM_TARGET) >/dev/null 2>&1 || rustup target add $(WASM_TARGET)
 	$(CARGO) build --locked --target $(WASM_TARGET) --release -p sts-safe-rollout
-	cp target/$(WASM_TARGET)/release/sts_safe_rollout.wasm policy.wasm
+	cp $(TARGET_DIR)/$(WASM_TARGET)/release/sts_safe_rollout.wasm policy.wasm
 
 annotated-policy.wasm: policy.wasm metadata.yml README.md ## Embed metadata.yml with kwctl (needs kwctl)
 	@command -v kwctl >/dev/null || { echo "annotated-policy.wasm needs kwctl (https://github.com/kubewarden/kwctl), which is not installed here."; echo "The tests do not need it: 'make e2e-tests' runs e2e.bats through the runner on policy.wasm."; exit 1; }
@@ -43,7 +45,7 @@ e2e-tests: policy.wasm runner ## e2e.bats: through kwctl when KWCTL is set or kw
 	  $(MAKE) annotated-policy.wasm && bats e2e.bats; \
 	else \
 	  echo "e2e.bats through the runner (kwctl is not installed)"; \
-	  KWCTL=$(CURDIR)/$(RUNNER) POLICY=policy.wasm bats e2e.bats; \
+	  KWCTL=$(abspath $(RUNNER)) POLICY=policy.wasm bats e2e.bats; \
 	fi
 
 validate-manifests: ## Validate deploy/ against the Kubernetes schemas (installs kubernetes-validate from PyPI)
