@@ -57,7 +57,8 @@ pub struct SimPod {
     pub ordinal: u32,
     /// Unique id (new for each incarnation of an ordinal).
     pub uid: String,
-    /// The ControllerRevision name it was created from (label `controller-revision-hash`).
+    /// The ControllerRevision name it was created from (label `controller-revision-hash`, read back
+    /// by Kubernetes `getPodRevision`).
     pub revision: String,
     /// Second it was created.
     pub created: i64,
@@ -813,7 +814,9 @@ impl World {
                 }
             }
         }
-        // 6. Status.
+        // 6. Status: updateStatus / computeReplicaStatus over every pod of the set (condemned
+        // included): replicas = created, ready = isRunningAndReady, available = isRunningAndAvailable,
+        // current/updated = not terminating and labelled with that revision.
         let generation = self.set["metadata"]["generation"].clone();
         let (mut n, mut ready, mut available, mut cur, mut upd) = (0, 0, 0, 0, 0);
         for p in self.pods.values() {
@@ -845,6 +848,8 @@ impl World {
             "currentRevision": current, "updateRevision": update,
             "collisionCount": 0,
         });
+        // updateStatefulSetStatus / inconsistentStatus: the status is written (and resourceVersion
+        // bumped) only when it differs from the stored one.
         if self.set["status"] != status {
             self.set["status"] = status;
             self.bump_resource_version();
