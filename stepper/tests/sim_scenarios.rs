@@ -332,3 +332,55 @@ fn the_simulate_subcommand_prints_the_incident_both_ways() {
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("read scenario"));
 }
+
+#[test]
+fn natively_ordered_ready_waits_for_the_down_pod_where_parallel_does_not() {
+    // Upstream processReplica (monotonic): with OrderedReady the controller stops at the first pod that
+    // is not Running and Ready, so the rolling update is not reached while pod 0 is down.
+    let mut s = load("moco-incident");
+    s.set.pod_management_policy = "OrderedReady".into();
+    let run = play(&s, true);
+    assert_eq!(run.summary.max_down, 1, "{:?}", run.summary);
+    assert!(
+        run.world.restarts.iter().all(|r| r.0 >= 95),
+        "{:?}",
+        run.world.restarts
+    );
+    assert!(run.summary.rollout_completed.is_some());
+}
+
+#[test]
+fn min_ready_seconds_holds_each_step_until_the_pod_is_available() {
+    let mut s = load("healthy-5");
+    s.set.min_ready_seconds = 20;
+    let run = play(&s, false);
+    assert_guarded_invariants(&run);
+    assert!(run.summary.rollout_completed.is_some());
+    // Each later step waits for the replaced pod: terminate 2 + pending 2 + ready 5 + minReady 20.
+    for w in run.steps.windows(2) {
+        assert!(w[1].t - w[0].t >= 29, "{:?}", w);
+    }
+    assert!(
+        run.frames
+            .iter()
+            .any(|f| f.pods.iter().any(|p| p.state == '~'))
+    );
+}
+
+#[test]
+fn a_pdb_that_allows_no_disruption_blocks_every_step() {
+    let mut s = load("healthy-5");
+    s.set.pdb_max_unavailable = Some(0);
+    let run = play(&s, false);
+    assert!(run.steps.is_empty(), "{:?}", run.steps);
+    assert!(
+        run.frames
+            .iter()
+            .flat_map(|f| f.notes.iter())
+            .any(|n| n.contains("Blocked PdbBlocked"))
+    );
+    assert!(run.summary.rollout_completed.is_none());
+    // Natively the controller ignores the PDB (StatefulSet updates do not go through eviction).
+    let native = play(&s, true);
+    assert!(native.summary.rollout_completed.is_some());
+}
