@@ -69,6 +69,7 @@ fn action() -> impl Strategy<Value = Action> {
             .prop_map(|(r, i)| Action::Apply(ApplySpec { image: i.map(Into::into), replicas: Some(r), ..ApplySpec::default() })),
         1 => Just(Action::Apply(ApplySpec { partition: Some(0), ..ApplySpec::default() })),
         3 => (0u32..12, 1i64..120).prop_map(|(pod, seconds)| Action::NodeFailure { pod, seconds }),
+        1 => (0u32..12, 300i64..420).prop_map(|(pod, seconds)| Action::NodeFailure { pod, seconds }),
         1 => (0u32..12).prop_map(Action::DeletePod),
         2 => (
             prop::sample::select(vec![Call::Any, Call::Patch, Call::ListPods, Call::ListStatefulsets, Call::Event]),

@@ -384,3 +384,26 @@ fn a_pdb_that_allows_no_disruption_blocks_every_step() {
     let native = play(&s, true);
     assert!(native.summary.rollout_completed.is_some());
 }
+
+#[test]
+fn a_pod_on_a_node_down_for_long_is_evicted_and_replaced_once_the_node_is_back() {
+    let mut s = load("healthy-5");
+    s.events = vec![Event {
+        at: 5,
+        action: Action::NodeFailure {
+            pod: 1,
+            seconds: 400,
+        },
+    }];
+    s.duration = 600;
+    let run = play(&s, true);
+    let at = |t: i64| {
+        run.frames
+            .iter()
+            .find(|f| f.t == t)
+            .map(|f| f.pods[1].state)
+    };
+    assert_eq!(at(100), Some('!'), "NotReady while tolerated");
+    assert_eq!(at(306), Some('x'), "evicted after 300 s, stuck terminating");
+    assert_eq!(at(420), Some('+'), "recreated once the node is back");
+}

@@ -26,6 +26,10 @@ pub fn timestamp(t: i64) -> Timestamp {
     Timestamp::from_second(BASE_SECOND + t).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
+/// Seconds a pod stays bound to an unreachable node before it is evicted (Kubernetes
+/// `DefaultTolerationSeconds`: `node.kubernetes.io/unreachable` tolerated for 300 s).
+pub const EVICTION_SECONDS: i64 = 300;
+
 /// How pods behave in time. All durations are virtual seconds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Timing {
@@ -200,6 +204,8 @@ pub struct World {
     pub down_since: BTreeMap<u32, i64>,
     /// Second of the last step that landed.
     pub last_step: Option<i64>,
+    /// Slots whose pod was evicted from an unreachable node, until the slot is Ready again (a fault).
+    pub evicted: std::collections::BTreeSet<u32>,
     /// Events published on the set: (second, reason, note).
     pub events: Vec<(i64, String, String)>,
     /// Ordinals whose slot has held a Ready pod (a slot counts as down only once it has been up).
@@ -337,6 +343,7 @@ impl World {
             harmful_restarts: Vec::new(),
             down_since: BTreeMap::new(),
             last_step: None,
+            evicted: std::collections::BTreeSet::new(),
             events: Vec::new(),
             ever_ready: BTreeMap::new(),
             rng: seed ^ 0x9e37_79b9_7f4a_7c15,
@@ -610,6 +617,19 @@ impl World {
     pub fn refresh_pods(&mut self) {
         let t = self.t;
         let terminate = self.timing.terminate_seconds;
+        // Taint-based eviction: a pod tolerates `node.kubernetes.io/unreachable:NoExecute` for
+        // `EVICTION_SECONDS` (the DefaultTolerationSeconds admission plugin's default), then the node
+        // lifecycle controller deletes it; the deletion completes only once the node is back.
+        for p in self.pods.values_mut() {
+            if let Some((from, until)) = p.node_down
+                && p.deleted_at.is_none()
+                && until - from > EVICTION_SECONDS
+                && t >= from + EVICTION_SECONDS
+            {
+                p.deleted_at = Some(from + EVICTION_SECONDS);
+                self.evicted.insert(p.ordinal);
+            }
+        }
         self.pods
             .retain(|_, p| p.gone_at(terminate).is_none_or(|gone| t < gone));
         let replicas = u32::try_from(self.replicas()).unwrap_or(0);
@@ -623,6 +643,9 @@ impl World {
             if ready && p.ordinal < replicas {
                 self.ever_ready.insert(p.ordinal, true);
             }
+            if ready {
+                self.evicted.remove(&p.ordinal);
+            }
         }
         // A slot scaled away starts afresh if it is scaled up again (a new pod is not a disruption).
         self.ever_ready.retain(|o, _| *o < replicas);
@@ -634,14 +657,15 @@ impl World {
     }
 
     /// Slots in `[0, replicas)` that have been up once and are down now (missing, terminating, or not
-    /// Running and Ready), and how many of those are down because of a fault (node down, a person's
-    /// deletion recorded in `fault_deleted`).
+    /// Running and Ready), and how many of those are down because of a fault (node down, evicted from
+    /// a node that was down, or a person's deletion recorded in `fault_deleted`).
     pub fn down(&self, fault_deleted: &[u32]) -> (usize, usize) {
         let down = self.down_ordinals();
         let by_fault = down
             .iter()
             .filter(|o| {
                 fault_deleted.contains(o)
+                    || self.evicted.contains(o)
                     || self.pods.get(o).is_some_and(|p| p.node_is_down(self.t))
             })
             .count();
