@@ -273,7 +273,9 @@ pub fn decide(
                 change: Change::RemovePartition,
             });
         }
-        let stamp_initialized = sts::is_fully_ready(old)
+        // A set scaled to 0 is trivially "fully Ready" but no pod of it ever was: not initialized.
+        let stamp_initialized = sts::replicas(old) > 0
+            && sts::is_fully_ready(old)
             && !sts::is_annotation_true(new, prefix, annotations::INITIALIZED);
         return Ok(Decision {
             row: Row::StagedOnUpdate,
@@ -570,6 +572,9 @@ mod tests {
         Some(Row::StagedOnUpdate), json!([stamp(), replace_partition(5)]))]
     #[case::update_mid_rollout_template_change_resets_partition(
         request("UPDATE", Some(object(Some(3), Some(1), "v3", ann(&[INIT]))), Some(with_status(object(Some(3), Some(1), "v2", ann(&[INIT])), 3, 4))),
+        Some(Row::StagedOnUpdate), json!([replace_partition(3)]))]
+    #[case::update_from_zero_replicas_is_not_stamped(
+        request("UPDATE", Some(object(Some(3), Some(0), "v2", json!({}))), Some(with_status(object(Some(0), Some(0), "v1", json!({})), 1, 4))),
         Some(Row::StagedOnUpdate), json!([replace_partition(3)]))]
     #[case::update_twelve_replicas(
         request("UPDATE", Some(object(Some(12), Some(0), "v2", ann(&[INIT]))), Some(with_status(object(Some(12), Some(0), "v1", ann(&[INIT])), 12, 4))),
