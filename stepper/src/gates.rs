@@ -6,7 +6,7 @@
 //! and returns the [`Decision`] for the next step. Nothing here reads a clock or talks to the API
 //! server: time comes in as `now`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use jiff::{SignedDuration, Timestamp};
@@ -449,17 +449,29 @@ pub fn gate_pods_ready(
     pods: &BTreeMap<u32, &Pod>,
     now: Timestamp,
 ) -> Result<(), Blocked> {
+    gate_pods_ready_except(set, pods, now, &BTreeSet::new())
+}
+
+/// [`gate_pods_ready`], not counting the ordinals in `exempt` (see [`replaced_while_down`]).
+pub fn gate_pods_ready_except(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    now: Timestamp,
+    exempt: &BTreeSet<u32>,
+) -> Result<(), Blocked> {
     let name = set_name(set);
     let min_ready = sts::min_ready_seconds(set);
     let start = start_ordinal(set);
     let end = start.saturating_add(u32::try_from(sts::replicas(set)).unwrap_or(0));
-    let mut failures = (start..end).filter_map(|ordinal| {
-        let cause = match pods.get(&ordinal) {
-            None => Some("missing".to_string()),
-            Some(pod) => pod_unready_cause(pod, min_ready, now),
-        };
-        cause.map(|c| format!("{name}-{ordinal}: {c}"))
-    });
+    let mut failures = (start..end)
+        .filter(|o| !exempt.contains(o))
+        .filter_map(|ordinal| {
+            let cause = match pods.get(&ordinal) {
+                None => Some("missing".to_string()),
+                Some(pod) => pod_unready_cause(pod, min_ready, now),
+            };
+            cause.map(|c| format!("{name}-{ordinal}: {c}"))
+        });
     let Some(first) = failures.next() else {
         return Ok(());
     };
@@ -627,7 +639,7 @@ pub fn decide(
         Err(blocked) => Decision::Blocked(blocked),
         Ok(step) => Decision::Step {
             from: partition,
-            to: (partition.min(sts::replicas(set).max(0)) - step).max(0),
+            to: step_target(set, partition, step),
             update_revision: set
                 .status
                 .as_ref()
@@ -649,13 +661,60 @@ fn run_gates(
     gate_paused(set, prefix)?;
     let step = gate_annotations(set, prefix)?;
     gate_observed(set)?;
-    gate_pods_ready(set, pods, now)?;
+    let down = replaced_while_down(set, pods, partition, step_target(set, partition, step), now);
+    gate_pods_ready_except(set, pods, now, &down)?;
     gate_step_done(set, pods, partition)?;
     gate_settled(set, prefix, now)?;
-    if opts.pdb_gate {
+    // The budget of a PDB is spent by the very pods the step replaces: replacing a pod that is already
+    // down disrupts no healthy one (the eviction API's `unhealthyPodEvictionPolicy: AlwaysAllow`).
+    if opts.pdb_gate && down.is_empty() {
         gate_pdbs(set, pods, pdbs)?;
     }
     Ok(step)
+}
+
+/// The partition a step of `step` pods lowers `partition` to: `max(0, min(partition, replicas) − step)`.
+pub fn step_target(set: &StatefulSet, partition: i32, step: i32) -> i32 {
+    (partition.min(sts::replicas(set).max(0)) - step).max(0)
+}
+
+/// The ordinals a step from `partition` to `to` makes the controller replace — index (`ordinal − start`)
+/// in `[to, min(partition, replicas))` and not on `status.updateRevision` (Kubernetes StatefulSet
+/// controller: pods ≥ partition get updateRevision) — when **every one of them is already missing or not
+/// ready** at `now`; empty otherwise.
+///
+/// Those pods do not block the step (`PodNotReady`, `PdbBlocked`): replacing a pod that is down takes
+/// nothing more down, and it is the only way forward when a pod stuck on a bad revision sits below a
+/// partition restaged by a fixing re-apply or a rollback (the controller never replaces a pod below the
+/// partition by itself). A Ready pod among them keeps the gates as they are: stepping would take it down
+/// while another is down, which is MOCO's incident.
+pub fn replaced_while_down(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    partition: i32,
+    to: i32,
+    now: Timestamp,
+) -> BTreeSet<u32> {
+    let replicas = u32::try_from(sts::replicas(set)).unwrap_or(0);
+    let start = start_ordinal(set);
+    let from = u32::try_from(partition).unwrap_or(0).min(replicas);
+    let to = u32::try_from(to).unwrap_or(0).min(from);
+    let update_revision = set
+        .status
+        .as_ref()
+        .and_then(|s| s.update_revision.as_deref());
+    let min_ready = sts::min_ready_seconds(set);
+    let replaced: BTreeSet<u32> = (start.saturating_add(to)..start.saturating_add(from))
+        .filter(|o| {
+            pods.get(o)
+                .is_none_or(|p| pod_revision(p) != update_revision)
+        })
+        .collect();
+    let all_down = replaced.iter().all(|o| {
+        pods.get(o)
+            .is_none_or(|p| pod_unready_cause(p, min_ready, now).is_some())
+    });
+    if all_down { replaced } else { BTreeSet::new() }
 }
 
 /// Whether the rollout is really complete — what `sts-stepper wait` waits for: the controller observed

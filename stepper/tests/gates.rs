@@ -272,10 +272,10 @@ fn pods_with(f: impl Fn(u32, &mut serde_json::Value)) -> Vec<Pod> {
 #[case::terminating(|i: u32, v: &mut serde_json::Value| if i == 2 { v["metadata"]["deletionTimestamp"] = json!("2026-11-23T01:19:00Z") }, Some("web-2: terminating"))]
 #[case::pending(|i: u32, v: &mut serde_json::Value| if i == 1 { v["status"]["phase"] = json!("Pending") }, Some("web-1: phase Pending"))]
 #[case::no_phase(|i: u32, v: &mut serde_json::Value| if i == 1 { v["status"] = json!({}) }, Some("web-1: phase Unknown"))]
-#[case::not_ready_reason(|i: u32, v: &mut serde_json::Value| if i == 3 { v["status"]["conditions"][0] = json!({"type": "Ready", "status": "False", "reason": "ContainersNotReady"}) }, Some("web-3: ContainersNotReady"))]
-#[case::not_ready_no_reason(|i: u32, v: &mut serde_json::Value| if i == 3 { v["status"]["conditions"][0]["status"] = json!("Unknown") }, Some("web-3: NotReady"))]
+#[case::not_ready_reason(|i: u32, v: &mut serde_json::Value| if i == 2 { v["status"]["conditions"][0] = json!({"type": "Ready", "status": "False", "reason": "ContainersNotReady"}) }, Some("web-2: ContainersNotReady"))]
+#[case::not_ready_no_reason(|i: u32, v: &mut serde_json::Value| if i == 2 { v["status"]["conditions"][0]["status"] = json!("Unknown") }, Some("web-2: NotReady"))]
 #[case::no_ready_condition(|i: u32, v: &mut serde_json::Value| if i == 0 { v["status"]["conditions"] = json!([]) }, Some("web-0: no Ready condition"))]
-#[case::two_failures(|i: u32, v: &mut serde_json::Value| if i == 1 || i == 3 { v["status"]["phase"] = json!("Failed") }, Some("web-1: phase Failed (and 1 more)"))]
+#[case::two_failures(|i: u32, v: &mut serde_json::Value| if i == 1 || i == 2 { v["status"]["phase"] = json!("Failed") }, Some("web-1: phase Failed (and 1 more)"))]
 fn pod_not_ready_cases(#[case] f: fn(u32, &mut serde_json::Value), #[case] want: Option<&str>) {
     let s = set("web", 5, Some(4), 1);
     let got = decide_one(&s, &pods_with(f));
@@ -283,6 +283,93 @@ fn pod_not_ready_cases(#[case] f: fn(u32, &mut serde_json::Value), #[case] want:
         None => assert_eq!(got, step(4, 3, "b")),
         Some(d) => assert_eq!(got, blocked(Reason::PodNotReady, d)),
     }
+}
+
+fn not_ready(v: &mut serde_json::Value) {
+    v["status"]["conditions"][0] =
+        json!({"type": "Ready", "status": "False", "reason": "ContainersNotReady"});
+}
+
+#[test]
+fn a_pod_already_down_that_the_step_replaces_does_not_block_it() {
+    // Partition 4 of 5: the step 4→3 replaces web-3 (on currentRevision), which is down already (a bad
+    // pod, a failed node): replacing it takes nothing more down. Its PDB budget is spent by web-3 itself.
+    let s = set("web", 5, Some(4), 1);
+    let p = pods_with(|i, v| {
+        if i == 3 {
+            not_ready(v)
+        }
+    });
+    let budget = [pdb("web", json!({"matchLabels": {"app": "web"}}), 0)];
+    assert_eq!(
+        decide_with(&s, &p, &budget, &opts(), now()),
+        step(4, 3, "b")
+    );
+    let mut missing = pods("web", 5, 4);
+    missing.remove(3);
+    assert_eq!(decide_one(&s, &missing), step(4, 3, "b"));
+}
+
+#[test]
+fn a_pod_down_below_the_step_still_blocks_it() {
+    // MOCO's incident: web-0 is down; the step would replace Ready web-2.
+    let s = set("web", 3, Some(3), 0);
+    let p: Vec<Pod> = (0..3)
+        .map(|i| {
+            let mut v = pod_json("web", "web", i, "a");
+            if i == 0 {
+                not_ready(&mut v);
+            }
+            pod_from(v)
+        })
+        .collect();
+    assert_eq!(
+        decide_one(&s, &p),
+        blocked(Reason::PodNotReady, "web-0: ContainersNotReady")
+    );
+    // Both the replaced pod and a lower one down: the lower one blocks.
+    let s = set("web", 5, Some(4), 1);
+    let p = pods_with(|i, v| {
+        if i == 3 || i == 1 {
+            not_ready(v)
+        }
+    });
+    assert_eq!(
+        decide_one(&s, &p),
+        blocked(Reason::PodNotReady, "web-1: ContainersNotReady")
+    );
+}
+
+#[test]
+fn a_step_that_would_also_replace_a_ready_pod_is_blocked() {
+    // Step 2: 4→2 replaces web-3 (down) and web-2 (Ready): web-2 would go down while web-3 is.
+    let mut v = set_json("web", 5, Some(4), 1);
+    v["metadata"]["annotations"]["safe-rollout.dev/step"] = json!("2");
+    let s = set_from(v);
+    let p = pods_with(|i, v| {
+        if i == 3 {
+            not_ready(v)
+        }
+    });
+    assert_eq!(
+        decide_one(&s, &p),
+        blocked(Reason::PodNotReady, "web-3: ContainersNotReady")
+    );
+}
+
+#[test]
+fn a_pod_down_on_the_update_revision_blocks() {
+    // web-4 already runs updateRevision and is not Ready: the new revision may be bad. Not exempt.
+    let s = set("web", 5, Some(4), 1);
+    let p = pods_with(|i, v| {
+        if i == 4 {
+            not_ready(v)
+        }
+    });
+    assert_eq!(
+        decide_one(&s, &p),
+        blocked(Reason::PodNotReady, "web-4: ContainersNotReady")
+    );
 }
 
 #[test]
@@ -348,13 +435,17 @@ fn min_ready_seconds_edges(
     #[case] since: Option<&str>,
     #[case] want: Option<&str>,
 ) {
-    let mut v = set_json("web", 1, Some(1), 0);
+    // web-0 is the pod under test; the step 2→1 replaces web-1 (Ready for long), not web-0.
+    let mut v = set_json("web", 2, Some(2), 0);
     v["spec"]["minReadySeconds"] = json!(min_ready);
     let mut p = pod_json("web", "web", 0, "a");
     p["status"]["conditions"][0]["lastTransitionTime"] = json!(since);
-    let got = decide_one(&set_from(v), &[pod_from(p)]);
+    let got = decide_one(
+        &set_from(v),
+        &[pod_from(p), pod_from(pod_json("web", "web", 1, "a"))],
+    );
     match want {
-        None => assert_eq!(got, step(1, 0, "b")),
+        None => assert_eq!(got, step(2, 1, "b")),
         Some(d) => assert_eq!(got, blocked(Reason::PodNotReady, d)),
     }
 }
@@ -693,6 +784,7 @@ fn start_ordinal_shifts_pods_and_partition() {
     // Pods counted from 0 (web-0..web-4) do not satisfy a set starting at 3.
     assert_eq!(
         decide_one(&s, &pods("web", 5, 4)),
-        blocked(Reason::PodNotReady, "web-5: missing (and 2 more)")
+        // web-6 is missing too, but the step replaces it anyway (index 3 = web-6): not counted.
+        blocked(Reason::PodNotReady, "web-5: missing (and 1 more)")
     );
 }

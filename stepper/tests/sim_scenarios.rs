@@ -137,15 +137,57 @@ fn a_bad_revision_halts_after_one_pod_and_a_fix_rolls_forward() {
 }
 
 #[test]
-fn a_bad_pod_below_the_staged_partition_blocks_until_a_person_deletes_it() {
-    // Without the `kubectl delete pod` of the scenario, the pod stuck on the bad revision sits below
-    // the partition staged by the fix: the controller never replaces it and the stepper waits on it.
-    let mut s = load("bad-revision");
-    s.events
-        .retain(|e| !matches!(e.action, Action::DeletePod(_)));
+fn the_fix_replaces_the_pod_stuck_on_the_bad_revision_first_without_a_delete() {
+    // The pod stuck on v2 sits below the partition the fix staged; its step is allowed because it is
+    // the only pod that step replaces and it is down already: nothing more goes down.
+    let s = load("bad-revision");
+    assert!(
+        !s.events
+            .iter()
+            .any(|e| matches!(e.action, Action::DeletePod(_))),
+        "the scenario must not need a person's delete"
+    );
     let run = play(&s, false);
-    assert!(run.summary.rollout_completed.is_none());
-    assert!(run.steps.iter().all(|st| st.t < 60), "{:?}", run.steps);
+    let after_fix: Vec<_> = run.steps.iter().filter(|st| st.t >= 60).collect();
+    assert_eq!(
+        (after_fix[0].from, after_fix[0].to),
+        (3, 2),
+        "{:?}",
+        run.steps
+    );
+    assert!(
+        after_fix.iter().all(|st| st.failing_gate.is_none()),
+        "{:?}",
+        run.steps
+    );
+    assert_eq!(run.summary.harmful_restarts, 0);
+    assert_eq!(run.summary.max_down, 1);
+    assert!(run.summary.rollout_completed.is_some(), "{:?}", run.summary);
+}
+
+#[test]
+fn with_ordered_ready_the_controller_itself_waits_for_the_bad_pod_until_a_person_deletes_it() {
+    // Upstream updateStatefulSet (monotonic): an OrderedReady set waits for every pod to be Running and
+    // Ready, so a pod stuck on a bad revision stops the controller too; Kubernetes' documented "forced
+    // rollback" is to delete it. The stepper's step goes through either way.
+    let mut s = load("bad-revision");
+    s.set.pod_management_policy = "OrderedReady".into();
+    let stuck = play(&s, false);
+    assert!(
+        stuck.summary.rollout_completed.is_none(),
+        "{:?}",
+        stuck.summary
+    );
+    let mut with_delete = s.clone();
+    let delete: Scenario = Scenario::from_yaml(
+        "name: d\nset: {replicas: 3}\nduration: 1\nevents:\n  - at: 70\n    deletePod: 2\n",
+    )
+    .expect("parse");
+    with_delete.events.extend(delete.events);
+    let run = play(&with_delete, false);
+    assert_guarded_invariants(&run);
+    assert!(run.summary.rollout_completed.is_some(), "{:?}", run.summary);
+    assert!(all_on(&run, "v3"));
 }
 
 #[test]

@@ -544,7 +544,11 @@ impl World {
         }
         let observed = self.status_count("observedGeneration")
             == old["metadata"]["generation"].as_i64().unwrap_or(0);
-        let failing_gate = self.oracle_gate();
+        let to = new["spec"]["updateStrategy"]["rollingUpdate"]["partition"]
+            .as_i64()
+            .and_then(|p| u32::try_from(p).ok())
+            .unwrap_or(0);
+        let failing_gate = self.oracle_gate(to);
         self.set = new;
         self.bump_resource_version();
         let new_partition = self.partition();
@@ -577,27 +581,43 @@ impl World {
 
     /// The simulation's own gate oracle (independent of the stepper's code): the first failing
     /// condition among DESIGN.md's gates, or `None`. Used to count steps taken while a gate failed.
-    pub fn oracle_gate(&self) -> Option<String> {
+    pub fn oracle_gate(&self, to: u32) -> Option<String> {
         let generation = self.set["metadata"]["generation"].as_i64().unwrap_or(0);
         if self.status_count("observedGeneration") < generation {
             return Some("NotObserved".into());
         }
         let min_ready = self.min_ready();
         let replicas = u32::try_from(self.replicas()).unwrap_or(0);
-        for o in 0..replicas {
-            match self.pods.get(&o) {
-                Some(p) if !p.unavailable(min_ready, self.t) && p.running(self.t) => {}
-                _ => return Some(format!("PodNotReady {o}")),
-            }
-        }
         let update = self.status_str("updateRevision");
         let partition = u32::try_from(self.partition()).unwrap_or(0);
+        let up = |o: &u32| {
+            self.pods
+                .get(o)
+                .is_some_and(|p| !p.unavailable(min_ready, self.t) && p.running(self.t))
+        };
+        // The pods the step replaces (index in [to, partition), not on updateRevision) do not count
+        // when every one of them is already down: replacing them takes nothing more down
+        // (`gates::replaced_while_down`).
+        let replaced: Vec<u32> = (to.min(partition)..partition.min(replicas))
+            .filter(|o| self.pods.get(o).is_none_or(|p| p.revision != update))
+            .collect();
+        let exempt = if replaced.iter().all(|o| !up(o)) {
+            replaced
+        } else {
+            Vec::new()
+        };
+        for o in 0..replicas {
+            if !exempt.contains(&o) && !up(&o) {
+                return Some(format!("PodNotReady {o}"));
+            }
+        }
         for o in partition..replicas {
             if self.pods.get(&o).is_some_and(|p| p.revision != update) {
                 return Some(format!("StepInProgress {o}"));
             }
         }
-        if let Some(status) = self.pdb_status()
+        if exempt.is_empty()
+            && let Some(status) = self.pdb_status()
             && status.disruptions_allowed.unwrap_or(0) < 1
         {
             return Some("PdbBlocked".into());
