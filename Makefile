@@ -12,7 +12,7 @@ RUNNER := $(TARGET_DIR)/debug/runner
 SHARED ?= ../shared
 POLICY_SOURCES := $(wildcard src/*.rs) Cargo.toml Cargo.lock
 
-.PHONY: fmt lint check unit-tests e2e-tests validate-manifests test demo clean runner help
+.PHONY: fmt lint check unit-tests e2e-tests validate-manifests test demo soak clean runner help
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
@@ -53,8 +53,14 @@ validate-manifests: ## Validate deploy/ against the Kubernetes schemas (installs
 
 test: fmt lint unit-tests e2e-tests validate-manifests ## Everything CI runs
 
-demo: policy.wasm runner ## Show policy.wasm deciding real AdmissionReviews
+demo: policy.wasm runner ## policy.wasm deciding real AdmissionReviews, then the MOCO incident native vs guarded
 	SHARED=$(SHARED) RUNNER=$(RUNNER) scripts/demo-policy.sh
+	@echo
+	scripts/demo-moco.sh
+
+SOAK_CASES ?= 100000
+soak: ## The simulation's property test with $(SOAK_CASES) random rollouts (optimized build)
+	time SIM_CASES=$(SOAK_CASES) $(CARGO) test --locked --profile soak -p sts-stepper --test sim_properties
 
 clean: ## Remove build output
 	$(CARGO) clean
