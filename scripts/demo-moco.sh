@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 cargo build -q -p sts-stepper
-bin=target/debug/sts-stepper
+bin=${CARGO_TARGET_DIR:-target}/debug/sts-stepper
 "$bin" simulate --scenario "$scenario" --native >"$tmp/native"
 "$bin" simulate --scenario "$scenario" >"$tmp/guarded"
 
