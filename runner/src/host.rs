@@ -194,26 +194,17 @@ fn host_callback(
     Ok(Vec::new())
 }
 
-/// An error (and its causes) on one line: wasmtime's trap messages span several lines with a backtrace.
+/// The first line of an error: wasmtime's trap messages span several lines with a backtrace.
 fn one_line(e: &dyn std::fmt::Display) -> String {
-    let text = e.to_string();
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines
-        .next()
+    // wapc keeps only the top line of a wasmtime error ("error while executing at wasm backtrace:")
+    // followed by frames; the cause comes from `trap_log`.
+    e.to_string()
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
         .unwrap_or("unknown error")
         .trim_end_matches(':')
-        .to_string();
-    // wasmtime appends "wasm backtrace:" and frames; the cause that matters is on the first line or
-    // the "Caused by" line.
-    let cause = text
-        .lines()
-        .skip_while(|l| !l.trim_start().starts_with("Caused by"))
-        .nth(1)
-        .map(str::trim);
-    match cause {
-        Some(c) if !c.is_empty() && !first.contains(c) => format!("{first}: {c}"),
-        _ => first,
-    }
+        .to_string()
 }
 
 #[cfg(test)]
