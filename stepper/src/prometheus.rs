@@ -64,7 +64,8 @@ pub struct CheckConfig {
 /// What one query returned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum QueryOutcome {
-    /// Non-empty result: this many series (a scalar or string result counts as 1).
+    /// Non-empty result: this many series (a scalar or string result counts as 1, but a NaN scalar —
+    /// `scalar()` of an empty vector — is [`QueryOutcome::Empty`]).
     NonEmpty(usize),
     /// The query ran and returned no series.
     Empty,

@@ -204,7 +204,16 @@ fn count(data: &ApiData) -> QueryOutcome {
         ("vector" | "matrix", Value::Array(items)) if items.is_empty() => QueryOutcome::Empty,
         ("vector" | "matrix", Value::Array(items)) => QueryOutcome::NonEmpty(items.len()),
         (_, Value::Null) => QueryOutcome::Empty,
-        // scalar / string: always one value.
+        // `scalar(v)` of an empty vector is NaN: no data, as an empty vector would be.
+        ("scalar", Value::Array(pair))
+            if pair
+                .get(1)
+                .and_then(Value::as_str)
+                .is_some_and(|v| v == "NaN") =>
+        {
+            QueryOutcome::Empty
+        }
+        // scalar / string: one value.
         _ => QueryOutcome::NonEmpty(1),
     }
 }
