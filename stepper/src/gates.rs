@@ -804,8 +804,9 @@ pub fn gate_group(
 
 /// Gate `OwnerNotHealthy`: the controller owner `owner` read by the pass has condition `condition`
 /// with `status: "True"`, for its current generation: the condition's `observedGeneration`, else
-/// `status.observedGeneration`, when present, equals `metadata.generation` (a condition about an
-/// older spec says nothing). The object read must be the one referenced (same uid).
+/// `status.observedGeneration`, else MOCO's `status.reconcileInfo.generation`, when present, equals
+/// `metadata.generation` (a condition about an older spec says nothing). The object read must be the
+/// one referenced (same uid, when the object reports one).
 pub fn gate_owner(
     set: &StatefulSet,
     condition: &str,
@@ -862,9 +863,12 @@ pub fn gate_owner(
         };
         return blocked(format!("{who}: condition {condition} is {status}{why}"));
     }
+    // The condition's own `observedGeneration` (metav1.Condition), else the status' (the common
+    // convention), else MOCO's `status.reconcileInfo.generation` (the generation MOCO last reconciled).
     let observed = c
         .get("observedGeneration")
         .or_else(|| object.pointer("/status/observedGeneration"))
+        .or_else(|| object.pointer("/status/reconcileInfo/generation"))
         .and_then(|v| v.as_i64());
     if let (Some(observed), Some(generation)) = (observed, generation)
         && observed != generation
@@ -1044,10 +1048,9 @@ fn gate_prometheus(
         }
         prometheus::Verdict::Due => {
             ev.need = Some(Need::Queries(check.queries.clone()));
-            Err(blocked(format!(
-                "check of {} queries due",
-                check.queries.len()
-            )))
+            let n = check.queries.len();
+            let noun = if n == 1 { "query" } else { "queries" };
+            Err(blocked(format!("check due ({n} {noun}), not run yet")))
         }
         prometheus::Verdict::Wait { detail, state } => {
             let failing = state

@@ -104,7 +104,7 @@ pub enum EventKind {
 pub struct EventNote {
     /// Severity.
     pub kind: EventKind,
-    /// PascalCase reason: `Stepped`, `Blocked`, `RolloutComplete`, `ForcedStep`.
+    /// PascalCase reason: `Stepped`, `Blocked`, `RolloutPaused`, `RolloutComplete`, `ForcedStep`.
     pub reason: String,
     /// PascalCase action: `Step`, `Gate`, `Complete`.
     pub action: String,
@@ -137,6 +137,19 @@ impl EventNote {
             },
             reason: "Blocked".into(),
             action: "Gate".into(),
+            note,
+        }
+    }
+
+    /// The `RolloutPaused` Event (`Warning`): the stepper paused the rollout (`<prefix>/paused`), e.g. a
+    /// Prometheus check reached its `failure-limit`; `reason` is the `<prefix>/paused-reason`.
+    pub fn paused(reason: &str) -> Self {
+        let mut note = reason.to_string();
+        truncate(&mut note, 1000);
+        EventNote {
+            kind: EventKind::Warning,
+            reason: "RolloutPaused".into(),
+            action: "Pause".into(),
             note,
         }
     }
@@ -322,20 +335,74 @@ pub fn plan_with(
         .statefulsets
         .iter()
         .zip(evaluated)
-        .map(|(set, (pods, ev))| plan_evaluated(set, &pods, ev, &opts.prefix, now))
+        .map(|(set, (pods, ev))| {
+            let mut p = plan_evaluated(set, &pods, ev, &opts.prefix, now);
+            if opts.max_steps_per_minute.is_some()
+                && let Some(patch) = &mut p.step
+            {
+                record_recent_step(set, &opts.prefix, now, patch);
+            }
+            p
+        })
         .collect()
 }
 
-/// How many StatefulSets of `sets` were stepped in the last 60 seconds before `now`, by
-/// `<prefix>/last-partition-update` (the stamp every step writes; later than `now − 60 s`). A count.
+/// Annotation (stepper only, with `--max-steps-per-minute`) `<prefix>/recent-steps`: the times of the
+/// set's steps in the last 60 seconds, RFC 3339, comma-separated (at most the limit's count of them), so
+/// the fleet's budget counts steps, not only the sets stepped.
+pub const RECENT_STEPS: &str = "recent-steps";
+
+/// The times of the set's steps later than `since`: from `<prefix>/recent-steps` when the set carries
+/// it (unreadable entries skipped), else its `<prefix>/last-partition-update` alone.
+pub fn recent_steps(set: &StatefulSet, prefix: &str, since: Timestamp) -> Vec<Timestamp> {
+    let mut times: Vec<Timestamp> =
+        match annotation_value(set, &annotations::key(prefix, RECENT_STEPS)) {
+            Some(list) => list
+                .split(',')
+                .filter_map(|t| t.trim().parse::<Timestamp>().ok())
+                .collect(),
+            None => gates::last_partition_update(set, prefix)
+                .ok()
+                .flatten()
+                .into_iter()
+                .collect(),
+        };
+    times.retain(|t| *t > since);
+    times
+}
+
+/// How many steps the StatefulSets of `sets` took in the last 60 seconds before `now` (later than
+/// `now − 60 s`), by [`recent_steps`]. A count.
 pub fn steps_in_last_minute(sets: &[StatefulSet], prefix: &str, now: Timestamp) -> u32 {
     let since = now - SignedDuration::from_secs(60);
-    let n = sets
+    let n: usize = sets
         .iter()
-        .filter_map(|s| gates::last_partition_update(s, prefix).ok().flatten())
-        .filter(|t| *t > since)
-        .count();
+        .map(|s| recent_steps(s, prefix, since).len())
+        .sum();
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Adds to a step patch the op recording this step in `<prefix>/recent-steps` (the pruned list plus
+/// the step's [`stamp`]); used with `--max-steps-per-minute`.
+pub fn record_recent_step(set: &StatefulSet, prefix: &str, now: Timestamp, patch: &mut Patch) {
+    let since = now - SignedDuration::from_secs(60);
+    let mut list: Vec<String> = recent_steps(set, prefix, since)
+        .into_iter()
+        .map(|t| t.to_string())
+        .collect();
+    list.push(stamp(set, prefix, now));
+    patch.0.extend(annotation_ops(
+        &with_annotations(set),
+        &[(annotations::key(prefix, RECENT_STEPS), Some(list.join(",")))],
+    ));
+}
+
+/// `set` with an (empty) annotations map when it has none: the step patch has already added the map,
+/// so later ops add keys to it.
+fn with_annotations(set: &StatefulSet) -> StatefulSet {
+    let mut s = set.clone();
+    s.metadata.annotations.get_or_insert_with(Default::default);
+    s
 }
 
 /// The fleet's step budget (gate `Throttled`, moco#572: an operator upgrade must not restart every
@@ -369,15 +436,15 @@ pub fn throttle(
         .into_iter()
         .enumerate()
         .skip(budget)
-        .map(|(granted, (i, _))| {
-            let detail = if granted >= per_pass {
+        .map(|(_, (i, _))| {
+            let detail = if per_pass <= per_minute {
                 format!(
                     "--max-steps-per-pass {}: {per_pass} sets step first in this pass",
                     opts.max_steps_per_pass.unwrap_or_default()
                 )
             } else {
                 format!(
-                    "--max-steps-per-minute {}: {recent} steps in the last 60s, {granted} more in this pass",
+                    "--max-steps-per-minute {}: {recent} steps in the last 60s, {budget} more in this pass",
                     opts.max_steps_per_minute.unwrap_or_default()
                 )
             };
@@ -465,6 +532,21 @@ pub fn plan_evaluated(
                     json!(set.metadata.resource_version.clone().unwrap_or_default()),
                 ),
             });
+        }
+        let paused_key = annotations::key(prefix, annotations::PAUSED);
+        let reason_key = annotations::key(prefix, crate::prometheus::PAUSED_REASON);
+        if ev
+            .changes
+            .iter()
+            .any(|(k, v)| *k == paused_key && v.is_some())
+        {
+            let reason = ev
+                .changes
+                .iter()
+                .find(|(k, _)| *k == reason_key)
+                .and_then(|(_, v)| v.clone())
+                .unwrap_or_default();
+            events.push(EventNote::paused(&reason));
         }
         changes.extend(ev.changes);
     }

@@ -125,24 +125,29 @@ fn positive(prefix: &str, name: &str, value: Option<&str>) -> Result<Option<u32>
 }
 
 /// The query number of annotation `name` (`prometheus-query` → 0, `prometheus-query-7` → 7), `None`
-/// when `name` is not a query annotation at all.
-///
-/// # Errors
-/// `prometheus-query-<something other than 1–999>` (a typo that would silently drop a query).
+/// when `name` does not start with `prometheus-query`, `Some(Err(()))` for any other name that does
+/// (`prometheus-query-0`, `-01`, `-+1`, `-x`, `prometheus-query1`: a typo that would silently drop a
+/// query).
 fn query_number(name: &str) -> Option<Result<u32, ()>> {
     let rest = name.strip_prefix(PROMETHEUS_QUERY)?;
     if rest.is_empty() {
         return Some(Ok(0));
     }
-    let digits = rest.strip_prefix('-')?;
+    // `prometheus-query1`, `prometheus-query-x`, `prometheus-query-+1`: a typo, never silently dropped.
+    let Some(digits) = rest.strip_prefix('-') else {
+        return Some(Err(()));
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.starts_with('0') {
+        return Some(Err(()));
+    }
     Some(match digits.parse::<u32>() {
-        Ok(n) if (1..=999).contains(&n) && !digits.starts_with('0') => Ok(n),
+        Ok(n) if (1..=999).contains(&n) => Ok(n),
         _ => Err(()),
     })
 }
 
 /// Reads the set's Prometheus check from its annotations: `Ok(None)` when no `prometheus-query*`
-/// annotation is set.
+/// annotation is set (the other check annotations are then not read).
 ///
 /// # Errors
 /// A one-line message naming the annotation and the expected form (an empty query, a query annotation
@@ -179,13 +184,13 @@ pub fn check_config(set: &StatefulSet, prefix: &str) -> Result<Option<CheckConfi
             )),
         }
     }
+    if queries.is_empty() {
+        return Ok(None);
+    }
     let get = |name: &str| all.get(&key(prefix, name)).map(String::as_str);
     let period = positive(prefix, CHECK_PERIOD_SECONDS, get(CHECK_PERIOD_SECONDS))?;
     let threshold = positive(prefix, SUCCESS_THRESHOLD, get(SUCCESS_THRESHOLD))?;
     let failure_limit = positive(prefix, FAILURE_LIMIT, get(FAILURE_LIMIT))?;
-    if queries.is_empty() {
-        return Ok(None);
-    }
     queries.sort_by_key(|(n, _)| *n);
     Ok(Some(CheckConfig {
         queries: queries.into_iter().map(|(_, q)| q).collect(),
