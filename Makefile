@@ -28,7 +28,7 @@ STEPPER_STATIC ?= $(TARGET_DIR)/$(MUSL_TARGET)/image/sts-stepper
 # Rendered manifests, the image's build context and the pushed image's digest go here.
 DIST ?= dist
 
-.PHONY: fmt lint check unit-tests e2e-tests validate-manifests test demo soak clean runner help \
+.PHONY: fmt lint check unit-tests e2e-tests validate-manifests registry-tests test demo soak clean runner help \
 	stepper-static image push-image publish deploy-manifests
 
 help: ## List the targets
@@ -68,7 +68,10 @@ e2e-tests: policy.wasm runner ## e2e.bats: through kwctl when KWCTL is set or kw
 validate-manifests: ## Validate deploy/ against the Kubernetes schemas (installs kubernetes-validate from PyPI)
 	deploy/validate.sh
 
-test: fmt lint unit-tests e2e-tests validate-manifests ## Everything CI runs
+registry-tests: policy.wasm runner stepper-static ## Round trips through a real registry on 127.0.0.1 (docker-registry, buildah, skopeo)
+	RUNNER=$(abspath $(RUNNER)) STEPPER_STATIC=$(abspath $(STEPPER_STATIC)) scripts/registry-test.sh
+
+test: fmt lint unit-tests e2e-tests validate-manifests registry-tests ## Everything CI runs
 
 stepper-static: ## The static sts-stepper for the image (musl, [profile.image])
 	rustup target add $(MUSL_TARGET) >/dev/null 2>&1 || rustup target add $(MUSL_TARGET)
