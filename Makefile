@@ -91,7 +91,7 @@ push-image: ## Push $(IMAGE) (after make image) to the registry
 publish: ## kwctl annotate, then kwctl push to registry://$(POLICY_REF)
 	@command -v kwctl >/dev/null || { \
 	  echo "make publish needs kwctl (https://github.com/kubewarden/kwctl), which is not installed here."; \
-	  echo "kwctl annotate embeds metadata.yml in the module (the policy-server reads it), then kwctl push uploads it."; \
+	  echo "kwctl annotate embeds metadata.yml in the module (rules, mutating, execution mode: kwctl and the policy-server read them), then kwctl push uploads it."; \
 	  echo "For a test registry without kwctl: $(RUNNER) push policy.wasm registry://$(POLICY_REF) (unannotated)."; \
 	  exit 1; }
 	$(MAKE) annotated-policy.wasm
