@@ -253,14 +253,20 @@ fn load_module(uri: &str, insecure: bool) -> Result<Vec<u8>> {
     std::fs::read(&path).with_context(|| format!("cannot read policy {}", path.display()))
 }
 
-fn pull(args: &PullArgs) -> Result<()> {
-    if !args.uri.starts_with(registry::SCHEME) {
-        return Err(anyhow!(
-            "{}: expected {}HOST[:PORT]/REPOSITORY[:TAG]",
-            args.uri,
+/// `pull` and `push` take only `registry://` URIs, as kwctl's do.
+fn require_registry_uri(uri: &str) -> Result<()> {
+    if uri.starts_with(registry::SCHEME) {
+        Ok(())
+    } else {
+        Err(anyhow!(
+            "{uri}: expected {}HOST[:PORT]/REPOSITORY:TAG",
             registry::SCHEME
-        ));
+        ))
     }
+}
+
+fn pull(args: &PullArgs) -> Result<()> {
+    require_registry_uri(&args.uri)?;
     let pulled = registry::pull(&args.uri, args.registry.insecure)?;
     if let Some(path) = &args.output_path {
         std::fs::write(path, &pulled.module)
@@ -274,13 +280,7 @@ fn pull(args: &PullArgs) -> Result<()> {
 }
 
 fn push(args: &PushArgs) -> Result<()> {
-    if !args.uri.starts_with(registry::SCHEME) {
-        return Err(anyhow!(
-            "{}: expected {}HOST[:PORT]/REPOSITORY:TAG",
-            args.uri,
-            registry::SCHEME
-        ));
-    }
+    require_registry_uri(&args.uri)?;
     let module = std::fs::read(&args.policy)
         .with_context(|| format!("cannot read policy {}", args.policy.display()))?;
     let pushed = registry::push(&module, &args.uri, args.registry.insecure)?;
