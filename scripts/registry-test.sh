@@ -54,6 +54,8 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
+trap 'echo "registry-test.sh: a command failed at line $LINENO" >&2' ERR
 
 passed=0 failed=0
 pass() { passed=$((passed + 1)); echo "ok   $*"; }
