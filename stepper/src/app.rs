@@ -21,12 +21,13 @@ use tokio::sync::{Notify, watch};
 use tracing::{debug, error, info, warn};
 
 use crate::cli::{Cli, Command, GlobalArgs, StatusArgs, StepArgs, Target, WaitArgs, WatchArgs};
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, NoPrometheus, Prometheus};
 use crate::gates::{self, Decision, GateOptions, Idle, PdbView};
 use crate::kube_cluster::{KubeCluster, Scope};
 use crate::metrics::Metrics;
 use crate::pass::{self, Outcome, PassOptions, PassReport, SetReport};
 use crate::plan::{self, EventKind, EventNote};
+use crate::prometheus_client::{Auth, PrometheusClient, PrometheusConfig};
 use crate::server;
 use sts_safe_rollout::statefulset as sts;
 
@@ -88,12 +89,21 @@ async fn client(g: &GlobalArgs) -> Result<Client> {
     Client::try_from(config).context("creating the Kubernetes client")
 }
 
-async fn cluster(g: &GlobalArgs, target: Option<&Target>) -> Result<KubeCluster> {
+/// How a single-set subcommand lists: `wait` needs only the set (a field selector); `step` and
+/// `status` list the set's namespace, because `GroupBusy` judges the set against its group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Listing {
+    OnlyTarget,
+    TargetNamespace,
+}
+
+async fn cluster(g: &GlobalArgs, target: Option<(&Target, Listing)>) -> Result<KubeCluster> {
     let scope = match target {
-        Some(t) => Scope {
+        Some((t, listing)) => Scope {
             namespaces: vec![t.namespace.clone()],
             label_selector: None,
-            field_selector: Some(format!("metadata.name={}", t.name)),
+            field_selector: (listing == Listing::OnlyTarget)
+                .then(|| format!("metadata.name={}", t.name)),
         },
         None => Scope {
             namespaces: g.namespaces.clone(),
@@ -105,11 +115,42 @@ async fn cluster(g: &GlobalArgs, target: Option<&Target>) -> Result<KubeCluster>
     Ok(KubeCluster::new(client(g).await?, scope, instance))
 }
 
+/// The Prometheus client from the `--prometheus-*` flags; `None` without `--prometheus-url`.
+///
+/// # Errors
+/// A bad URL or CA file, naming the flag.
+pub fn prometheus(g: &GlobalArgs) -> Result<Option<PrometheusClient>> {
+    let Some(url) = &g.prometheus_url else {
+        return Ok(None);
+    };
+    let auth = match (
+        &g.prometheus_bearer_token_file,
+        &g.prometheus_username,
+        &g.prometheus_password_file,
+    ) {
+        (Some(token), _, _) => Auth::BearerTokenFile(token.clone()),
+        (None, Some(username), Some(password_file)) => Auth::Basic {
+            username: username.clone(),
+            password_file: password_file.clone(),
+        },
+        _ => Auth::None,
+    };
+    let config = PrometheusConfig {
+        url: url.clone(),
+        timeout: to_std(g.prometheus_timeout),
+        auth,
+        ca_file: g.prometheus_ca_file.clone(),
+    };
+    Ok(Some(PrometheusClient::new(&config)?))
+}
+
 fn pass_options(g: &GlobalArgs, always_list_pods: bool) -> PassOptions {
     PassOptions {
         gates: GateOptions {
             prefix: g.annotation_prefix.clone(),
             pdb_gate: !g.no_pdb_gate,
+            max_steps_per_pass: g.max_steps_per_pass,
+            max_steps_per_minute: g.max_steps_per_minute,
         },
         dry_run: g.dry_run,
         always_list_pods,
@@ -161,13 +202,14 @@ fn log_summary(report: &PassReport, seconds: f64) {
     );
 }
 
-async fn timed_pass<C: Cluster>(
+async fn timed_pass<C: Cluster, P: Prometheus>(
     cluster: &C,
+    prometheus: &P,
     opts: &PassOptions,
     metrics: Option<&Metrics>,
 ) -> Result<PassReport, crate::cluster::ClusterError> {
     let started = Instant::now();
-    let result = pass::run_pass(cluster, opts, Timestamp::now()).await;
+    let result = pass::run_pass_with(cluster, prometheus, opts, Timestamp::now()).await;
     let seconds = started.elapsed().as_secs_f64();
     let ended = Timestamp::now().as_millisecond() as f64 / 1000.0;
     match &result {
@@ -191,7 +233,8 @@ async fn timed_pass<C: Cluster>(
 }
 
 async fn once<C: Cluster>(cluster: &C, g: &GlobalArgs) -> Result<Exit> {
-    let report = timed_pass(cluster, &pass_options(g, false), None).await?;
+    let prometheus = prometheus(g)?;
+    let report = timed_pass(cluster, &prometheus, &pass_options(g, false), None).await?;
     Ok(if report.any_errored() {
         Exit::Failed
     } else {
@@ -205,6 +248,7 @@ fn to_std(d: SignedDuration) -> std::time::Duration {
 
 /// Passes on every interval tick and on (debounced) StatefulSet/Pod changes until SIGTERM or Ctrl-C.
 async fn watch_loop(cluster: KubeCluster, g: &GlobalArgs, args: &WatchArgs) -> Result<Exit> {
+    let prometheus = prometheus(g)?;
     let metrics = Arc::new(Metrics::new());
     let last_pass = Arc::new(AtomicI64::new(Timestamp::now().as_second()));
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -244,7 +288,7 @@ async fn watch_loop(cluster: KubeCluster, g: &GlobalArgs, args: &WatchArgs) -> R
     let mut stop = stop_rx.clone();
     loop {
         // The pass is never raced against the shutdown signal: it always finishes.
-        if let Ok(report) = timed_pass(&cluster, &opts, Some(&metrics)).await {
+        if let Ok(report) = timed_pass(&cluster, &prometheus, &opts, Some(&metrics)).await {
             remember_rolling(&rolling, &report);
         }
         last_pass.store(Timestamp::now().as_second(), Ordering::Relaxed);
@@ -422,11 +466,23 @@ fn next_action(decision: &Decision) -> String {
 }
 
 async fn status(g: &GlobalArgs, args: &StatusArgs) -> Result<Exit> {
-    let cluster = cluster(g, args.target.as_ref()).await?;
+    let cluster = cluster(
+        g,
+        args.target.as_ref().map(|t| (t, Listing::TargetNamespace)),
+    )
+    .await?;
+    let prometheus = prometheus(g)?;
     let opts = pass_options(g, true);
     print!(
         "{}",
-        status_table(&cluster, &opts, args.target.as_ref(), Timestamp::now()).await?
+        status_table_with(
+            &cluster,
+            &prometheus,
+            &opts,
+            args.target.as_ref(),
+            Timestamp::now()
+        )
+        .await?
     );
     Ok(Exit::Ok)
 }
@@ -442,13 +498,34 @@ pub async fn status_table<C: Cluster>(
     target: Option<&Target>,
     now: Timestamp,
 ) -> Result<String> {
+    status_table_with(cluster, &NoPrometheus, opts, target, now).await
+}
+
+/// [`status_table`] with the Prometheus the `PrometheusCheck` gate queries (the check runs when due;
+/// `status` records nothing).
+///
+/// # Errors
+/// A failed LIST, or `target` not found.
+pub async fn status_table_with<C: Cluster, P: Prometheus>(
+    cluster: &C,
+    prometheus: &P,
+    opts: &PassOptions,
+    target: Option<&Target>,
+    now: Timestamp,
+) -> Result<String> {
     let snap = pass::snapshot(cluster, opts).await?;
+    let is_target = |namespace: &str, name: &str| {
+        target.is_none_or(|t| t.namespace == namespace && t.name == name)
+    };
     if let Some(t) = target
-        && snap.statefulsets.is_empty()
+        && !snap
+            .statefulsets
+            .iter()
+            .any(|s| s.metadata.name.as_deref() == Some(t.name.as_str()))
     {
         bail!("statefulset {t} not found");
     }
-    let plans = plan::plan(&snap, &opts.gates, now);
+    let plans = pass::plan_pass(cluster, prometheus, &snap, opts, now).await;
     let mut rows = vec![[
         "NAMESPACE".to_string(),
         "STATEFULSET".into(),
@@ -458,10 +535,10 @@ pub async fn status_table<C: Cluster>(
         "UPDATE-REVISION".into(),
         "NEXT".into(),
     ]];
-    for p in plans
-        .iter()
-        .filter(|p| target.is_some() || !matches!(p.decision, Decision::Unguarded(_)))
-    {
+    for p in plans.iter().filter(|p| {
+        is_target(&p.namespace, &p.name)
+            && (target.is_some() || !matches!(p.decision, Decision::Unguarded(_)))
+    }) {
         let f = &p.figures;
         rows.push([
             p.namespace.clone(),
@@ -520,7 +597,8 @@ async fn whoami(client: &Client) -> String {
 }
 
 async fn step(g: &GlobalArgs, args: &StepArgs) -> Result<Exit> {
-    let cluster = cluster(g, Some(&args.target)).await?;
+    let cluster = cluster(g, Some((&args.target, Listing::TargetNamespace))).await?;
+    let prometheus = prometheus(g)?;
     let opts = pass_options(g, true);
     let force = match (args.force, &args.reason) {
         (true, Some(reason)) => Some(Forced {
@@ -530,8 +608,9 @@ async fn step(g: &GlobalArgs, args: &StepArgs) -> Result<Exit> {
         (true, None) => bail!("--force needs --reason TEXT"),
         (false, _) => None,
     };
-    let report = step_once(
+    let report = step_once_with(
         &cluster,
+        &prometheus,
         &opts,
         &args.target,
         force.as_ref(),
@@ -569,13 +648,37 @@ pub async fn step_once<C: Cluster>(
     force: Option<&Forced>,
     now: Timestamp,
 ) -> Result<SetReport> {
+    step_once_with(cluster, &NoPrometheus, opts, target, force, now).await
+}
+
+/// [`step_once`] with the Prometheus the `PrometheusCheck` gate queries. The fleet's step budget
+/// (`Throttled`) does not apply to a person's step.
+///
+/// # Errors
+/// As [`step_once`].
+pub async fn step_once_with<C: Cluster, P: Prometheus>(
+    cluster: &C,
+    prometheus: &P,
+    opts: &PassOptions,
+    target: &Target,
+    force: Option<&Forced>,
+    now: Timestamp,
+) -> Result<SetReport> {
     let snap = pass::snapshot(cluster, opts).await?;
-    let Some(set) = snap.statefulsets.first() else {
+    let Some(index) = snap.statefulsets.iter().position(|s| {
+        s.metadata.namespace.as_deref() == Some(target.namespace.as_str())
+            && s.metadata.name.as_deref() == Some(target.name.as_str())
+    }) else {
         bail!("statefulset {target} not found");
     };
-    let mut p = plan::plan(&snap, &opts.gates, now)
+    let set = &snap.statefulsets[index];
+    let mut unthrottled = opts.clone();
+    unthrottled.gates.max_steps_per_pass = None;
+    unthrottled.gates.max_steps_per_minute = None;
+    let mut p = pass::plan_pass(cluster, prometheus, &snap, &unthrottled, now)
+        .await
         .into_iter()
-        .next()
+        .nth(index)
         .context("no plan for the statefulset")?;
     let mut forced_note = None;
     match (&p.decision, force) {
@@ -672,7 +775,7 @@ pub async fn check_complete<C: Cluster>(
 }
 
 async fn wait(g: &GlobalArgs, args: &WaitArgs) -> Result<Exit> {
-    let cluster = cluster(g, Some(&args.target)).await?;
+    let cluster = cluster(g, Some((&args.target, Listing::OnlyTarget))).await?;
     let opts = pass_options(g, true);
     let started = Instant::now();
     let mut last_reason = String::new();

@@ -24,6 +24,11 @@ for every StatefulSet with a staged update it lowers the partition by one step (
   StepInProgress     a pod with ordinal >= partition not yet on status.updateRevision
   Settling           <prefix>/initial-delay-seconds not yet passed since the last step
   PdbBlocked         a PodDisruptionBudget selecting the pods allows no disruption
+  GroupBusy          another set of the same <prefix>/rollout-group rolls out first
+  OwnerNotHealthy    the controller owner's condition <prefix>/owner-condition is not True
+  PrometheusCheck    <prefix>/prometheus-query* not yet non-empty success-threshold times in a
+                     row; failure-limit failures pause the rollout
+  Throttled          --max-steps-per-pass / --max-steps-per-minute spent (the whole fleet)
 
 Each step is one JSON Patch that pins the partition and updateRevision it saw (test ops), so
 steppers racing each other never step twice. All state lives in annotations on the
@@ -83,6 +88,63 @@ pub struct GlobalArgs {
     /// status.disruptionsAllowed < 1 blocks the step).
     #[arg(long, global = true)]
     pub no_pdb_gate: bool,
+
+    /// At most N steps per pass over all StatefulSets in scope (gate Throttled). Started rollouts
+    /// get the budget first, then namespace/name order. Default: unlimited.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_steps_per_pass: Option<u32>,
+
+    /// At most N steps in any 60 seconds over all StatefulSets in scope, counted from their
+    /// <prefix>/last-partition-update stamps, so CronJob passes and restarts share one budget
+    /// (gate Throttled). Default: unlimited.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_steps_per_minute: Option<u32>,
+
+    /// Prometheus base URL for the PrometheusCheck gate (sets annotated <prefix>/prometheus-query),
+    /// e.g. http://prometheus-operated.monitoring:9090. Without it such sets never step.
+    #[arg(
+        long,
+        global = true,
+        env = "STS_STEPPER_PROMETHEUS_URL",
+        value_name = "URL"
+    )]
+    pub prometheus_url: Option<String>,
+
+    /// Timeout of one Prometheus query (connect and answer); a timeout fails the check.
+    #[arg(long, global = true, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
+    pub prometheus_timeout: SignedDuration,
+
+    /// File with a bearer token for Prometheus (mounted from a Secret; read at every query).
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        conflicts_with = "prometheus_username"
+    )]
+    pub prometheus_bearer_token_file: Option<PathBuf>,
+
+    /// Username for HTTP basic auth to Prometheus (with --prometheus-password-file).
+    #[arg(
+        long,
+        global = true,
+        value_name = "USER",
+        requires = "prometheus_password_file"
+    )]
+    pub prometheus_username: Option<String>,
+
+    /// File with the basic-auth password for Prometheus (mounted from a Secret; read at every query).
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        requires = "prometheus_username"
+    )]
+    pub prometheus_password_file: Option<PathBuf>,
+
+    /// PEM file of CA certificates to trust for an https Prometheus besides the built-in web PKI
+    /// roots (TLS is always verified).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub prometheus_ca_file: Option<PathBuf>,
 
     /// Kubeconfig file. Default: $KUBECONFIG, ~/.kube/config, else the in-cluster service account.
     #[arg(long, global = true, value_name = "FILE")]

@@ -10,8 +10,10 @@ use std::future::Future;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use crate::plan::EventNote;
+use crate::prometheus::QueryOutcome;
 
 /// What became of a JSON Patch on a StatefulSet.
 #[derive(Clone, Debug, PartialEq)]
@@ -92,10 +94,55 @@ pub trait Cluster: Sync {
         patch: &json_patch::Patch,
     ) -> impl Future<Output = Result<PatchOutcome, ClusterError>> + Send;
 
+    /// GET the object `owner` references in `namespace` (any group/version/kind: the
+    /// `OwnerNotHealthy` gate's read), as JSON; `Ok(None)` when it does not exist (HTTP 404).
+    fn get_owner(
+        &self,
+        namespace: &str,
+        owner: &OwnerReference,
+    ) -> impl Future<Output = Result<Option<serde_json::Value>, ClusterError>> + Send;
+
     /// Publish an Event regarding `object`.
     fn publish_event(
         &self,
         object: &ObjectReference,
         event: &EventNote,
     ) -> impl Future<Output = Result<(), ClusterError>> + Send;
+}
+
+/// PromQL instant queries for the `PrometheusCheck` gate ([`crate::prometheus`]). Implemented by
+/// [`crate::prometheus_client::PrometheusClient`] (the HTTP API), by [`NoPrometheus`] (no
+/// `--prometheus-url`: every query fails, so a set with a check never steps — fail closed), and by the
+/// simulation (its application-health signal).
+pub trait Prometheus: Sync {
+    /// Runs `expr` now. Never fails: no answer is [`QueryOutcome::Failed`].
+    fn query(&self, expr: &str) -> impl Future<Output = QueryOutcome> + Send;
+}
+
+/// No Prometheus configured: every query is [`QueryOutcome::Failed`] saying so.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoPrometheus;
+
+impl Prometheus for NoPrometheus {
+    fn query(&self, _expr: &str) -> impl Future<Output = QueryOutcome> + Send {
+        std::future::ready(QueryOutcome::Failed(
+            "no Prometheus configured (--prometheus-url)".into(),
+        ))
+    }
+}
+
+impl Prometheus for crate::prometheus_client::PrometheusClient {
+    fn query(&self, expr: &str) -> impl Future<Output = QueryOutcome> + Send {
+        crate::prometheus_client::PrometheusClient::query(self, expr)
+    }
+}
+
+/// `None` (no `--prometheus-url`) behaves as [`NoPrometheus`].
+impl Prometheus for Option<crate::prometheus_client::PrometheusClient> {
+    async fn query(&self, expr: &str) -> QueryOutcome {
+        match self {
+            Some(client) => client.query(expr).await,
+            None => NoPrometheus.query(expr).await,
+        }
+    }
 }

@@ -13,9 +13,12 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::core::{Selector, SelectorExt};
 use sts_safe_rollout::annotations;
 use sts_safe_rollout::statefulset as sts;
+
+use crate::prometheus;
 
 /// The pod label the StatefulSet controller sets to the revision a pod was created from
 /// (Kubernetes `apps/v1` `ControllerRevisionHashLabelKey`).
@@ -43,13 +46,26 @@ pub enum Reason {
     Settling,
     /// A PodDisruptionBudget selecting the set's pods has `status.disruptionsAllowed < 1`.
     PdbBlocked,
+    /// Another StatefulSet of the same `<prefix>/rollout-group` in the namespace rolls out first (one
+    /// set of a group at a time, in name order; a started rollout finishes first).
+    GroupBusy,
+    /// `<prefix>/owner-condition` names a condition of the set's controller owner (e.g. `Healthy` of a
+    /// MOCO MySQLCluster) that is not `True` for the owner's current generation, or the owner cannot
+    /// be read.
+    OwnerNotHealthy,
+    /// The Prometheus check (`<prefix>/prometheus-query*`) has not passed `success-threshold` times in a
+    /// row yet, a query returned an empty result, or Prometheus gave no answer.
+    PrometheusCheck,
+    /// The fleet's step budget is spent: `--max-steps-per-pass` steps in this pass, or
+    /// `--max-steps-per-minute` steps (by `<prefix>/last-partition-update`) in the last 60 seconds.
+    Throttled,
     /// The API server refused or failed a request for this StatefulSet (fail closed).
     ApiError,
 }
 
 impl Reason {
     /// Every reason, in gate order (the order [`decide`] checks them), `ApiError` last.
-    pub const ALL: [Reason; 8] = [
+    pub const ALL: [Reason; 12] = [
         Reason::Paused,
         Reason::InvalidAnnotation,
         Reason::NotObserved,
@@ -57,6 +73,10 @@ impl Reason {
         Reason::StepInProgress,
         Reason::Settling,
         Reason::PdbBlocked,
+        Reason::GroupBusy,
+        Reason::OwnerNotHealthy,
+        Reason::PrometheusCheck,
+        Reason::Throttled,
         Reason::ApiError,
     ];
 
@@ -70,6 +90,10 @@ impl Reason {
             Reason::StepInProgress => "StepInProgress",
             Reason::Settling => "Settling",
             Reason::PdbBlocked => "PdbBlocked",
+            Reason::GroupBusy => "GroupBusy",
+            Reason::OwnerNotHealthy => "OwnerNotHealthy",
+            Reason::PrometheusCheck => "PrometheusCheck",
+            Reason::Throttled => "Throttled",
             Reason::ApiError => "ApiError",
         }
     }
@@ -80,11 +104,17 @@ impl Reason {
     }
 
     /// True for reasons that are part of a healthy rollout's rhythm (a person's hold, the controller
-    /// catching up, the settle delay): their Events are `Normal`; the others are `Warning`.
+    /// catching up, the settle delay, the group's or the fleet's turn): their Events are `Normal`; the
+    /// others are `Warning`.
     pub fn is_expected_wait(self) -> bool {
         matches!(
             self,
-            Reason::Paused | Reason::NotObserved | Reason::StepInProgress | Reason::Settling
+            Reason::Paused
+                | Reason::NotObserved
+                | Reason::StepInProgress
+                | Reason::Settling
+                | Reason::GroupBusy
+                | Reason::Throttled
         )
     }
 }
@@ -158,6 +188,11 @@ pub struct GateOptions {
     pub prefix: String,
     /// Whether the `PdbBlocked` gate runs (default true; `--no-pdb-gate` turns it off).
     pub pdb_gate: bool,
+    /// `--max-steps-per-pass`: steps one pass takes over all sets in scope (`None`: unlimited).
+    pub max_steps_per_pass: Option<u32>,
+    /// `--max-steps-per-minute`: steps over all sets in scope in any 60 seconds, counted from their
+    /// `<prefix>/last-partition-update` stamps (`None`: unlimited).
+    pub max_steps_per_minute: Option<u32>,
 }
 
 impl Default for GateOptions {
@@ -165,6 +200,8 @@ impl Default for GateOptions {
         GateOptions {
             prefix: annotations::DEFAULT_PREFIX.to_string(),
             pdb_gate: true,
+            max_steps_per_pass: None,
+            max_steps_per_minute: None,
         }
     }
 }
@@ -365,13 +402,16 @@ pub fn initial_delay_seconds(value: Option<&str>, prefix: &str) -> Result<i64, S
     }
 }
 
-/// Gate `Paused`: annotation `<prefix>/paused: "true"`.
+/// Gate `Paused`: annotation `<prefix>/paused: "true"`; the detail carries `<prefix>/paused-reason`
+/// when set (the stepper sets it when a Prometheus check reaches its `failure-limit`).
 pub fn gate_paused(set: &StatefulSet, prefix: &str) -> Result<(), Blocked> {
     if sts::is_annotation_true(set, prefix, annotations::PAUSED) {
+        let why = sts::annotation(set, prefix, prometheus::PAUSED_REASON)
+            .map_or(String::new(), |r| format!(": {r}"));
         return Err(Blocked::new(
             Reason::Paused,
             format!(
-                "{}: {} is \"true\"",
+                "{}: {} is \"true\"{why}",
                 set_name(set),
                 annotations::key(prefix, annotations::PAUSED)
             ),
@@ -604,13 +644,241 @@ pub fn gate_pdbs(
     Ok(())
 }
 
-/// The decision for one StatefulSet, running DESIGN.md's gates in order: skip unless guarded; idle
-/// unless an update is staged and partition > 0; then `Paused`, `InvalidAnnotation`, `NotObserved`,
-/// `PodNotReady`, `StepInProgress`, `Settling`, `PdbBlocked` (when `opts.pdb_gate`); else a step to
-/// `max(0, min(partition, replicas) − step)`.
+/// Annotation `<prefix>/owner-condition`: a condition type (e.g. `Healthy`) of the set's controller
+/// owner that must be `True` before each step (gate `OwnerNotHealthy`).
+pub const OWNER_CONDITION: &str = "owner-condition";
+/// Annotation `<prefix>/rollout-group`: StatefulSets of one namespace with the same value roll out one
+/// at a time (gate `GroupBusy`).
+pub const ROLLOUT_GROUP: &str = "rollout-group";
+
+/// What the pass read for the `OwnerNotHealthy` gate.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OwnerProbe {
+    /// The owner object as the API server returned it (any group/version/kind, as JSON).
+    Found(serde_json::Value),
+    /// No object of that kind and name (HTTP 404).
+    NotFound,
+    /// The owner could not be read: the cause in one line (RBAC, an unknown kind, a 5xx).
+    Failed(String),
+}
+
+/// Results of a set's I/O gates, gathered by the pass ([`Need`]) before the final decision.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Probes {
+    /// The owner, when read (`None`: not read in this pass).
+    pub owner: Option<OwnerProbe>,
+    /// The outcomes of the Prometheus queries run in this pass, in the check's query order (`None`:
+    /// not run).
+    pub prometheus: Option<Vec<prometheus::QueryOutcome>>,
+}
+
+/// A read the pass must do before the set's decision is final (the I/O gates run only for sets that
+/// pass every gate before them).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Need {
+    /// GET the controller owner (for `OwnerNotHealthy`).
+    Owner(OwnerReference),
+    /// Run these queries (for `PrometheusCheck`).
+    Queries(Vec<prometheus::Query>),
+}
+
+/// What the rest of the fleet means for one set: the StatefulSet that holds its rollout group
+/// ([`group_holder`]), `None` when the set has no group or nothing in the group is staged.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FleetView<'a> {
+    /// The group's holder.
+    pub group_holder: Option<&'a StatefulSet>,
+}
+
+/// The full result of the gates for one set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation {
+    /// The decision (with `need` set, a `Blocked` saying what is not read yet).
+    pub decision: Decision,
+    /// A read that would let the decision go further.
+    pub need: Option<Need>,
+    /// Annotation changes the gates ask for (`Some` sets, `None` removes): the Prometheus check's
+    /// state, or the pause after `failure-limit` failures.
+    pub changes: Vec<(String, Option<String>)>,
+    /// The block is part of the rollout's normal rhythm even though its reason may not be
+    /// ([`Reason::is_expected_wait`]): a Prometheus check counting up its successes.
+    pub expected_wait: bool,
+}
+
+impl Evaluation {
+    fn of(decision: Decision) -> Self {
+        Evaluation {
+            decision,
+            need: None,
+            changes: Vec::new(),
+            expected_wait: false,
+        }
+    }
+}
+
+/// The set's controller ownerReference (`controller: true`), if any.
+pub fn controller_owner(set: &StatefulSet) -> Option<&OwnerReference> {
+    set.metadata
+        .owner_references
+        .as_ref()?
+        .iter()
+        .find(|r| r.controller == Some(true))
+}
+
+/// `<prefix>/rollout-group`, `None` when absent.
 ///
-/// `pods` are the set's pods by ordinal ([`pods_by_ordinal`]); `pdbs` the PDBs of its namespace (others
-/// are ignored); `now` the time the snapshot was taken.
+/// # Errors
+/// An empty value (reason `InvalidAnnotation`).
+pub fn rollout_group<'a>(set: &'a StatefulSet, prefix: &str) -> Result<Option<&'a str>, String> {
+    match sts::annotation(set, prefix, ROLLOUT_GROUP) {
+        Some(g) if g.trim().is_empty() => Err(format!(
+            "{}: empty; expected a group name (\"kafka\")",
+            annotations::key(prefix, ROLLOUT_GROUP)
+        )),
+        other => Ok(other),
+    }
+}
+
+/// `<prefix>/owner-condition`, `None` when absent.
+///
+/// # Errors
+/// A value that is not a condition type (empty, or with whitespace or `/`).
+pub fn owner_condition<'a>(set: &'a StatefulSet, prefix: &str) -> Result<Option<&'a str>, String> {
+    match sts::annotation(set, prefix, OWNER_CONDITION) {
+        Some(c) if c.is_empty() || c.contains(char::is_whitespace) || c.contains('/') => {
+            Err(format!(
+                "{}: {c:?} is not a condition type; expected a name such as \"Healthy\" or \"Ready\"",
+                annotations::key(prefix, OWNER_CONDITION)
+            ))
+        }
+        other => Ok(other),
+    }
+}
+
+/// True when the set's staged rollout has started: the partition (absent = 0) is below
+/// `spec.replicas`, so some pod is already meant to run `updateRevision`.
+pub fn rollout_started(set: &StatefulSet) -> bool {
+    sts::partition(set).unwrap_or(0) < sts::replicas(set)
+}
+
+/// The holder of a rollout group: among `members` (the guarded StatefulSets of one namespace with
+/// one `<prefix>/rollout-group` value) those with a staged update, the first by (started rollout
+/// first, then name). Grafana rollout-operator's pattern: one set of a group at a time, a started one
+/// is finished before the next starts, the rest go in name order. `None` when no member is staged.
+pub fn group_holder<'a>(
+    members: impl IntoIterator<Item = &'a StatefulSet>,
+) -> Option<&'a StatefulSet> {
+    members
+        .into_iter()
+        .filter(|s| sts::has_staged_update(s))
+        .min_by(|a, b| {
+            (!rollout_started(a), a.metadata.name.as_deref())
+                .cmp(&(!rollout_started(b), b.metadata.name.as_deref()))
+        })
+}
+
+/// Gate `GroupBusy`: passes when the set has no group, nothing holds it, or the set is the holder.
+pub fn gate_group(
+    set: &StatefulSet,
+    group: &str,
+    holder: Option<&StatefulSet>,
+) -> Result<(), Blocked> {
+    let Some(holder) = holder else {
+        return Ok(());
+    };
+    if holder.metadata.uid == set.metadata.uid && holder.metadata.name == set.metadata.name {
+        return Ok(());
+    }
+    let status = holder.status.as_ref();
+    Err(Blocked::new(
+        Reason::GroupBusy,
+        format!(
+            "rollout-group {group}: {} rolls out first (updated {}/{}, partition {})",
+            set_name(holder),
+            status.and_then(|s| s.updated_replicas).unwrap_or(0),
+            sts::replicas(holder),
+            sts::partition(holder).unwrap_or(0)
+        ),
+    ))
+}
+
+/// Gate `OwnerNotHealthy`: the controller owner `owner` read by the pass has condition `condition`
+/// with `status: "True"`, for its current generation: the condition's `observedGeneration`, else
+/// `status.observedGeneration`, when present, equals `metadata.generation` (a condition about an
+/// older spec says nothing). The object read must be the one referenced (same uid).
+pub fn gate_owner(
+    set: &StatefulSet,
+    condition: &str,
+    owner_ref: &OwnerReference,
+    owner: &OwnerProbe,
+) -> Result<(), Blocked> {
+    let who = format!("{} {}", owner_ref.kind, owner_ref.name);
+    let blocked = |detail: String| Err(Blocked::new(Reason::OwnerNotHealthy, detail));
+    let object = match owner {
+        OwnerProbe::Found(o) => o,
+        OwnerProbe::NotFound => return blocked(format!("{who}: not found")),
+        OwnerProbe::Failed(cause) => return blocked(format!("{who}: cannot read: {cause}")),
+    };
+    let uid = object.pointer("/metadata/uid").and_then(|v| v.as_str());
+    if uid.is_some_and(|u| u != owner_ref.uid) {
+        return blocked(format!(
+            "{who}: uid {} is not the owner {} that {} references (replaced?)",
+            uid.unwrap_or(""),
+            owner_ref.uid,
+            set_name(set)
+        ));
+    }
+    let generation = object
+        .pointer("/metadata/generation")
+        .and_then(|v| v.as_i64());
+    let found = object
+        .pointer("/status/conditions")
+        .and_then(|v| v.as_array())
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.get("type").and_then(|t| t.as_str()) == Some(condition))
+        });
+    let Some(c) = found else {
+        return blocked(format!(
+            "{who}: no condition {condition} in status.conditions"
+        ));
+    };
+    let status = c
+        .get("status")
+        .and_then(|v| v.as_str())
+        .unwrap_or("Unknown");
+    if status != "True" {
+        let why = [c.get("reason"), c.get("message")]
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str())
+            .filter(|v| !v.is_empty())
+            .collect::<Vec<_>>()
+            .join(": ");
+        let why = if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({why})")
+        };
+        return blocked(format!("{who}: condition {condition} is {status}{why}"));
+    }
+    let observed = c
+        .get("observedGeneration")
+        .or_else(|| object.pointer("/status/observedGeneration"))
+        .and_then(|v| v.as_i64());
+    if let (Some(observed), Some(generation)) = (observed, generation)
+        && observed != generation
+    {
+        return blocked(format!(
+            "{who}: condition {condition} is True for generation {observed}, but the owner is at generation {generation}"
+        ));
+    }
+    Ok(())
+}
+
+/// The decision for one StatefulSet with no fleet context and no I/O results: [`evaluate`] with an
+/// empty [`FleetView`] and empty [`Probes`] (a set with an owner condition or a due Prometheus check
+/// is then `Blocked`, saying what was not read).
 pub fn decide(
     set: &StatefulSet,
     pods: &BTreeMap<u32, &Pod>,
@@ -618,48 +886,94 @@ pub fn decide(
     opts: &GateOptions,
     now: Timestamp,
 ) -> Decision {
+    evaluate(
+        set,
+        pods,
+        pdbs,
+        FleetView::default(),
+        &Probes::default(),
+        opts,
+        now,
+    )
+    .decision
+}
+
+/// The gates for one StatefulSet, in DESIGN.md's order: skip unless guarded; idle unless an update is
+/// staged and partition > 0; then `Paused`, `InvalidAnnotation`, `NotObserved`, `PodNotReady`,
+/// `StepInProgress`, `Settling`, `PdbBlocked` (when `opts.pdb_gate`), `GroupBusy`, `OwnerNotHealthy`,
+/// `PrometheusCheck`; else a step to `max(0, min(partition, replicas) − step)`. (`Throttled` is the
+/// fleet's: [`crate::plan::plan`] applies it over all sets.)
+///
+/// `pods` are the set's pods by ordinal ([`pods_by_ordinal`]); `pdbs` the PDBs of its namespace (others
+/// are ignored); `fleet` the holder of its rollout group; `probes` what the pass read for the I/O
+/// gates so far; `now` the time the snapshot was taken. When an I/O gate lacks its read, the
+/// evaluation is `Blocked` with [`Evaluation::need`] saying what to read.
+pub fn evaluate(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    pdbs: &[PdbView<'_>],
+    fleet: FleetView<'_>,
+    probes: &Probes,
+    opts: &GateOptions,
+    now: Timestamp,
+) -> Evaluation {
     let prefix = opts.prefix.as_str();
     if sts::is_on_delete(set) {
-        return Decision::Unguarded("updateStrategy OnDelete");
+        return Evaluation::of(Decision::Unguarded("updateStrategy OnDelete"));
     }
     if !sts::is_rolling_update(set) {
-        return Decision::Unguarded("unknown updateStrategy type");
+        return Evaluation::of(Decision::Unguarded("unknown updateStrategy type"));
     }
     if sts::is_forced(set, prefix) {
-        return Decision::Unguarded("force-rolling-update");
+        return Evaluation::of(Decision::Unguarded("force-rolling-update"));
     }
     if !sts::has_staged_update(set) {
-        return Decision::Idle(Idle::UpToDate);
+        return Evaluation::of(Decision::Idle(Idle::UpToDate));
     }
     let partition = sts::partition(set).unwrap_or(0);
     if partition <= 0 {
-        return Decision::Idle(Idle::PartitionZero);
+        return Evaluation::of(Decision::Idle(Idle::PartitionZero));
     }
-    match run_gates(set, pods, pdbs, opts, now, partition) {
+    let mut ev = Evaluation::of(Decision::Idle(Idle::UpToDate));
+    ev.decision = match run_gates(
+        set, pods, pdbs, fleet, probes, opts, now, partition, &mut ev,
+    ) {
         Err(blocked) => Decision::Blocked(blocked),
         Ok(step) => Decision::Step {
             from: partition,
             to: step_target(set, partition, step),
-            update_revision: set
-                .status
-                .as_ref()
-                .and_then(|s| s.update_revision.clone())
-                .unwrap_or_default(),
+            update_revision: update_revision(set).to_string(),
         },
-    }
+    };
+    ev
 }
 
+fn update_revision(set: &StatefulSet) -> &str {
+    set.status
+        .as_ref()
+        .and_then(|s| s.update_revision.as_deref())
+        .unwrap_or_default()
+}
+
+#[allow(clippy::too_many_arguments)] // the gates' inputs, each one plain data
 fn run_gates(
     set: &StatefulSet,
     pods: &BTreeMap<u32, &Pod>,
     pdbs: &[PdbView<'_>],
+    fleet: FleetView<'_>,
+    probes: &Probes,
     opts: &GateOptions,
     now: Timestamp,
     partition: i32,
+    ev: &mut Evaluation,
 ) -> Result<i32, Blocked> {
     let prefix = opts.prefix.as_str();
     gate_paused(set, prefix)?;
+    let invalid = |d: String| Blocked::new(Reason::InvalidAnnotation, d);
     let step = gate_annotations(set, prefix)?;
+    let group = rollout_group(set, prefix).map_err(invalid)?;
+    let condition = owner_condition(set, prefix).map_err(invalid)?;
+    let check = prometheus::check_config(set, prefix).map_err(invalid)?;
     gate_observed(set)?;
     let down = replaced_while_down(set, pods, partition, step_target(set, partition, step), now);
     gate_pods_ready_except(set, pods, now, &down)?;
@@ -670,7 +984,95 @@ fn run_gates(
     if opts.pdb_gate && down.is_empty() {
         gate_pdbs(set, pods, pdbs)?;
     }
+    if let Some(group) = group {
+        gate_group(set, group, fleet.group_holder)?;
+    }
+    if let Some(condition) = condition {
+        let Some(owner_ref) = controller_owner(set) else {
+            return Err(Blocked::new(
+                Reason::OwnerNotHealthy,
+                format!(
+                    "{}: no controller ownerReference to read condition {condition} from",
+                    set_name(set)
+                ),
+            ));
+        };
+        let Some(owner) = &probes.owner else {
+            ev.need = Some(Need::Owner(owner_ref.clone()));
+            return Err(Blocked::new(
+                Reason::OwnerNotHealthy,
+                format!("{} {}: not read yet", owner_ref.kind, owner_ref.name),
+            ));
+        };
+        gate_owner(set, condition, owner_ref, owner)?;
+    }
+    if let Some(check) = check {
+        gate_prometheus(set, prefix, &check, probes, partition, now, ev)?;
+    }
     Ok(step)
+}
+
+/// Gate `PrometheusCheck` (see [`crate::prometheus::verdict`]); records in `ev` the query need, the
+/// state to write, or the pause.
+fn gate_prometheus(
+    set: &StatefulSet,
+    prefix: &str,
+    check: &prometheus::CheckConfig,
+    probes: &Probes,
+    partition: i32,
+    now: Timestamp,
+    ev: &mut Evaluation,
+) -> Result<(), Blocked> {
+    let revision = update_revision(set);
+    let state = prometheus::current_state(set, prefix, partition, revision);
+    let state_key = annotations::key(prefix, prometheus::PROMETHEUS_CHECK);
+    let blocked =
+        |d: String| Blocked::new(Reason::PrometheusCheck, format!("{}: {d}", set_name(set)));
+    match prometheus::verdict(
+        check,
+        state.as_ref(),
+        probes.prometheus.as_deref(),
+        partition,
+        revision,
+        now,
+    ) {
+        prometheus::Verdict::Pass { state } => {
+            if let Some(s) = state {
+                ev.changes.push((state_key, Some(s.to_annotation())));
+            }
+            Ok(())
+        }
+        prometheus::Verdict::Due => {
+            ev.need = Some(Need::Queries(check.queries.clone()));
+            Err(blocked(format!(
+                "check of {} queries due",
+                check.queries.len()
+            )))
+        }
+        prometheus::Verdict::Wait { detail, state } => {
+            let failing = state
+                .as_ref()
+                .or(prometheus::current_state(set, prefix, partition, revision).as_ref())
+                .is_some_and(|s| s.last_failure.is_some());
+            ev.expected_wait = !failing;
+            if let Some(s) = state {
+                ev.changes.push((state_key, Some(s.to_annotation())));
+            }
+            Err(blocked(detail))
+        }
+        prometheus::Verdict::Pause { reason } => {
+            ev.changes.push((state_key, None));
+            ev.changes.push((
+                annotations::key(prefix, annotations::PAUSED),
+                Some(annotations::TRUE.into()),
+            ));
+            ev.changes.push((
+                annotations::key(prefix, prometheus::PAUSED_REASON),
+                Some(format!("{reason} (at {now})")),
+            ));
+            Err(blocked(format!("{reason}: rollout paused")))
+        }
+    }
 }
 
 /// The partition a step of `step` pods lowers `partition` to: `max(0, min(partition, replicas) − step)`.

@@ -1,11 +1,16 @@
 //! [`Cluster`] over a real API server with kube-rs: the only code in the stepper that talks to it.
 
+use std::collections::HashMap;
 use std::fmt::Display;
+use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use kube::api::{Api, ListParams, Patch, PatchParams};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
+use kube::core::GroupVersionKind;
+use kube::discovery::{self, ApiCapabilities};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
@@ -35,6 +40,9 @@ pub struct KubeCluster {
     client: Client,
     scope: Scope,
     recorder: Recorder,
+    /// Discovery answers for owner kinds (`OwnerNotHealthy`), so each kind costs one discovery request
+    /// per process. Caches API shape only, never rollout state.
+    resources: Arc<Mutex<HashMap<GroupVersionKind, (ApiResource, ApiCapabilities)>>>,
 }
 
 impl KubeCluster {
@@ -49,6 +57,7 @@ impl KubeCluster {
             recorder: Recorder::new(client.clone(), reporter),
             client,
             scope,
+            resources: Arc::default(),
         }
     }
 
@@ -60,6 +69,34 @@ impl KubeCluster {
     /// The kube-rs client (for the watcher in `watch`).
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// The API resource of `gvk` (its plural and scope), by API discovery of its group/version.
+    async fn resource(
+        &self,
+        gvk: &GroupVersionKind,
+    ) -> Result<(ApiResource, ApiCapabilities), ClusterError> {
+        if let Some(found) = self
+            .resources
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(gvk)
+        {
+            return Ok(found.clone());
+        }
+        let found = discovery::pinned_kind(&self.client, gvk)
+            .await
+            .map_err(|e| {
+                error(
+                    format!("discover {} {}/{}", gvk.kind, gvk.group, gvk.version),
+                    e,
+                )
+            })?;
+        self.resources
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(gvk.clone(), found.clone());
+        Ok(found)
     }
 
     async fn list<K>(&self, kind: &str, params: &ListParams) -> Result<Vec<K>, ClusterError>
@@ -153,6 +190,38 @@ impl Cluster for KubeCluster {
                 Ok(PatchOutcome::Conflict(one_line(&status.message)))
             }
             Err(e) => Err(error(format!("patch statefulset {namespace}/{name}"), e)),
+        }
+    }
+
+    async fn get_owner(
+        &self,
+        namespace: &str,
+        owner: &OwnerReference,
+    ) -> Result<Option<serde_json::Value>, ClusterError> {
+        let (group, version) = owner
+            .api_version
+            .split_once('/')
+            .unwrap_or(("", owner.api_version.as_str()));
+        let gvk = GroupVersionKind::gvk(group, version, &owner.kind);
+        let (resource, caps) = self.resource(&gvk).await?;
+        let api: Api<DynamicObject> = match caps.scope {
+            discovery::Scope::Namespaced => {
+                Api::namespaced_with(self.client.clone(), namespace, &resource)
+            }
+            discovery::Scope::Cluster => Api::all_with(self.client.clone(), &resource),
+        };
+        let action = || format!("get {} {namespace}/{}", resource.plural, owner.name);
+        match api.get_opt(&owner.name).await {
+            Ok(Some(object)) => {
+                serde_json::to_value(object)
+                    .map(Some)
+                    .map_err(|e| ClusterError::Transport {
+                        action: action(),
+                        message: e.to_string(),
+                    })
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(error(action(), e)),
         }
     }
 

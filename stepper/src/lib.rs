@@ -14,5 +14,7 @@ pub mod kube_cluster;
 pub mod metrics;
 pub mod pass;
 pub mod plan;
+pub mod prometheus;
+pub mod prometheus_client;
 pub mod server;
 pub mod sim;

@@ -4,12 +4,15 @@
 //! writes JSON Patches whose `test` ops pin what it saw. A pass killed anywhere leaves either a whole
 //! patch or none; the next pass (in this process or another) starts from the objects again.
 
+use std::collections::HashMap;
+
 use jiff::Timestamp;
 use tracing::warn;
 
-use crate::cluster::{Cluster, ClusterError, PatchOutcome};
-use crate::gates::{Blocked, Decision, GateOptions, Idle, Reason};
-use crate::plan::{self, EventNote, Figures, SetPlan, Snapshot};
+use crate::cluster::{Cluster, ClusterError, NoPrometheus, PatchOutcome, Prometheus};
+use crate::gates::{Blocked, Decision, GateOptions, Idle, Need, OwnerProbe, Reason};
+use crate::plan::{self, EventNote, Figures, ProbeMap, SetPlan, Snapshot};
+use crate::prometheus::QueryOutcome;
 use sts_safe_rollout::statefulset as sts;
 
 /// Settings of a pass.
@@ -140,23 +143,115 @@ pub async fn snapshot<C: Cluster>(
     Ok(snap)
 }
 
-/// Runs one pass at time `now` (from the caller's clock).
+/// Runs one pass at time `now` (from the caller's clock) with no Prometheus ([`NoPrometheus`]: a set
+/// with a Prometheus check never steps).
 ///
 /// # Errors
-/// A failed LIST: no StatefulSet is touched. Write failures do not fail the pass: they block their
-/// set with reason `ApiError` ([`PassReport::any_errored`]).
+/// See [`run_pass_with`].
 pub async fn run_pass<C: Cluster>(
     cluster: &C,
     opts: &PassOptions,
     now: Timestamp,
 ) -> Result<PassReport, ClusterError> {
+    run_pass_with(cluster, &NoPrometheus, opts, now).await
+}
+
+/// Runs one pass at time `now`: snapshot, the I/O gates' reads ([`gather_probes`]), the pure
+/// [`plan::plan_with`], then the writes.
+///
+/// # Errors
+/// A failed LIST: no StatefulSet is touched. Write failures do not fail the pass: they block their
+/// set with reason `ApiError` ([`PassReport::any_errored`]); so does a failed owner read (its set is
+/// blocked `OwnerNotHealthy` and counts as errored).
+pub async fn run_pass_with<C: Cluster, P: Prometheus>(
+    cluster: &C,
+    prometheus: &P,
+    opts: &PassOptions,
+    now: Timestamp,
+) -> Result<PassReport, ClusterError> {
     let snap = snapshot(cluster, opts).await?;
-    let plans = plan::plan(&snap, &opts.gates, now);
+    let (probes, mut probe_errors) = gather_probes(cluster, prometheus, &snap, opts, now).await;
+    let plans = plan::plan_with(&snap, &opts.gates, now, &probes);
     let mut report = PassReport::default();
-    for p in plans {
-        report.sets.push(execute(cluster, p, opts.dry_run).await);
+    for (i, p) in plans.into_iter().enumerate() {
+        let mut set = execute(cluster, p, opts.dry_run).await;
+        if set.error.is_none() {
+            set.error = probe_errors.remove(&i);
+        }
+        report.sets.push(set);
     }
     Ok(report)
+}
+
+/// The plan for `snap` after the I/O gates' reads ([`gather_probes`], errors dropped: for planning
+/// without running, as the simulation's killed and racing steppers do).
+pub async fn plan_pass<C: Cluster, P: Prometheus>(
+    cluster: &C,
+    prometheus: &P,
+    snap: &Snapshot,
+    opts: &PassOptions,
+    now: Timestamp,
+) -> Vec<SetPlan> {
+    let (probes, _) = gather_probes(cluster, prometheus, snap, opts, now).await;
+    plan::plan_with(snap, &opts.gates, now, &probes)
+}
+
+/// The reads of the I/O gates for `snap` ([`plan::needs`]): the controller owner of each set that
+/// reached `OwnerNotHealthy`, the queries of each set whose Prometheus check is due. Only sets that
+/// pass every gate before come this far, so a cluster with nothing ready to step costs no read.
+/// Returns the reads by set index, and the API errors of failed owner reads by set index.
+pub async fn gather_probes<C: Cluster, P: Prometheus>(
+    cluster: &C,
+    prometheus: &P,
+    snap: &Snapshot,
+    opts: &PassOptions,
+    now: Timestamp,
+) -> (ProbeMap, HashMap<usize, ClusterError>) {
+    let mut probes = ProbeMap::new();
+    let mut errors = HashMap::new();
+    // Each round answers one read per set; a set has at most two I/O gates.
+    for _ in 0..3 {
+        let needs = plan::needs(snap, &opts.gates, now, &probes);
+        if needs.is_empty() {
+            break;
+        }
+        for (i, need) in needs {
+            let set = &snap.statefulsets[i];
+            let entry = probes.entry(i).or_default();
+            match need {
+                Need::Owner(owner) => {
+                    let ns = set.metadata.namespace.as_deref().unwrap_or("");
+                    entry.owner = Some(match cluster.get_owner(ns, &owner).await {
+                        Ok(Some(object)) => OwnerProbe::Found(object),
+                        Ok(None) => OwnerProbe::NotFound,
+                        Err(e) => {
+                            let cause = e.to_string();
+                            errors.insert(i, e);
+                            OwnerProbe::Failed(cause)
+                        }
+                    });
+                }
+                Need::Queries(queries) => {
+                    let mut outcomes = Vec::with_capacity(queries.len());
+                    for q in &queries {
+                        let outcome = prometheus.query(&q.expr).await;
+                        if let QueryOutcome::Failed(cause) = &outcome {
+                            warn!(
+                                namespace = set.metadata.namespace.as_deref().unwrap_or(""),
+                                statefulset = set.metadata.name.as_deref().unwrap_or(""),
+                                query = %q.annotation,
+                                cause = %cause,
+                                "Prometheus gave no answer"
+                            );
+                        }
+                        outcomes.push(outcome);
+                    }
+                    entry.prometheus = Some(outcomes);
+                }
+            }
+        }
+    }
+    (probes, errors)
 }
 
 fn api_error(e: ClusterError) -> (Outcome, Option<ClusterError>) {

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use json_patch::jsonptr::PointerBuf;
 use json_patch::{
     AddOperation, Patch, PatchOperation, RemoveOperation, ReplaceOperation, TestOperation,
@@ -19,7 +19,9 @@ use serde_json::{Value, json};
 use sts_safe_rollout::annotations;
 use sts_safe_rollout::statefulset as sts;
 
-use crate::gates::{self, Blocked, Decision, GateOptions, Idle, PdbView, Reason};
+use crate::gates::{
+    self, Blocked, Decision, FleetView, GateOptions, Idle, Need, PdbView, Probes, Reason,
+};
 
 /// Annotation (stepper only) `<prefix>/blocked-reason`: the [`Reason`] last announced in a `Blocked`
 /// Event, so the Event is sent when the reason changes and not once per pass. Removed by a step and when
@@ -182,39 +184,210 @@ pub struct SetPlan {
     pub step: Option<Patch>,
 }
 
-/// Plans a pass: one [`SetPlan`] per StatefulSet of the snapshot, in the snapshot's order. Pods are
-/// grouped by their controller's uid and PDBs by namespace once, so the pass is linear in the number of
-/// objects.
-pub fn plan(snapshot: &Snapshot, opts: &GateOptions, now: Timestamp) -> Vec<SetPlan> {
-    let mut pods_by_owner: HashMap<&str, Vec<&Pod>> = HashMap::new();
-    for pod in &snapshot.pods {
-        if let Some(uid) = gates::controller_uid(pod) {
-            pods_by_owner.entry(uid).or_default().push(pod);
+/// Pods grouped by their controller's uid, PDBs by namespace and rollout-group members by
+/// (namespace, group): built once per pass so planning stays linear in the number of objects.
+struct Index<'s> {
+    pods_by_owner: HashMap<&'s str, Vec<&'s Pod>>,
+    pdbs_by_namespace: HashMap<&'s str, Vec<PdbView<'s>>>,
+    group_holders: HashMap<(&'s str, &'s str), &'s StatefulSet>,
+}
+
+impl<'s> Index<'s> {
+    fn new(snapshot: &'s Snapshot, prefix: &str) -> Self {
+        let mut pods_by_owner: HashMap<&str, Vec<&Pod>> = HashMap::new();
+        for pod in &snapshot.pods {
+            if let Some(uid) = gates::controller_uid(pod) {
+                pods_by_owner.entry(uid).or_default().push(pod);
+            }
+        }
+        let mut pdbs_by_namespace: HashMap<&str, Vec<PdbView<'_>>> = HashMap::new();
+        for pdb in &snapshot.pdbs {
+            let ns = pdb.metadata.namespace.as_deref().unwrap_or("");
+            pdbs_by_namespace
+                .entry(ns)
+                .or_default()
+                .push(PdbView::new(pdb));
+        }
+        let mut members: HashMap<(&str, &str), Vec<&StatefulSet>> = HashMap::new();
+        for set in &snapshot.statefulsets {
+            if let Ok(Some(group)) = gates::rollout_group(set, prefix)
+                && sts::is_guarded(set, prefix)
+            {
+                let ns = set.metadata.namespace.as_deref().unwrap_or("");
+                members.entry((ns, group)).or_default().push(set);
+            }
+        }
+        let group_holders = members
+            .into_iter()
+            .filter_map(|(k, sets)| Some((k, gates::group_holder(sets)?)))
+            .collect();
+        Index {
+            pods_by_owner,
+            pdbs_by_namespace,
+            group_holders,
         }
     }
-    let mut pdbs_by_namespace: HashMap<&str, Vec<PdbView<'_>>> = HashMap::new();
-    for pdb in &snapshot.pdbs {
-        let ns = pdb.metadata.namespace.as_deref().unwrap_or("");
-        pdbs_by_namespace
-            .entry(ns)
-            .or_default()
-            .push(PdbView::new(pdb));
+
+    fn evaluate(
+        &self,
+        set: &'s StatefulSet,
+        probes: &Probes,
+        opts: &GateOptions,
+        now: Timestamp,
+    ) -> (BTreeMap<u32, &'s Pod>, gates::Evaluation) {
+        let uid = set.metadata.uid.as_deref().unwrap_or("");
+        let owned = self
+            .pods_by_owner
+            .get(uid)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let pods = gates::pods_by_ordinal(set, owned.iter().copied());
+        let ns = set.metadata.namespace.as_deref().unwrap_or("");
+        let pdbs = self
+            .pdbs_by_namespace
+            .get(ns)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let fleet = FleetView {
+            group_holder: gates::rollout_group(set, &opts.prefix)
+                .ok()
+                .flatten()
+                .and_then(|g| self.group_holders.get(&(ns, g)).copied()),
+        };
+        let ev = gates::evaluate(set, &pods, pdbs, fleet, probes, opts, now);
+        (pods, ev)
     }
+}
+
+/// What the I/O gates read for each StatefulSet of a snapshot, by its index in
+/// [`Snapshot::statefulsets`] (absent: nothing read).
+pub type ProbeMap = HashMap<usize, Probes>;
+
+/// The reads the pass must do before the plan is final: for each StatefulSet (by index in the
+/// snapshot) that passes every gate before an I/O gate whose read is not in `probes` yet, that read
+/// ([`Need`]). Empty when the plan is final.
+pub fn needs(
+    snapshot: &Snapshot,
+    opts: &GateOptions,
+    now: Timestamp,
+    probes: &ProbeMap,
+) -> Vec<(usize, Need)> {
+    let index = Index::new(snapshot, &opts.prefix);
+    let none = Probes::default();
     snapshot
         .statefulsets
         .iter()
-        .map(|set| {
-            let uid = set.metadata.uid.as_deref().unwrap_or("");
-            let owned = pods_by_owner.get(uid).map(Vec::as_slice).unwrap_or(&[]);
-            let pods = gates::pods_by_ordinal(set, owned.iter().copied());
-            let ns = set.metadata.namespace.as_deref().unwrap_or("");
-            let pdbs = pdbs_by_namespace.get(ns).map(Vec::as_slice).unwrap_or(&[]);
-            plan_set(set, &pods, pdbs, opts, now)
+        .enumerate()
+        .filter_map(|(i, set)| {
+            let (_, ev) = index.evaluate(set, probes.get(&i).unwrap_or(&none), opts, now);
+            Some((i, ev.need?))
         })
         .collect()
 }
 
-/// Plans one StatefulSet given its pods by ordinal and its namespace's PDBs.
+/// Plans a pass with no I/O results: [`plan_with`] and an empty [`ProbeMap`].
+pub fn plan(snapshot: &Snapshot, opts: &GateOptions, now: Timestamp) -> Vec<SetPlan> {
+    plan_with(snapshot, opts, now, &ProbeMap::new())
+}
+
+/// Plans a pass: one [`SetPlan`] per StatefulSet of the snapshot, in the snapshot's order, given what
+/// the I/O gates read (`probes`, see [`needs`]). After every set's own gates, the fleet's step budget
+/// ([`throttle`]) turns the steps beyond `--max-steps-per-pass` / `--max-steps-per-minute` into
+/// `Throttled` blocks.
+pub fn plan_with(
+    snapshot: &Snapshot,
+    opts: &GateOptions,
+    now: Timestamp,
+    probes: &ProbeMap,
+) -> Vec<SetPlan> {
+    let index = Index::new(snapshot, &opts.prefix);
+    let none = Probes::default();
+    let mut evaluated: Vec<_> = snapshot
+        .statefulsets
+        .iter()
+        .enumerate()
+        .map(|(i, set)| index.evaluate(set, probes.get(&i).unwrap_or(&none), opts, now))
+        .collect();
+    let steps: Vec<(usize, &StatefulSet)> = evaluated
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, ev))| matches!(ev.decision, Decision::Step { .. }))
+        .map(|(i, _)| (i, &snapshot.statefulsets[i]))
+        .collect();
+    let recent = steps_in_last_minute(&snapshot.statefulsets, &opts.prefix, now);
+    for (i, blocked) in throttle(&steps, opts, recent) {
+        evaluated[i].1.decision = Decision::Blocked(blocked);
+    }
+    snapshot
+        .statefulsets
+        .iter()
+        .zip(evaluated)
+        .map(|(set, (pods, ev))| plan_evaluated(set, &pods, ev, &opts.prefix, now))
+        .collect()
+}
+
+/// How many StatefulSets of `sets` were stepped in the last 60 seconds before `now`, by
+/// `<prefix>/last-partition-update` (the stamp every step writes; later than `now − 60 s`). A count.
+pub fn steps_in_last_minute(sets: &[StatefulSet], prefix: &str, now: Timestamp) -> u32 {
+    let since = now - SignedDuration::from_secs(60);
+    let n = sets
+        .iter()
+        .filter_map(|s| gates::last_partition_update(s, prefix).ok().flatten())
+        .filter(|t| *t > since)
+        .count();
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The fleet's step budget (gate `Throttled`, moco#572: an operator upgrade must not restart every
+/// database at once). `steps` are the sets whose own gates all passed, with their snapshot index;
+/// `recent` the steps already taken in the last minute ([`steps_in_last_minute`]). The budget is
+/// `min(max_steps_per_pass, max_steps_per_minute − recent)` (unset = unlimited); it goes to started
+/// rollouts first (finish what is half done), then by namespace and name. Returns the sets beyond it,
+/// each with its `Throttled` block.
+pub fn throttle(
+    steps: &[(usize, &StatefulSet)],
+    opts: &GateOptions,
+    recent: u32,
+) -> Vec<(usize, Blocked)> {
+    let per_pass = opts.max_steps_per_pass.map_or(usize::MAX, |n| n as usize);
+    let per_minute = opts
+        .max_steps_per_minute
+        .map_or(usize::MAX, |n| n.saturating_sub(recent) as usize);
+    let budget = per_pass.min(per_minute);
+    let mut order: Vec<&(usize, &StatefulSet)> = steps.iter().collect();
+    order.sort_by(|(_, a), (_, b)| {
+        let key = |s: &StatefulSet| {
+            (
+                !gates::rollout_started(s),
+                s.metadata.namespace.clone(),
+                s.metadata.name.clone(),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    order
+        .into_iter()
+        .enumerate()
+        .skip(budget)
+        .map(|(granted, (i, _))| {
+            let detail = if granted >= per_pass {
+                format!(
+                    "--max-steps-per-pass {}: {per_pass} sets step first in this pass",
+                    opts.max_steps_per_pass.unwrap_or_default()
+                )
+            } else {
+                format!(
+                    "--max-steps-per-minute {}: {recent} steps in the last 60s, {granted} more in this pass",
+                    opts.max_steps_per_minute.unwrap_or_default()
+                )
+            };
+            (*i, Blocked::new(Reason::Throttled, detail))
+        })
+        .collect()
+}
+
+/// Plans one StatefulSet given its pods by ordinal and its namespace's PDBs, with no fleet context and
+/// no I/O results ([`gates::decide`]).
 pub fn plan_set(
     set: &StatefulSet,
     pods: &BTreeMap<u32, &Pod>,
@@ -222,8 +395,27 @@ pub fn plan_set(
     opts: &GateOptions,
     now: Timestamp,
 ) -> SetPlan {
-    let prefix = opts.prefix.as_str();
-    let decision = gates::decide(set, pods, pdbs, opts, now);
+    let ev = gates::evaluate(
+        set,
+        pods,
+        pdbs,
+        FleetView::default(),
+        &Probes::default(),
+        opts,
+        now,
+    );
+    plan_evaluated(set, pods, ev, &opts.prefix, now)
+}
+
+/// The writes and Events for one evaluated StatefulSet.
+pub fn plan_evaluated(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    ev: gates::Evaluation,
+    prefix: &str,
+    now: Timestamp,
+) -> SetPlan {
+    let decision = ev.decision;
     let figures = Figures::of(set, prefix);
     let guarded = !matches!(decision, Decision::Unguarded(_));
     let blocked_key = annotations::key(prefix, BLOCKED_REASON);
@@ -249,7 +441,7 @@ pub fn plan_set(
                 changes.push((blocked_key, Some(b.reason.as_str().into())));
                 let step_pods_only = b.reason == Reason::PodNotReady
                     && gates::pods_below_partition_ready(set, pods, now);
-                events.push(EventNote::blocked(b, step_pods_only));
+                events.push(EventNote::blocked(b, step_pods_only || ev.expected_wait));
             }
         }
         Decision::Step { .. } => {} // the step patch clears it
@@ -258,6 +450,23 @@ pub fn plan_set(
                 changes.push((blocked_key, None));
             }
         }
+    }
+    // The gates' own state (the Prometheus check's counts, a pause): a step starts the counts over
+    // (the step patch removes them), so it is written only when no step follows.
+    let check_key = annotations::key(prefix, crate::prometheus::PROMETHEUS_CHECK);
+    let mut guard = None;
+    if !matches!(decision, Decision::Step { .. }) && !ev.changes.is_empty() {
+        if ev.changes.iter().any(|(k, _)| *k == check_key) {
+            // Two steppers must not both count one period's check: pin what was read.
+            guard = Some(match annotation_value(set, &check_key) {
+                Some(old) => test(ptr(&["metadata", "annotations", &check_key]), json!(old)),
+                None => test(
+                    ptr(&["metadata", "resourceVersion"]),
+                    json!(set.metadata.resource_version.clone().unwrap_or_default()),
+                ),
+            });
+        }
+        changes.extend(ev.changes);
     }
     if decision == Decision::Idle(Idle::UpToDate)
         && sts::partition(set).unwrap_or(0) == 0
@@ -271,7 +480,12 @@ pub fn plan_set(
             events.push(EventNote::complete(revision, figures.replicas));
         }
     }
-    let bookkeeping = annotation_patch(set, &changes);
+    let bookkeeping = annotation_patch(set, &changes).map(|mut patch| {
+        if let Some(g) = guard {
+            patch.0.insert(0, g);
+        }
+        patch
+    });
     let step = match &decision {
         Decision::Step {
             from,
@@ -393,7 +607,8 @@ pub fn stamp(set: &StatefulSet, prefix: &str, now: Timestamp) -> String {
 /// 3. `add /metadata/annotations/<prefix>~1last-partition-update` = [`stamp`] (the whole annotations map
 ///    when absent, pinned by a `test` on `resourceVersion`), which the admission policy requires of any
 ///    request lowering the partition;
-/// 4. `remove` `<prefix>/blocked-reason` if the set carries it (the rollout moved on).
+/// 4. `remove` `<prefix>/blocked-reason` and `<prefix>/prometheus-check` if the set carries them (the
+///    rollout moved on; the next step's Prometheus check counts from zero).
 pub fn step_patch(
     set: &StatefulSet,
     prefix: &str,
@@ -419,6 +634,10 @@ pub fn step_patch(
                 Some(stamp(set, prefix, now)),
             ),
             (annotations::key(prefix, BLOCKED_REASON), None),
+            (
+                annotations::key(prefix, crate::prometheus::PROMETHEUS_CHECK),
+                None,
+            ),
         ],
     ));
     Patch(ops)

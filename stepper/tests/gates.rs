@@ -498,7 +498,7 @@ fn the_annotation_prefix_is_honoured() {
     assert_eq!(decide_one(&s, &pods("web", 5, 4)), step(4, 3, "b"));
     let moco = GateOptions {
         prefix: "moco.cybozu.com".into(),
-        pdb_gate: true,
+        ..GateOptions::default()
     };
     let got = decide_with(&s, &pods("web", 5, 4), &[], &moco, now());
     assert!(matches!(

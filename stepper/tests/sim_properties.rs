@@ -9,7 +9,9 @@
 //! 3. at every second, pods unavailable ≤ pods made unavailable by faults + 1;
 //! 4. no pod is restarted for the update while another pod was already down when the step exposing
 //!    it was taken (MOCO's incident; the native rolling update does it, see `sim_scenarios.rs`);
-//! 5. every rollout with no lasting fault completes within the bound of [`bound`].
+//! 5. every rollout with no lasting fault completes within the bound of [`bound`];
+//! 6. with an application-level gate (a Prometheus check, or the owner's `Healthy` condition), no step
+//!    lands while the application-unhealthy signal is raised.
 //!
 //! Cases: env `SIM_CASES` (default 1000; `make soak` runs 100,000).
 
@@ -46,8 +48,26 @@ fn bound(s: &Scenario) -> i64 {
         + t.jitter_seconds
         + t.ready_seconds
         + i64::from(s.set.min_ready_seconds)
-        + 2;
+        + 2
+        + check_seconds(s);
     (3 * MAX_REPLICAS + 2) * per
+}
+
+/// Seconds a Prometheus check can hold one step once the application is healthy:
+/// `success-threshold × check-period-seconds` (0 without a check).
+fn check_seconds(s: &Scenario) -> i64 {
+    let get = |k: &str| s.set.annotations.get(k).and_then(|v| v.parse::<i64>().ok());
+    if s.set.annotations.contains_key("prometheus-query") {
+        get("success-threshold").unwrap_or(1) * get("check-period-seconds").unwrap_or(30)
+    } else {
+        0
+    }
+}
+
+/// True when the scenario's set has an application-level gate.
+fn app_gated(s: &Scenario) -> bool {
+    s.set.annotations.contains_key("prometheus-query")
+        || s.set.annotations.contains_key("owner-condition")
 }
 
 fn end_of(e: &Event) -> i64 {
@@ -94,6 +114,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         any::<bool>(),
         prop::option::of(prop::sample::select(vec!["v3", "v4"])),
         prop::collection::vec((1i64..200, action()), 1..7),
+        (0u8..3, 1i64..=10, 1i64..=2),
     )
         .prop_map(
             |(
@@ -105,6 +126,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 pdb,
                 bad,
                 events,
+                (app_gate, period, threshold),
             )| {
                 let mut events: Vec<Event> = events
                     .into_iter()
@@ -116,6 +138,24 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     at: quiet,
                     action: Action::DeleteBadPods {},
                 });
+                events.push(Event {
+                    at: quiet,
+                    action: Action::AppUnhealthy(false),
+                });
+                let mut annotations = BTreeMap::new();
+                let mut owner = None;
+                match app_gate {
+                    1 => {
+                        annotations.insert("prometheus-query".to_string(), "up".to_string());
+                        annotations.insert("check-period-seconds".to_string(), period.to_string());
+                        annotations.insert("success-threshold".to_string(), threshold.to_string());
+                    }
+                    2 => {
+                        annotations.insert("owner-condition".to_string(), "Healthy".to_string());
+                        owner = Some("MySQLCluster".to_string());
+                    }
+                    _ => {}
+                }
                 let mut s = Scenario {
                     name: "random".into(),
                     description: String::new(),
@@ -129,7 +169,8 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                         image: "v1".into(),
                         pdb_max_unavailable: pdb.then_some(1),
                         bad_images: bad.map(|b| vec![b.to_string()]).unwrap_or_default(),
-                        annotations: BTreeMap::new(),
+                        annotations,
+                        owner,
                     },
                     timing: TimingSpec {
                         pending_seconds: pending,
@@ -171,6 +212,14 @@ fn check_run(s: &Scenario, run: &scenario::Run) -> Result<(), TestCaseError> {
         run.steps
     );
     prop_assert_eq!(sum.steps_unobserved, 0, "double step: {:?}", run.steps);
+    if app_gated(s) {
+        prop_assert_eq!(
+            sum.steps_while_app_unhealthy,
+            0,
+            "step while the application was unhealthy: {:?}",
+            run.steps
+        );
+    }
     for st in &run.steps {
         prop_assert_eq!(
             st.from.min(st.replicas) - 1,

@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
+use sts_stepper::gates::GateOptions;
 use sts_stepper::sim::cluster::{Call, FaultKind};
+use sts_stepper::sim::fleet::{FleetRun, FleetSpec, run_fleet};
 use sts_stepper::sim::scenario::{self, Action, Event, Run, Scenario};
 
 fn load(name: &str) -> Scenario {
@@ -448,4 +450,179 @@ fn a_pod_on_a_node_down_for_long_is_evicted_and_replaced_once_the_node_is_back()
     assert_eq!(at(100), Some('!'), "NotReady while tolerated");
     assert_eq!(at(306), Some('x'), "evicted after 300 s, stuck terminating");
     assert_eq!(at(420), Some('+'), "recreated once the node is back");
+}
+
+/// The steps of a run as (second, from, to).
+fn steps_at(run: &Run) -> Vec<(i64, i32, i32)> {
+    run.steps.iter().map(|s| (s.t, s.from, s.to)).collect()
+}
+
+#[test]
+fn a_failing_prometheus_check_holds_the_rollout_while_every_pod_is_ready() {
+    let s = load("prometheus-gated");
+    let run = play(&s, false);
+    assert_guarded_invariants(&run);
+    assert_eq!(
+        run.summary.steps_while_app_unhealthy,
+        0,
+        "{:?}",
+        steps_at(&run)
+    );
+    // Unhealthy during [60, 120): no step lands; after it, the check must pass twice, 10 s apart.
+    assert!(
+        run.steps.iter().all(|st| st.t < 60 || st.t >= 130),
+        "a step inside the unhealthy window or before two passing checks: {:?}",
+        steps_at(&run)
+    );
+    assert!(
+        run.steps.iter().any(|st| st.t >= 130),
+        "{:?}",
+        steps_at(&run)
+    );
+    assert!(all_on(&run, "v2"), "the rollout resumes and completes");
+    assert!(
+        run.frames.iter().any(|f| f.t >= 60
+            && f.t < 120
+            && f.notes
+                .iter()
+                .any(|n| n.contains("PrometheusCheck") && n.contains("returned an empty result"))),
+        "the timeline names the failing check"
+    );
+    // Every step waits for two passing checks at least 10 s apart after the pods are Ready.
+    for w in run.steps.windows(2) {
+        assert!(w[1].t - w[0].t >= 10, "steps too close: {w:?}");
+    }
+}
+
+#[test]
+fn an_unhealthy_owner_condition_holds_the_rollout_until_it_is_true_again() {
+    let s = load("moco-owner-healthy");
+    let run = play(&s, false);
+    assert_guarded_invariants(&run);
+    assert_eq!(run.summary.steps_while_app_unhealthy, 0);
+    assert!(
+        run.steps.iter().all(|st| st.t < 25 || st.t >= 85),
+        "no step while Healthy is False: {:?}",
+        steps_at(&run)
+    );
+    assert!(all_on(&run, "v2"));
+    assert!(run.frames.iter().any(|f| {
+        f.notes
+            .iter()
+            .any(|n| n.contains("OwnerNotHealthy MySQLCluster web: condition Healthy is False"))
+    }));
+}
+
+fn fleet(names: &[&str], annotations: &[(&str, &str)], gates: GateOptions) -> FleetRun {
+    run_fleet(&FleetSpec {
+        names: names.iter().map(|n| (*n).to_string()).collect(),
+        replicas: 3,
+        annotations: annotations
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect(),
+        gates,
+        interval_seconds: 5,
+        duration: 1200,
+    })
+    .expect("fleet run")
+}
+
+#[test]
+fn a_rollout_group_of_three_rolls_one_set_at_a_time_in_name_order() {
+    let run = fleet(
+        &["kafka-c", "kafka-a", "kafka-b"],
+        &[("rollout-group", "kafka")],
+        GateOptions::default(),
+    );
+    assert_eq!(run.max_members_down_at_once(), 1, "{:?}", run.down);
+    let done = |name: &str| {
+        run.completed
+            .iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, d)| *d)
+            .unwrap_or_else(|| panic!("{name} did not complete: {:?}", run.completed))
+    };
+    let (a, b, c) = (done("kafka-a"), done("kafka-b"), done("kafka-c"));
+    assert!(a < b && b < c, "completion order a={a} b={b} c={c}");
+    // b's first step comes after a completed; c's after b's.
+    let first_step = |name: &str| run.steps.iter().find(|s| s.1 == name).map(|s| s.0);
+    assert!(first_step("kafka-b").is_some_and(|t| t >= a));
+    assert!(first_step("kafka-c").is_some_and(|t| t >= b));
+    assert!(
+        run.fleet_blocks
+            .iter()
+            .any(|(_, name, outcome)| name == "kafka-c"
+                && outcome.contains("GroupBusy rollout-group kafka: kafka-a rolls out first"))
+    );
+}
+
+#[test]
+fn without_a_group_the_same_three_sets_roll_at_once() {
+    let run = fleet(
+        &["kafka-a", "kafka-b", "kafka-c"],
+        &[],
+        GateOptions::default(),
+    );
+    assert_eq!(
+        run.max_members_down_at_once(),
+        3,
+        "the contrast the group exists for"
+    );
+    assert!(run.completed.iter().all(|(_, d)| d.is_some()));
+}
+
+#[test]
+fn max_steps_per_minute_spreads_a_fleet_upgrade_over_time() {
+    let names = ["db-1", "db-2", "db-3", "db-4", "db-5", "db-6"];
+    let free = fleet(&names, &[], GateOptions::default());
+    assert!(free.max_steps_per_minute() > 2, "{:?}", free.steps);
+    let throttled = fleet(
+        &names,
+        &[],
+        GateOptions {
+            max_steps_per_minute: Some(2),
+            ..GateOptions::default()
+        },
+    );
+    assert!(
+        throttled.max_steps_per_minute() <= 2,
+        "{:?}",
+        throttled.steps
+    );
+    assert_eq!(
+        throttled.steps.len(),
+        free.steps.len(),
+        "every step still lands"
+    );
+    assert!(
+        throttled.completed.iter().all(|(_, d)| d.is_some()),
+        "{:?}",
+        throttled.completed
+    );
+    assert!(
+        throttled
+            .fleet_blocks
+            .iter()
+            .any(|(_, _, o)| o.contains("Throttled --max-steps-per-minute 2"))
+    );
+}
+
+#[test]
+fn max_steps_per_pass_limits_each_pass() {
+    let names = ["db-1", "db-2", "db-3", "db-4"];
+    let run = fleet(
+        &names,
+        &[],
+        GateOptions {
+            max_steps_per_pass: Some(1),
+            ..GateOptions::default()
+        },
+    );
+    let mut per_pass: std::collections::BTreeMap<i64, usize> = Default::default();
+    for (t, ..) in &run.steps {
+        *per_pass.entry(*t).or_default() += 1;
+    }
+    assert!(per_pass.values().all(|n| *n == 1), "{per_pass:?}");
+    assert!(run.completed.iter().all(|(_, d)| d.is_some()));
 }

@@ -197,6 +197,14 @@ impl Cluster for Sim {
         Ok(PatchOutcome::Applied(Box::new(decode(w.sts.clone())?)))
     }
 
+    async fn get_owner(
+        &self,
+        _namespace: &str,
+        _owner: &k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference,
+    ) -> Result<Option<Value>, ClusterError> {
+        Ok(None)
+    }
+
     async fn publish_event(
         &self,
         object: &ObjectReference,

@@ -10,11 +10,18 @@ use std::sync::{Mutex, MutexGuard};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde::Deserialize;
 
 use super::model::World;
-use crate::cluster::{Cluster, ClusterError, PatchOutcome};
+use crate::cluster::{Cluster, ClusterError, PatchOutcome, Prometheus};
 use crate::plan::EventNote;
+use crate::prometheus::QueryOutcome;
+
+/// `apiVersion` of the simulated controller owner (MOCO's MySQLCluster group/version).
+pub const SIM_OWNER_API_VERSION: &str = "moco.cybozu.com/v1beta2";
+/// `uid` of the simulated controller owner.
+pub const SIM_OWNER_UID: &str = "00000000-0000-4000-8000-00000000a11c";
 
 /// Which API call a fault hits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -226,6 +233,44 @@ impl SimCluster {
         Ok(PatchOutcome::Applied(Box::new(stored)))
     }
 
+    /// The owner as MOCO would report it: generation 1, conditions `Healthy` and `Ready` `True` unless
+    /// the application-unhealthy signal is raised (`False`, reason `Unhealthy`). Only the set's own
+    /// ownerReference exists.
+    fn do_get_owner(
+        &self,
+        namespace: &str,
+        owner: &OwnerReference,
+    ) -> Result<Option<serde_json::Value>, ClusterError> {
+        if let Some(kind) = self.fault(Call::Any) {
+            return Err(Self::error(
+                &format!("get {} {namespace}/{}", owner.kind, owner.name),
+                kind,
+            ));
+        }
+        let world = self.world();
+        let exists = world.set["metadata"]["ownerReferences"]
+            .as_array()
+            .is_some_and(|refs| refs.iter().any(|r| r["uid"] == owner.uid.as_str()));
+        if !exists || world.namespace() != namespace {
+            return Ok(None);
+        }
+        let (status, reason) = if world.app_unhealthy {
+            ("False", "Unhealthy")
+        } else {
+            ("True", "Healthy")
+        };
+        let condition = |type_: &str| {
+            serde_json::json!({"type": type_, "status": status, "reason": reason, "observedGeneration": 1,
+                "lastTransitionTime": "2026-11-23T00:00:00Z", "message": ""})
+        };
+        Ok(Some(serde_json::json!({
+            "apiVersion": owner.api_version,
+            "kind": owner.kind,
+            "metadata": {"name": owner.name, "namespace": namespace, "uid": owner.uid, "generation": 1},
+            "status": {"conditions": [condition("Healthy"), condition("Ready")]},
+        })))
+    }
+
     fn do_publish(&self, event: &EventNote) -> Result<(), ClusterError> {
         if let Some(kind) = self.fault(Call::Event) {
             return Err(Self::error("create event", kind));
@@ -269,6 +314,15 @@ impl Cluster for SimCluster {
         async move { r }
     }
 
+    fn get_owner(
+        &self,
+        namespace: &str,
+        owner: &OwnerReference,
+    ) -> impl Future<Output = Result<Option<serde_json::Value>, ClusterError>> + Send {
+        let r = self.do_get_owner(namespace, owner);
+        async move { r }
+    }
+
     fn publish_event(
         &self,
         _object: &ObjectReference,
@@ -276,5 +330,18 @@ impl Cluster for SimCluster {
     ) -> impl Future<Output = Result<(), ClusterError>> + Send {
         let r = self.do_publish(event);
         async move { r }
+    }
+}
+
+/// The simulation's Prometheus: every query returns one series while the application is healthy and
+/// an empty result while the scenario's application-unhealthy signal is raised.
+impl Prometheus for SimCluster {
+    fn query(&self, _expr: &str) -> impl Future<Output = QueryOutcome> + Send {
+        let outcome = if self.world().app_unhealthy {
+            QueryOutcome::Empty
+        } else {
+            QueryOutcome::NonEmpty(1)
+        };
+        std::future::ready(outcome)
     }
 }

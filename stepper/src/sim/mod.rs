@@ -32,5 +32,6 @@
 //!   (no admission, generation bumped).
 
 pub mod cluster;
+pub mod fleet;
 pub mod model;
 pub mod scenario;

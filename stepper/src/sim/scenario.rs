@@ -17,7 +17,7 @@ use super::cluster::{ApiFault, Call, FaultKind, SimCluster};
 use super::model::{SetShape, StepRecord, Timing, World, template, template_image, timestamp};
 use crate::gates::GateOptions;
 use crate::pass::{self, Outcome, PassOptions};
-use crate::plan;
+
 use sts_safe_rollout::annotations;
 
 /// A scenario file.
@@ -71,9 +71,15 @@ pub struct SetSpec {
     /// Image tags whose pods never become Ready (bad revisions).
     #[serde(default)]
     pub bad_images: Vec<String>,
-    /// Stepper annotations set on the set at creation, by short name (`step`, `initial-delay-seconds`).
+    /// Stepper annotations set on the set at creation, by short name (`step`, `initial-delay-seconds`,
+    /// `prometheus-query`, `owner-condition`, …).
     #[serde(default)]
     pub annotations: BTreeMap<String, String>,
+    /// The kind of a controller owner to give the set (e.g. `MySQLCluster`, API version
+    /// `moco.cybozu.com/v1beta2`), whose conditions `Healthy` and `Ready` follow the scenario's
+    /// application-health signal (`appUnhealthy`). Default: none.
+    #[serde(default)]
+    pub owner: Option<String>,
 }
 
 fn default_name() -> String {
@@ -390,11 +396,22 @@ pub fn run(scenario: &Scenario, native: bool, seed: u64) -> Result<Run, String> 
     for (k, v) in &scenario.set.annotations {
         world.set["metadata"]["annotations"][key(k)] = json!(v);
     }
+    if let Some(kind) = &scenario.set.owner {
+        world.set["metadata"]["ownerReferences"] = json!([{
+            "apiVersion": crate::sim::cluster::SIM_OWNER_API_VERSION,
+            "kind": kind,
+            "name": scenario.set.name,
+            "uid": crate::sim::cluster::SIM_OWNER_UID,
+            "controller": true,
+            "blockOwnerDeletion": true,
+        }]);
+    }
     let cluster = SimCluster::new(world);
     let opts = PassOptions {
         gates: GateOptions {
             prefix: annotations::DEFAULT_PREFIX.to_string(),
             pdb_gate: scenario.stepper.pdb_gate,
+            ..GateOptions::default()
         },
         dry_run: false,
         always_list_pods: false,
@@ -667,8 +684,9 @@ fn stepper_pass(
     let now = timestamp(t);
     if *kill_next {
         *kill_next = false;
-        let planned = futures::executor::block_on(pass::snapshot(cluster, opts))
-            .map(|snap| plan::plan(&snap, &opts.gates, now));
+        let planned = futures::executor::block_on(pass::snapshot(cluster, opts)).map(|snap| {
+            futures::executor::block_on(pass::plan_pass(cluster, cluster, &snap, opts, now))
+        });
         return vec![match planned {
             Ok(plans) => format!(
                 "killed: the stepper died after its read; its decision ({}) was never written",
@@ -688,7 +706,10 @@ fn stepper_pass(
         for (who, snap) in [("stepper A", a), ("stepper B", b)] {
             match snap {
                 Ok(snap) => {
-                    for p in plan::plan(&snap, &opts.gates, now) {
+                    let plans = futures::executor::block_on(pass::plan_pass(
+                        cluster, cluster, &snap, opts, now,
+                    ));
+                    for p in plans {
                         let r = futures::executor::block_on(pass::execute(cluster, p, false));
                         notes.push(format!("{who}: {}", outcome_note(&r.outcome)));
                     }
@@ -698,7 +719,7 @@ fn stepper_pass(
         }
         return notes;
     }
-    match futures::executor::block_on(pass::run_pass(cluster, opts, now)) {
+    match futures::executor::block_on(pass::run_pass_with(cluster, cluster, opts, now)) {
         Ok(report) => report
             .sets
             .iter()
@@ -799,11 +820,12 @@ pub fn render_summary(s: &Summary) -> String {
         _ => "no rollout".into(),
     };
     format!(
-        "summary:\n  rollout duration                     {duration}\n  max pods unavailable at once         {}\n  pods restarted while another was down {}\n  steps taken (while a gate failed)    {} ({})\n  API conflicts / errors answered      {} / {}\n",
+        "summary:\n  rollout duration                     {duration}\n  max pods unavailable at once         {}\n  pods restarted while another was down {}\n  steps taken (while a gate failed)    {} ({})\n  steps while the app was unhealthy    {}\n  API conflicts / errors answered      {} / {}\n",
         s.max_down,
         s.restarts_while_down,
         s.steps,
         s.steps_while_gate_failed,
+        s.steps_while_app_unhealthy,
         s.conflicts,
         s.api_errors
     )

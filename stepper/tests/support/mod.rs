@@ -1,0 +1,2 @@
+//! Harnesses shared by integration tests that need real processes or servers.
+pub mod prometheus;
