@@ -12,7 +12,24 @@ RUNNER := $(TARGET_DIR)/debug/runner
 SHARED ?= ../shared
 POLICY_SOURCES := $(wildcard src/*.rs) Cargo.toml Cargo.lock
 
-.PHONY: fmt lint check unit-tests e2e-tests validate-manifests test demo soak clean runner help
+# Publishing. The version is the workspace's (Cargo.toml = metadata.yml = artifacthub-pkg.yml, tested).
+VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
+# Where the policy and the image go: `make publish push-image deploy-manifests REGISTRY=ghcr.io/YOUR-ORG`.
+REGISTRY ?= ghcr.io/sts-safe-rollout
+TAG ?= v$(VERSION)
+POLICY_REF = $(REGISTRY)/policies/sts-safe-rollout:$(TAG)
+IMAGE = $(REGISTRY)/sts-stepper:$(TAG)
+# buildah without a daemon or overlayfs: the vfs storage driver and chroot isolation work anywhere.
+BUILDAH ?= buildah --storage-driver vfs
+# `make push-image TLS_VERIFY=false` for a plain-HTTP test registry.
+TLS_VERIFY ?= true
+MUSL_TARGET := x86_64-unknown-linux-musl
+STEPPER_STATIC ?= $(TARGET_DIR)/$(MUSL_TARGET)/image/sts-stepper
+# Rendered manifests, the image's build context and the pushed image's digest go here.
+DIST ?= dist
+
+.PHONY: fmt lint check unit-tests e2e-tests validate-manifests registry-tests test demo soak clean runner help \
+	stepper-static image push-image publish deploy-manifests
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
@@ -51,7 +68,37 @@ e2e-tests: policy.wasm runner ## e2e.bats: through kwctl when KWCTL is set or kw
 validate-manifests: ## Validate deploy/ against the Kubernetes schemas (installs kubernetes-validate from PyPI)
 	deploy/validate.sh
 
-test: fmt lint unit-tests e2e-tests validate-manifests ## Everything CI runs
+registry-tests: policy.wasm runner stepper-static ## Round trips through a real registry on 127.0.0.1 (docker-registry, buildah, skopeo)
+	RUNNER=$(abspath $(RUNNER)) STEPPER_STATIC=$(abspath $(STEPPER_STATIC)) scripts/registry-test.sh
+
+test: fmt lint unit-tests e2e-tests validate-manifests registry-tests ## Everything CI runs
+
+stepper-static: ## The static sts-stepper for the image (musl, [profile.image])
+	rustup target add $(MUSL_TARGET) >/dev/null 2>&1 || rustup target add $(MUSL_TARGET)
+	$(CARGO) build --locked --profile image --target $(MUSL_TARGET) -p sts-stepper
+
+image: stepper-static ## Build the stepper image $(IMAGE) with buildah (scratch + the static binary)
+	rm -rf $(DIST)/image-context && mkdir -p $(DIST)/image-context
+	cp $(STEPPER_STATIC) $(DIST)/image-context/sts-stepper
+	$(BUILDAH) build --isolation chroot --platform linux/amd64 -f stepper/Containerfile \
+	  --build-arg VERSION=$(VERSION) -t $(IMAGE) $(DIST)/image-context
+
+push-image: ## Push $(IMAGE) (after make image) to the registry
+	mkdir -p $(DIST)
+	$(BUILDAH) push --tls-verify=$(TLS_VERIFY) --digestfile $(DIST)/sts-stepper.digest $(IMAGE) docker://$(IMAGE)
+	@echo "pushed $(IMAGE)@$$(cat $(DIST)/sts-stepper.digest)"
+
+publish: ## kwctl annotate, then kwctl push to registry://$(POLICY_REF)
+	@command -v kwctl >/dev/null || { \
+	  echo "make publish needs kwctl (https://github.com/kubewarden/kwctl), which is not installed here."; \
+	  echo "kwctl annotate embeds metadata.yml in the module (rules, mutating, execution mode: kwctl and the policy-server read them), then kwctl push uploads it."; \
+	  echo "For a test registry without kwctl: $(RUNNER) push policy.wasm registry://$(POLICY_REF) (unannotated)."; \
+	  exit 1; }
+	$(MAKE) annotated-policy.wasm
+	kwctl push annotated-policy.wasm registry://$(POLICY_REF)
+
+deploy-manifests: ## Render deploy/ for $(POLICY_REF) and $(IMAGE) into $(DIST)/
+	deploy/render.sh registry://$(POLICY_REF) $(IMAGE) $(DIST)
 
 demo: policy.wasm runner ## policy.wasm deciding real AdmissionReviews, then the MOCO incident native vs guarded
 	SHARED=$(SHARED) RUNNER=$(RUNNER) scripts/demo-policy.sh
@@ -64,4 +111,4 @@ soak: ## The simulation's property test with $(SOAK_CASES) random rollouts (opti
 
 clean: ## Remove build output
 	$(CARGO) clean
-	rm -f policy.wasm annotated-policy.wasm
+	rm -rf policy.wasm annotated-policy.wasm dist

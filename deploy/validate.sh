@@ -4,6 +4,7 @@
 # cluster and no network beyond the pip install are needed).
 #
 #   deploy/validate.sh                      validate against Kubernetes 1.28 and the newest bundled
+#   deploy/validate.sh dist/                the manifests `make deploy-manifests` rendered instead
 #   K8S_VERSIONS="1.30.0" deploy/validate.sh
 #   KUBEWARDEN_CRD=path/to/policies.kubewarden.io_clusteradmissionpolicies.yaml deploy/validate.sh
 #
@@ -13,7 +14,8 @@
 # Exit status: 0 when every manifest is valid, 1 when any is not (each failure is printed).
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# The directory to check: deploy/ (where this script is) unless given.
+here="$(cd "${1:-$(dirname "${BASH_SOURCE[0]}")}" && pwd)"
 python="${PYTHON:-python3}"
 
 if ! "$python" -c 'import kubernetes_validate' 2>/dev/null; then

@@ -83,6 +83,96 @@ fn versions_agree() {
         format!("registry://{image}"),
         "deploy/policy module"
     );
+    assert_eq!(
+        module,
+        format!("registry://{oci}:v{VERSION}"),
+        "deploy/policy module is not ociUrl:v<version>"
+    );
+    let links = a["links"].as_sequence().unwrap();
+    assert!(
+        links.iter().all(|l| {
+            let url = l["url"].as_str().unwrap();
+            !url.contains("/releases/") || url.contains(&format!("/v{VERSION}/"))
+        }),
+        "artifacthub-pkg.yml release links are not v{VERSION}: {links:?}"
+    );
+}
+
+fn text(file: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap()
+}
+
+/// The value of `NAME ?= value` in the Makefile.
+fn make_default(name: &str) -> String {
+    let prefix = format!("{name} ?= ");
+    text("Makefile")
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
+        .unwrap_or_else(|| panic!("Makefile has no `{prefix}…`"))
+}
+
+/// `make publish`, `make push-image` and `make deploy-manifests` without REGISTRY/TAG publish and render
+/// exactly what deploy/ ships and metadata.yml announces: render.sh replaces those references.
+#[test]
+fn makefile_defaults_are_the_shipped_references() {
+    let registry = make_default("REGISTRY");
+    assert_eq!(make_default("TAG"), "v$(VERSION)");
+    let m = yaml("metadata.yml");
+    assert_eq!(
+        m["annotations"]["io.kubewarden.policy.ociUrl"],
+        format!("{registry}/policies/sts-safe-rollout").as_str(),
+        "metadata.yml ociUrl is not the Makefile's $(REGISTRY)/policies/sts-safe-rollout"
+    );
+    let image = format!("{registry}/sts-stepper:v{VERSION}");
+    for (file, containers) in [
+        (
+            "deploy/stepper/cronjob.yaml",
+            &yaml("deploy/stepper/cronjob.yaml")["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+                ["containers"],
+        ),
+        (
+            "deploy/stepper/watch/deployment.yaml",
+            &yaml("deploy/stepper/watch/deployment.yaml")["spec"]["template"]["spec"]["containers"],
+        ),
+    ] {
+        assert_eq!(containers[0]["image"], image.as_str(), "{file}");
+    }
+}
+
+/// The image runs as the user the manifests demand, on scratch, with the labels the issue lists.
+#[test]
+fn containerfile_matches_the_manifests_security_context() {
+    let containerfile = text("stepper/Containerfile");
+    let instructions: Vec<&str> = containerfile
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .collect();
+    assert!(instructions.contains(&"FROM scratch"), "{instructions:?}");
+    let cronjob = yaml("deploy/stepper/cronjob.yaml");
+    let pod = &cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]["securityContext"];
+    let user = format!(
+        "USER {}:{}",
+        pod["runAsUser"].as_u64().unwrap(),
+        pod["runAsGroup"].as_u64().unwrap()
+    );
+    assert!(
+        instructions.contains(&user.as_str()),
+        "no `{user}` in {instructions:?}"
+    );
+    assert!(instructions.contains(&r#"ENTRYPOINT ["/sts-stepper"]"#));
+    for label in [
+        "org.opencontainers.image.source=".to_string(),
+        "org.opencontainers.image.version=".to_string(),
+        format!(
+            "org.opencontainers.image.licenses=\"{}\"",
+            env!("CARGO_PKG_LICENSE")
+        ),
+    ] {
+        assert!(
+            containerfile.contains(&label),
+            "Containerfile lacks {label}"
+        );
+    }
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! `wasmtime-provider`), so a policy can be run like `kwctl run` where `kwctl` is not installed.
 //!
 //! [`admission`] turns an AdmissionReview file into the payload a policy receives and the guest's reply
-//! into the AdmissionResponse `kwctl run` prints; [`host`] loads and calls the module.
+//! into the AdmissionResponse `kwctl run` prints; [`host`] loads and calls the module; [`registry`] pulls
+//! and pushes `registry://` policies as Kubewarden's policy-fetcher does.
 
 pub mod admission;
 pub mod host;
+pub mod registry;

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use runner::admission::{self, AdmissionRequest, AdmissionResponse};
 use runner::host::Policy;
+use runner::registry;
 
 /// Run a Kubewarden waPC policy (policy.wasm) on an admission request, the way `kwctl run` does.
 ///
@@ -33,6 +34,51 @@ enum Command {
     Run(RunArgs),
     /// Evaluate one request many times in one loaded instance and print per-evaluation timings.
     Bench(BenchArgs),
+    /// Pull a policy from an OCI registry, like `kwctl pull`, and print its digests.
+    ///
+    /// Accepts only a Kubewarden policy artifact: one layer of media type
+    /// application/vnd.wasm.content.layer.v1+wasm. Prints `manifest: sha256:…` and `layer: sha256:…`
+    /// (the layer digest is verified against the bytes).
+    Pull(PullArgs),
+    /// Push a policy.wasm to an OCI registry, like `kwctl push`, and print the digests the registry holds.
+    ///
+    /// The artifact is the one Kubewarden pushes: config `{}` of media type
+    /// application/vnd.wasm.config.v1+json, one layer application/vnd.wasm.content.layer.v1+wasm.
+    /// Access is anonymous: meant for test registries; publish with `make publish` (kwctl).
+    Push(PushArgs),
+}
+
+/// How to reach a registry.
+#[derive(Args, Debug)]
+struct RegistryArgs {
+    /// Use plain HTTP for this registry. Without it, plain HTTP is used only for a registry on the loopback
+    /// interface (localhost, 127.0.0.0/8, [::1]); every other registry is reached over HTTPS.
+    #[arg(long)]
+    insecure: bool,
+}
+
+#[derive(Args, Debug)]
+struct PullArgs {
+    /// The policy: registry://HOST[:PORT]/REPOSITORY[:TAG][@sha256:DIGEST].
+    #[arg(value_name = "URI")]
+    uri: String,
+    /// Write the wasm module to this file.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output_path: Option<PathBuf>,
+    #[command(flatten)]
+    registry: RegistryArgs,
+}
+
+#[derive(Args, Debug)]
+struct PushArgs {
+    /// The policy file (policy.wasm or annotated-policy.wasm).
+    #[arg(value_name = "POLICY")]
+    policy: PathBuf,
+    /// Where to: registry://HOST[:PORT]/REPOSITORY:TAG.
+    #[arg(value_name = "URI")]
+    uri: String,
+    #[command(flatten)]
+    registry: RegistryArgs,
 }
 
 #[derive(Args, Debug)]
@@ -47,9 +93,12 @@ struct RunArgs {
     /// Policy settings as a JSON string, e.g. '{"annotationPrefix": "moco.cybozu.com"}'.
     #[arg(long, value_name = "JSON")]
     settings_json: Option<String>,
-    /// The policy: a path to a .wasm file, or file:///path/to/policy.wasm.
+    /// The policy: a path to a .wasm file, file:///path/to/policy.wasm, or
+    /// registry://HOST[:PORT]/REPOSITORY:TAG (pulled first; its digests are printed on stderr).
     #[arg(value_name = "POLICY")]
     policy: String,
+    #[command(flatten)]
+    registry: RegistryArgs,
 }
 
 #[derive(Args, Debug)]
@@ -69,6 +118,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run(&args),
         Command::Bench(args) => bench(&args),
+        Command::Pull(args) => pull(&args),
+        Command::Push(args) => push(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -102,11 +153,8 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
     let document = read_json(&args.request_path)?;
     let request = admission::request_from_json(&document)
         .with_context(|| format!("request file {}", args.request_path.display()))?;
-    let module_path = policy_path(&args.policy)?;
-    let module = std::fs::read(&module_path)
-        .with_context(|| format!("cannot read policy {}", module_path.display()))?;
-    let policy =
-        Policy::load(&module).with_context(|| format!("policy {}", module_path.display()))?;
+    let module = load_module(&args.policy, args.registry.insecure)?;
+    let policy = Policy::load(&module).with_context(|| format!("policy {}", args.policy))?;
 
     let verdict = policy.validate_settings(&settings)?;
     print_logs(&policy);
@@ -191,13 +239,65 @@ fn bench(args: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
+/// The module's bytes from a path, a `file://` URI or a `registry://` reference.
+fn load_module(uri: &str, insecure: bool) -> Result<Vec<u8>> {
+    if uri.starts_with(registry::SCHEME) {
+        let pulled = registry::pull(uri, insecure)?;
+        eprintln!(
+            "pulled {uri} manifest {} layer {}",
+            pulled.manifest_digest, pulled.layer_digest
+        );
+        return Ok(pulled.module);
+    }
+    let path = policy_path(uri)?;
+    std::fs::read(&path).with_context(|| format!("cannot read policy {}", path.display()))
+}
+
+/// `pull` and `push` take only `registry://` URIs, as kwctl's do.
+fn require_registry_uri(uri: &str) -> Result<()> {
+    if uri.starts_with(registry::SCHEME) {
+        Ok(())
+    } else {
+        Err(anyhow!(
+            "{uri}: expected {}HOST[:PORT]/REPOSITORY:TAG",
+            registry::SCHEME
+        ))
+    }
+}
+
+fn pull(args: &PullArgs) -> Result<()> {
+    require_registry_uri(&args.uri)?;
+    let pulled = registry::pull(&args.uri, args.registry.insecure)?;
+    if let Some(path) = &args.output_path {
+        std::fs::write(path, &pulled.module)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    println!("pulled: {}", args.uri);
+    println!("manifest: {}", pulled.manifest_digest);
+    println!("layer: {}", pulled.layer_digest);
+    println!("size: {}", pulled.module.len());
+    Ok(())
+}
+
+fn push(args: &PushArgs) -> Result<()> {
+    require_registry_uri(&args.uri)?;
+    let module = std::fs::read(&args.policy)
+        .with_context(|| format!("cannot read policy {}", args.policy.display()))?;
+    let pushed = registry::push(&module, &args.uri, args.registry.insecure)?;
+    println!("pushed: {}", args.uri);
+    println!("manifest: {}", pushed.manifest_digest);
+    println!("layer: {}", pushed.layer_digest);
+    println!("url: {}", pushed.manifest_url);
+    Ok(())
+}
+
 fn policy_path(uri: &str) -> Result<PathBuf> {
     if let Some(path) = uri.strip_prefix("file://") {
         return Ok(PathBuf::from(path));
     }
     if let Some((scheme, _)) = uri.split_once("://") {
         return Err(anyhow!(
-            "policy {uri}: scheme {scheme}:// is not supported; give a path or file:///path/to/policy.wasm"
+            "policy {uri}: scheme {scheme}:// is not supported; give a path, file:///path/to/policy.wasm or registry://HOST/REPOSITORY:TAG"
         ));
     }
     Ok(PathBuf::from(uri))

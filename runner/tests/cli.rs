@@ -243,9 +243,40 @@ fn failure_cases(tmp: &Path) -> Vec<(Vec<String>, &'static str)> {
                 "run".into(),
                 "-r".into(),
                 request.clone(),
-                "registry://example/p:1".into(),
+                "https://example/p.wasm".into(),
             ],
-            "scheme registry:// is not supported",
+            "scheme https:// is not supported",
+        ),
+        (
+            vec![
+                "run".into(),
+                "-r".into(),
+                request.clone(),
+                "registry://".into(),
+            ],
+            "policy registry://: no image reference",
+        ),
+        // Nothing listens on loopback port 1: refused at once, and the error names the reference.
+        (
+            vec![
+                "run".into(),
+                "-r".into(),
+                request.clone(),
+                "registry://127.0.0.1:1/policies/p:v1".into(),
+            ],
+            "cannot pull policy registry://127.0.0.1:1/policies/p:v1 over plain HTTP",
+        ),
+        (
+            vec!["pull".into(), "127.0.0.1:1/policies/p:v1".into()],
+            "127.0.0.1:1/policies/p:v1: expected registry://",
+        ),
+        (
+            vec![
+                "push".into(),
+                request.clone(),
+                "registry://127.0.0.1:1/policies/p:v1".into(),
+            ],
+            "refusing to push to registry://127.0.0.1:1/policies/p:v1: the file is not a WebAssembly module",
         ),
     ]
 }

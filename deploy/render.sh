@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Renders deploy/ into plain YAML files for one published policy and one published stepper image:
+#
+#   deploy/render.sh registry://REGISTRY/policies/sts-safe-rollout:TAG REGISTRY/sts-stepper:TAG OUTDIR
+#   (or: make deploy-manifests REGISTRY=… TAG=…)
+#
+# writes OUTDIR/sts-safe-rollout.yaml (what `kubectl apply -k deploy/` installs: the policy and the stepper
+# CronJob) and OUTDIR/sts-stepper-watch.yaml (deploy/stepper/watch/: the stepper as a Deployment, instead
+# of the CronJob).
+#
+# kustomize is not needed (nor installed here): deploy/ uses only `resources:` lists, which this script
+# follows in order, recursing into directories. The manifests under deploy/ name the project's own
+# published artifacts (the ClusterAdmissionPolicy's `module:` and the stepper's `image:`); those exact
+# references are replaced, and the script fails if one is missing before or left after the replacement.
+set -euo pipefail
+
+if [ $# -ne 3 ]; then
+    echo "usage: $0 registry://…/sts-safe-rollout:TAG …/sts-stepper:TAG OUTDIR" >&2
+    exit 2
+fi
+module=$1 image=$2 out=$3
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+case "$module" in
+    registry://*/*:*) ;;
+    *) echo "render.sh: policy module '$module' is not registry://HOST/REPOSITORY:TAG" >&2; exit 2 ;;
+esac
+case "$image" in
+    */*:*) ;;
+    *) echo "render.sh: image '$image' is not HOST/REPOSITORY:TAG" >&2; exit 2 ;;
+esac
+
+# The references deploy/ ships with.
+shipped_module=$(sed -n 's/^  module: *//p' "$here/policy/cluster-admission-policy.yaml")
+shipped_image=$(sed -n 's/^ *image: *//p' "$here/stepper/cronjob.yaml")
+[ -n "$shipped_module" ] && [ -n "$shipped_image" ] || {
+    echo "render.sh: cannot find module: / image: in deploy/" >&2
+    exit 1
+}
+
+# Prints every resource of the kustomization in DIR, in order, as YAML documents.
+render() {
+    local dir=$1 entry
+    [ -f "$dir/kustomization.yaml" ] || { echo "render.sh: no kustomization.yaml in $dir" >&2; return 1; }
+    if grep -qE '^(patches|patchesStrategicMerge|images|replacements|components|configMapGenerator|secretGenerator|namePrefix|nameSuffix|namespace|commonLabels|labels):' "$dir/kustomization.yaml"; then
+        echo "render.sh: $dir/kustomization.yaml uses kustomize features beyond resources:" >&2
+        return 1
+    fi
+    # The `resources:` list: "  - entry" lines after "resources:", up to the next top-level key.
+    while IFS= read -r entry; do
+        if [ -d "$dir/$entry" ]; then
+            render "$dir/$entry"
+        else
+            printf -- '---\n# Source: deploy/%s\n' "$(realpath --relative-to="$here" "$dir/$entry")"
+            cat "$dir/$entry"
+        fi
+    done < <(awk '/^resources:/ {in_list = 1; next} /^[^ #-]/ {in_list = 0} in_list && /^ *- / {sub(/^ *- */, ""); print}' "$dir/kustomization.yaml")
+}
+
+# emit DIR FILE: renders the kustomization in DIR into OUTDIR/FILE with the references replaced, and checks.
+emit() {
+    local dir=$1 file=$2 tmp rel
+    rel=$(realpath --relative-to="$(dirname "$here")" "$dir")
+    tmp=$(mktemp)
+    {
+        echo "# Rendered from $rel/ by deploy/render.sh for"
+        echo "#   policy $module"
+        echo "#   image  $image"
+        # The shipped references are matched literally (their dots escaped for sed).
+        render "$dir" | sed -e "s|${shipped_module//./\\.}|$module|g" \
+                            -e "s|image: ${shipped_image//./\\.}\$|image: $image|"
+    } >"$tmp"
+    if [ "$module" != "$shipped_module" ] && grep -qF "$shipped_module" "$tmp"; then
+        echo "render.sh: $file still names $shipped_module" >&2; rm -f "$tmp"; return 1
+    fi
+    if [ "$image" != "$shipped_image" ] && grep -qF "image: $shipped_image" "$tmp"; then
+        echo "render.sh: $file still names $shipped_image" >&2; rm -f "$tmp"; return 1
+    fi
+    mkdir -p "$out"
+    mv "$tmp" "$out/$file"
+    echo "$out/$file: $(grep -c '^kind:' "$out/$file") objects," \
+        "module $(grep -cF "module: $module" "$out/$file" || true)x, image $(grep -cF "image: $image" "$out/$file" || true)x"
+}
+
+emit "$here" sts-safe-rollout.yaml
+emit "$here/stepper/watch" sts-stepper-watch.yaml
