@@ -890,6 +890,17 @@ pub fn decide(
     opts: &GateOptions,
     now: Timestamp,
 ) -> Decision {
+    evaluate_alone(set, pods, pdbs, opts, now).decision
+}
+
+/// [`evaluate`] with an empty [`FleetView`] and empty [`Probes`]: the set judged on its own.
+pub fn evaluate_alone(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    pdbs: &[PdbView<'_>],
+    opts: &GateOptions,
+    now: Timestamp,
+) -> Evaluation {
     evaluate(
         set,
         pods,
@@ -899,7 +910,6 @@ pub fn decide(
         opts,
         now,
     )
-    .decision
 }
 
 /// The gates for one StatefulSet, in DESIGN.md's order: skip unless guarded; idle unless an update is

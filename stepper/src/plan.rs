@@ -462,15 +462,7 @@ pub fn plan_set(
     opts: &GateOptions,
     now: Timestamp,
 ) -> SetPlan {
-    let ev = gates::evaluate(
-        set,
-        pods,
-        pdbs,
-        FleetView::default(),
-        &Probes::default(),
-        opts,
-        now,
-    );
+    let ev = gates::evaluate_alone(set, pods, pdbs, opts, now);
     plan_evaluated(set, pods, ev, &opts.prefix, now)
 }
 

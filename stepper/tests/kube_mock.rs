@@ -870,20 +870,40 @@ fn mysqlcluster(healthy: &str, generation: i64, observed: i64) -> Vec<u8> {
     .expect("json")
 }
 
+/// The owned `2-stepped-4` moment's LISTs, the discovery of `moco.cybozu.com/v1beta2`, the owner read
+/// `owner`, then `rest`.
+fn owner_script<const N: usize>(owner: Expect, rest: [Expect; N]) -> Vec<Expect> {
+    let mut script = vec![
+        get(STS_ALL, list_with("2-stepped-4", owned)),
+        get(PODS_ALL, list_body("2-stepped-4", "pods")),
+        get(PDBS_ALL, list_body("2-stepped-4", "pdbs")),
+        get(MOCO_DISCOVERY, moco_resources()),
+        owner,
+    ];
+    script.extend(rest);
+    script
+}
+
+/// The bookkeeping patch announcing a new blocked reason, and its Event.
+fn blocked_announced() -> [Expect; 2] {
+    [
+        patch(PATCH_WEB, 200, stored("2-stepped-4", |_| {})),
+        post_event("demo"),
+    ]
+}
+
 #[tokio::test]
 async fn a_healthy_owner_read_through_discovery_lets_the_step_go() {
     let (report, seen) = pass_with(
         Scope::default(),
         PassOptions::default(),
-        vec![
-            get(STS_ALL, list_with("2-stepped-4", owned)),
-            get(PODS_ALL, list_body("2-stepped-4", "pods")),
-            get(PDBS_ALL, list_body("2-stepped-4", "pdbs")),
-            get(MOCO_DISCOVERY, moco_resources()),
+        owner_script(
             get(MOCO_OWNER, mysqlcluster("True", 3, 3)),
-            patch(PATCH_WEB, 200, stored("2-stepped-4", set_partition(3))),
-            post_event("demo"),
-        ],
+            [
+                patch(PATCH_WEB, 200, stored("2-stepped-4", set_partition(3))),
+                post_event("demo"),
+            ],
+        ),
     )
     .await;
     let report = report.expect("pass");
@@ -908,15 +928,7 @@ async fn an_unhealthy_owner_blocks_with_owner_not_healthy(
     let (report, seen) = pass_with(
         Scope::default(),
         PassOptions::default(),
-        vec![
-            get(STS_ALL, list_with("2-stepped-4", owned)),
-            get(PODS_ALL, list_body("2-stepped-4", "pods")),
-            get(PDBS_ALL, list_body("2-stepped-4", "pdbs")),
-            get(MOCO_DISCOVERY, moco_resources()),
-            get(MOCO_OWNER, owner),
-            patch(PATCH_WEB, 200, stored("2-stepped-4", |_| {})),
-            post_event("demo"),
-        ],
+        owner_script(get(MOCO_OWNER, owner), blocked_announced()),
     )
     .await;
     let report = report.expect("pass");
@@ -940,11 +952,7 @@ async fn an_owner_the_stepper_may_not_read_blocks_and_fails_the_pass() {
     let (report, _) = pass_with(
         Scope::default(),
         PassOptions::default(),
-        vec![
-            get(STS_ALL, list_with("2-stepped-4", owned)),
-            get(PODS_ALL, list_body("2-stepped-4", "pods")),
-            get(PDBS_ALL, list_body("2-stepped-4", "pdbs")),
-            get(MOCO_DISCOVERY, moco_resources()),
+        owner_script(
             Expect {
                 method: Method::GET,
                 uri: MOCO_OWNER.into(),
@@ -957,9 +965,8 @@ async fn an_owner_the_stepper_may_not_read_blocks_and_fails_the_pass() {
                      \"mysqlclusters\" in API group \"moco.cybozu.com\" in the namespace \"demo\"",
                 ),
             },
-            patch(PATCH_WEB, 200, stored("2-stepped-4", |_| {})),
-            post_event("demo"),
-        ],
+            blocked_announced(),
+        ),
     )
     .await;
     let report = report.expect("pass");
