@@ -1050,8 +1050,8 @@ fn gate_prometheus(
         revision,
         now,
     ) {
-        prometheus::Verdict::Pass { state } => {
-            if let Some(s) = state {
+        prometheus::Verdict::Pass { state: recorded } => {
+            if let Some(s) = recorded {
                 ev.changes.push((state_key, Some(s.to_annotation())));
             }
             Ok(())
@@ -1062,13 +1062,17 @@ fn gate_prometheus(
             let noun = if n == 1 { "query" } else { "queries" };
             Err(blocked(format!("check due ({n} {noun}), not run yet")))
         }
-        prometheus::Verdict::Wait { detail, state } => {
-            let failing = state
+        prometheus::Verdict::Wait {
+            detail,
+            state: recorded,
+        } => {
+            // The state this pass recorded, else the stored one the verdict waited on.
+            let failing = recorded
                 .as_ref()
-                .or(prometheus::current_state(set, prefix, partition, revision).as_ref())
+                .or(state.as_ref())
                 .is_some_and(|s| s.last_failure.is_some());
             ev.expected_wait = !failing;
-            if let Some(s) = state {
+            if let Some(s) = recorded {
                 ev.changes.push((state_key, Some(s.to_annotation())));
             }
             Err(blocked(detail))

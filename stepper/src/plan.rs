@@ -422,34 +422,28 @@ pub fn throttle(
         .map_or(usize::MAX, |n| n.saturating_sub(recent) as usize);
     let budget = per_pass.min(per_minute);
     let mut order: Vec<&(usize, &StatefulSet)> = steps.iter().collect();
-    order.sort_by(|(_, a), (_, b)| {
-        let key = |s: &StatefulSet| {
-            (
-                !gates::rollout_started(s),
-                s.metadata.namespace.clone(),
-                s.metadata.name.clone(),
-            )
-        };
-        key(a).cmp(&key(b))
+    order.sort_by_key(|(_, s)| {
+        (
+            !gates::rollout_started(s),
+            s.metadata.namespace.as_deref(),
+            s.metadata.name.as_deref(),
+        )
     });
+    let detail = if per_pass <= per_minute {
+        format!(
+            "--max-steps-per-pass {}: {per_pass} sets step first in this pass",
+            opts.max_steps_per_pass.unwrap_or_default()
+        )
+    } else {
+        format!(
+            "--max-steps-per-minute {}: {recent} steps in the last 60s, {budget} more in this pass",
+            opts.max_steps_per_minute.unwrap_or_default()
+        )
+    };
     order
         .into_iter()
-        .enumerate()
         .skip(budget)
-        .map(|(_, (i, _))| {
-            let detail = if per_pass <= per_minute {
-                format!(
-                    "--max-steps-per-pass {}: {per_pass} sets step first in this pass",
-                    opts.max_steps_per_pass.unwrap_or_default()
-                )
-            } else {
-                format!(
-                    "--max-steps-per-minute {}: {recent} steps in the last 60s, {budget} more in this pass",
-                    opts.max_steps_per_minute.unwrap_or_default()
-                )
-            };
-            (*i, Blocked::new(Reason::Throttled, detail))
-        })
+        .map(|(i, _)| (*i, Blocked::new(Reason::Throttled, detail.clone())))
         .collect()
 }
 

@@ -305,16 +305,7 @@ pub fn verdict(
         None => {
             next.successes = successes.saturating_add(1);
             if next.successes >= threshold {
-                Verdict::Pass { state: Some(next) }
-            } else {
-                Verdict::Wait {
-                    detail: progress(
-                        config,
-                        &next,
-                        &format!("next check in {}s", config.period_seconds),
-                    ),
-                    state: Some(next),
-                }
+                return Verdict::Pass { state: Some(next) };
             }
         }
         Some(cause) => {
@@ -330,15 +321,15 @@ pub fn verdict(
                 };
             }
             next.last_failure = Some(cause);
-            Verdict::Wait {
-                detail: progress(
-                    config,
-                    &next,
-                    &format!("next check in {}s", config.period_seconds),
-                ),
-                state: Some(next),
-            }
         }
+    }
+    Verdict::Wait {
+        detail: progress(
+            config,
+            &next,
+            &format!("next check in {}s", config.period_seconds),
+        ),
+        state: Some(next),
     }
 }
 
