@@ -75,11 +75,15 @@ validate-manifests: ## Validate deploy/ against the Kubernetes schemas (installs
 registry-tests: policy.wasm runner stepper-static ## Round trips through a real registry on 127.0.0.1 (docker-registry, buildah, skopeo)
 	RUNNER=$(abspath $(RUNNER)) STEPPER_STATIC=$(abspath $(STEPPER_STATIC)) scripts/registry-test.sh
 
+.PHONY: monitoring-tests
+monitoring-tests: ## deploy/monitoring/: CRD schema, promtool check/test rules, every query on a real Prometheus
+	SHARED=$(SHARED) scripts/monitoring-test.sh
+
 # `cargo test --workspace` builds $(RUNNER) too (the runner's tests run it), with the features the whole
 # workspace's tests unify; `cargo build -p runner` alone resolves other features and recompiles half of
 # wasmtime's dependency tree (7 min on 2 cores), so the steps after unit-tests reuse that binary.
 test: fmt lint unit-tests ## Everything CI runs
-	$(MAKE) e2e-tests validate-manifests registry-tests REUSE_TEST_RUNNER=1
+	$(MAKE) e2e-tests validate-manifests registry-tests monitoring-tests REUSE_TEST_RUNNER=1
 
 stepper-static: ## The static sts-stepper for the image (musl, [profile.image])
 	rustup target add $(MUSL_TARGET) >/dev/null 2>&1 || rustup target add $(MUSL_TARGET)

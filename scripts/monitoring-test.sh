@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Tests deploy/monitoring/ (the alerts and the Grafana dashboard): `make monitoring-tests`, part of `make test`.
+#
+#   1. the PrometheusRule against the openAPIV3Schema of the real Prometheus Operator CRD
+#      ($SHARED/crds/monitoring.coreos.com_prometheusrules.yaml), strictly, with jsonschema;
+#   2. every alert: severity, summary, description, a runbook_url that is a README heading, a case in
+#      tests/monitoring/alerts-test.yaml where it fires and one where it does not; StsStepperDown's
+#      threshold = 5 × the watch Deployment's --interval; the dashboard's structure and its ConfigMap;
+#   3. `promtool check rules` and `promtool test rules` on the PrometheusRule's `groups:` (extracted from it
+#      here, so there is one copy of the rules);
+#   4. a real Prometheus on 127.0.0.1 (scripts/monitoring-live.py): an hour of synthetic series backfilled
+#      with `promtool tsdb create-blocks-from openmetrics`, the rules loaded and evaluated without error,
+#      every rule expression returning the series it must, every dashboard query answering with data.
+#
+# Needs promtool and prometheus (Debian's `prometheus` package; .ci/run installs it) and python3 with PyYAML
+# and jsonschema (installed from PyPI when missing). A missing promtool or prometheus FAILS the run, unless
+# ALLOW_SKIP=1, which skips steps 3 and 4 with a loud banner. Exits 1 if any check failed.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+SHARED=${SHARED:-../shared}
+PYTHON=${PYTHON:-python3}
+RULE=deploy/monitoring/prometheusrule.yaml
+DASHBOARD=deploy/monitoring/sts-safe-rollout-dashboard.json
+CRD=$SHARED/crds/monitoring.coreos.com_prometheusrules.yaml
+ALERT_TESTS=tests/monitoring/alerts-test.yaml
+export PROMTOOL=${PROMTOOL:-promtool} PROMETHEUS=${PROMETHEUS:-prometheus}
+
+[ -f "$CRD" ] || { echo "monitoring-test.sh: $CRD is missing (SHARED=$SHARED)" >&2; exit 1; }
+if ! "$PYTHON" -c 'import yaml, jsonschema' 2>/dev/null; then
+    echo "monitoring-test.sh: installing PyYAML and jsonschema from PyPI" >&2
+    "$PYTHON" -m pip install --quiet --disable-pip-version-check pyyaml jsonschema
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+failed=0
+step() { echo; echo "--- $*"; }
+run() { "$@" || failed=1; }
+
+step "the PrometheusRule against the CRD's openAPIV3Schema"
+run "$PYTHON" scripts/monitoring-static.py validate-crd "$RULE" "$CRD"
+
+step "every alert: labels, annotations, runbook, unit tests; the dashboard"
+run "$PYTHON" scripts/monitoring-static.py check-alerts "$RULE" "$ALERT_TESTS" README.md \
+    deploy/stepper/watch/deployment.yaml
+run "$PYTHON" scripts/monitoring-static.py check-dashboard "$DASHBOARD" deploy/monitoring/kustomization.yaml
+
+missing=()
+for tool in "$PROMTOOL" "$PROMETHEUS"; do
+    command -v "$tool" >/dev/null || missing+=("$tool")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+    echo "!!! ${missing[*]} not installed (apt-get install prometheus; .ci/run installs it)."
+    echo "!!! promtool check/test rules and the queries on a real Prometheus did NOT run."
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+    [ "${ALLOW_SKIP:-}" = 1 ] || { echo "FAIL: set ALLOW_SKIP=1 to skip them knowingly"; exit 1; }
+    echo "ALLOW_SKIP=1: skipped"
+    exit "$failed"
+fi
+
+step "promtool check rules, promtool test rules"
+# promtool finds the rule file relative to the unit-test file: both go into the temp dir.
+"$PYTHON" scripts/monitoring-static.py extract-rules "$RULE" "$tmp/rules.yaml"
+cp "$ALERT_TESTS" "$tmp/alerts-test.yaml"
+run "$PROMTOOL" check rules "$tmp/rules.yaml"
+run "$PROMTOOL" test rules "$tmp/alerts-test.yaml"
+
+step "rules and dashboard queries on a real Prometheus ($("$PROMETHEUS" --version 2>&1 | head -n 1))"
+mkdir "$tmp/live"
+run "$PYTHON" scripts/monitoring-live.py "$tmp/rules.yaml" "$DASHBOARD" "$tmp/live"
+
+echo
+if [ "$failed" = 0 ]; then echo "monitoring-test.sh: all checks passed"; else echo "monitoring-test.sh: FAILED"; fi
+exit "$failed"
