@@ -61,10 +61,18 @@ def alerts(rule_doc):
 # extract-rules
 
 
+class RuleFileDumper(yaml.SafeDumper):
+    """Writes multi-line strings (the expressions) as literal blocks, line for line as in the source."""
+
+
+RuleFileDumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None))
+
+
 def extract_rules(prometheusrule, out):
     groups = [g for doc in prometheus_rules(prometheusrule) for g in doc["spec"]["groups"]]
     with open(out, "w") as f:
-        yaml.safe_dump({"groups": groups}, f, sort_keys=False, width=1000)
+        yaml.dump({"groups": groups}, f, Dumper=RuleFileDumper, sort_keys=False, width=1000)
     ok(f"{len(groups)} rule group(s) of {prometheusrule} written to {out}")
 
 

@@ -68,6 +68,33 @@ cp "$ALERT_TESTS" "$tmp/alerts-test.yaml"
 run "$PROMTOOL" check rules "$tmp/rules.yaml"
 run "$PROMTOOL" test rules "$tmp/alerts-test.yaml"
 
+step "the unit tests catch a weakened or broken rule"
+# Each mutation, applied to the extracted rules alone, must make `promtool test rules` fail.
+mutations=(
+    's/reason!~"Paused|Settling|GroupBusy|Throttled"/reason!~"Paused|GroupBusy|Throttled"/'  # Stuck on Settling
+    's/for: 15m/for: 10m/'                                                                # Stuck too early
+    's/changes(\(.*\)) > 0/changes(\1) > 99/'                                            # Stalled on fresh staging
+    's/_seconds) < 1800/_seconds) < 60/'                                                  # Stalled without history
+    's/(sts_safe_rollout_partition) > 0/(sts_safe_rollout_partition) >= 0/'                 # Stalled on OnDelete sets
+    's/(sts_safe_rollout_blocked{reason="GroupBusy"}) == 1/(sts_safe_rollout_blocked{reason="GroupBusy"}) == 2/'
+    's/> 5 \* 30/> 5 * 60/'                                                               # Down too late
+    's/absent(sts_safe_rollout_last_pass_timestamp_seconds)/vector(0) < 0/'               # Down: no metrics missed
+    's/errored|failed"}\[2m\]/errored|failed"}[5m]/'                                      # ApiErrors on a blip
+    's/unless sts_safe_rollout_recovered_pods_total offset 15m/unless sts_safe_rollout_recovered_pods_total/'
+)
+for m in "${mutations[@]}"; do
+    mkdir -p "$tmp/mutant"
+    sed "$m" "$tmp/rules.yaml" >"$tmp/mutant/rules.yaml"
+    cp "$ALERT_TESTS" "$tmp/mutant/alerts-test.yaml"
+    if cmp -s "$tmp/rules.yaml" "$tmp/mutant/rules.yaml"; then
+        echo "FAIL mutation $m changes nothing: the rule it targets changed; update the mutation"; failed=1
+    elif "$PROMTOOL" test rules "$tmp/mutant/alerts-test.yaml" >/dev/null 2>&1; then
+        echo "FAIL the unit tests pass with the rules mutated by $m"; failed=1
+    else
+        echo "ok   the unit tests fail with $m"
+    fi
+done
+
 step "rules and dashboard queries on a real Prometheus ($("$PROMETHEUS" --version 2>&1 | head -n 1))"
 mkdir "$tmp/live"
 run "$PYTHON" scripts/monitoring-live.py "$tmp/rules.yaml" "$DASHBOARD" "$tmp/live"
