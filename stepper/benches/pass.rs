@@ -1,4 +1,4 @@
-//! One pass at scale: the pure decision over 10,000 StatefulSets / 50,000 pods held in memory, and a
+//! One pass at scale: the pure plan over 10,000 StatefulSets / 50,000 pods held in memory, and a
 //! whole pass through the kube-rs client against a mocked API server (JSON decoding included), which
 //! also counts the API requests a pass issues for 10 → 10,000 StatefulSets.
 //!

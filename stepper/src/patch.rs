@@ -91,7 +91,7 @@ pub fn stamp(config: &SetConfig, now: Timestamp) -> String {
 /// The step: ONE JSON Patch on the StatefulSet (Kubernetes `application/json-patch+json`):
 ///
 /// 1. `test /spec/updateStrategy/rollingUpdate/partition == from` and `test /status/updateRevision ==
-///    update_revision` — the observation the decision was made on; if either changed (another stepper
+///    update_revision` — the observation the verdict was made on; if either changed (another stepper
 ///    stepped, a new revision was staged) the API server answers 422 and nothing is written;
 /// 2. `replace` the partition with `to`;
 /// 3. `add /metadata/annotations/<prefix>~1last-partition-update` = [`stamp`] (the whole annotations map

@@ -263,7 +263,7 @@ fn eval_set(v: &Value, pods: &[Pod], fleet: FleetView<'_>, probes: &Probes) -> E
     gates::evaluate(&s, &by, &[], fleet, probes, &opts(), now())
 }
 
-// ---- OwnerNotHealthy: gate_owner ------------------------------------------------------------------
+// ---- OwnerNotHealthy: check_owner ----------------------------------------------------------------
 
 #[rstest]
 #[case::true_passes(found(owner_obj(Some(3), None, json!([cond("Healthy", "True", Some(3))]))), None)]
@@ -361,7 +361,7 @@ fn eval_set(v: &Value, pods: &[Pod], fleet: FleetView<'_>, probes: &Probes) -> E
         "MySQLCluster db: condition Healthy is False (Degraded: primary mysql-db-0 has 1 of 2 replicas)"
     )
 )]
-fn gate_owner_edges(#[case] probe: OwnerProbe, #[case] want: Option<&str>) {
+fn check_owner_edges(#[case] probe: OwnerProbe, #[case] want: Option<&str>) {
     let s = set_from(owned_set_json("Healthy"));
     let got = gates::check_owner(&s, "Healthy", &owner_ref(), &probe);
     match want {
@@ -378,7 +378,7 @@ fn gate_owner_edges(#[case] probe: OwnerProbe, #[case] want: Option<&str>) {
     "ClusteringActive",
     Some("MySQLCluster db: no condition ClusteringActive in status.conditions")
 )]
-fn gate_owner_moco_other_conditions(#[case] condition: &str, #[case] want: Option<&str>) {
+fn check_owner_moco_other_conditions(#[case] condition: &str, #[case] want: Option<&str>) {
     let s = set_from(owned_set_json(condition));
     let probe = found(moco_cluster("False", "Degraded", ""));
     let got = gates::check_owner(&s, condition, &owner_ref(), &probe);
@@ -679,7 +679,7 @@ fn needs_asks_for_the_owner_then_the_queries_then_plans_a_step() {
     );
 }
 
-// ---- GroupBusy: group_holder and gate_group ---------------------------------------------------------
+// ---- GroupBusy: group_holder and check_group -------------------------------------------------------
 
 #[rstest]
 #[case::all_unstarted_first_by_name(&[("c", Some(3), true), ("a", Some(3), true), ("b", Some(3), true)], Some("a"))]
@@ -720,7 +720,7 @@ fn group_holder_order(#[case] members: &[(&str, Option<i32>, bool)], #[case] wan
     Some(member_json("other", "web", Some(3), true, Some("kafka"))),
     Some("rollout-group kafka: web rolls out first (updated 0/3, partition 3)")
 )]
-fn gate_group_holder_and_non_holder(#[case] holder: Option<Value>, #[case] want: Option<&str>) {
+fn check_group_holder_and_non_holder(#[case] holder: Option<Value>, #[case] want: Option<&str>) {
     let s = set_from(member_json("ns", "web", Some(3), true, Some("kafka")));
     let holder = holder.map(set_from);
     let got = gates::check_group(&s, "kafka", holder.as_ref());

@@ -1,4 +1,4 @@
-//! The gates and the decision as pure functions: the four real fixture moments and every gate's edge.
+//! The gates and their verdict as pure functions: the four real fixture moments and every gate's edge.
 mod common;
 
 use common::*;
@@ -46,7 +46,7 @@ fn blocked(reason: Reason, detail: &str) -> Verdict {
     Verdict::Blocked(Blocked::new(reason, detail))
 }
 
-fn moment_decision(name: &str, opts: &GateOptions, now: Timestamp) -> Verdict {
+fn moment_verdict(name: &str, opts: &GateOptions, now: Timestamp) -> Verdict {
     let snap = moment(name);
     assert_eq!(snap.statefulsets.len(), 1, "{name}: one StatefulSet");
     decide_with(&snap.statefulsets[0], &snap.pods, &snap.pdbs, opts, now)
@@ -63,7 +63,7 @@ fn moment_decision(name: &str, opts: &GateOptions, now: Timestamp) -> Verdict {
 )]
 #[case::complete("4-complete", Verdict::Idle(Idle::UpToDate))]
 fn fixture_moments(#[case] name: &str, #[case] want: Verdict) {
-    assert_eq!(moment_decision(name, &opts(), now()), want);
+    assert_eq!(moment_verdict(name, &opts(), now()), want);
 }
 
 #[test]
@@ -787,5 +787,31 @@ fn start_ordinal_shifts_pods_and_partition() {
         decide_one(&s, &pods("web", 5, 4)),
         // web-6 is missing too, but the step replaces it anyway (index 3 = web-6): not counted.
         blocked(Reason::PodNotReady, "web-5: missing (and 1 more)")
+    );
+}
+
+#[test]
+fn the_gate_list_runs_in_reason_order_and_marks_the_pod_gates() {
+    let order: Vec<Reason> = gates::GATES.iter().map(|g| g.reason).collect();
+    let per_set: Vec<Reason> = Reason::ALL
+        .into_iter()
+        .filter(|r| !matches!(r, Reason::Throttled | Reason::ApiError))
+        .collect();
+    assert_eq!(
+        order, per_set,
+        "GATES and Reason::ALL disagree on the order"
+    );
+    let pod_gates: Vec<Reason> = gates::GATES
+        .iter()
+        .filter(|g| g.needs_pods)
+        .map(|g| g.reason)
+        .collect();
+    assert_eq!(
+        pod_gates,
+        [
+            Reason::PodNotReady,
+            Reason::StepInProgress,
+            Reason::PdbBlocked
+        ]
     );
 }
