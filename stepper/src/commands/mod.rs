@@ -1,5 +1,6 @@
-//! The subcommands, one file each, around one [`Context`] built once per run (the kube client, the
-//! Prometheus client, the flags), as kube-rs `controller-rs` shares its `Context` with its reconciler.
+//! The subcommands, one file each, around one [`Context`] built once per run (the flags, the kube
+//! client, the Prometheus client, the metrics), as kube-rs `controller-rs` shares its `Context` with
+//! its reconciler.
 
 mod once;
 mod simulate;
@@ -8,6 +9,7 @@ mod step;
 mod wait;
 mod watch;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
@@ -65,6 +67,8 @@ pub struct Context {
     pub client: Client,
     /// The Prometheus client for the `PrometheusCheck` gate.
     pub prometheus: Option<PrometheusClient>,
+    /// The pass metrics (`watch` serves them on `/metrics`).
+    pub metrics: Arc<Metrics>,
 }
 
 impl Context {
@@ -77,6 +81,7 @@ impl Context {
             global: global.clone(),
             client: client(global).await?,
             prometheus: prometheus(global)?,
+            metrics: Arc::new(Metrics::new()),
         })
     }
 

@@ -23,7 +23,6 @@ use crate::cli::WatchArgs;
 use crate::config::Keys;
 use crate::gates::Idle;
 use crate::kube_cluster::Scope;
-use crate::metrics::Metrics;
 use crate::pass::{Outcome, PassReport};
 use crate::{plan, server};
 
@@ -34,7 +33,7 @@ use crate::{plan, server};
 pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
     let cluster = ctx.cluster(None);
     let prometheus = &ctx.prometheus;
-    let metrics = Arc::new(Metrics::new());
+    let metrics = ctx.metrics.clone();
     let last_pass = Arc::new(AtomicI64::new(Timestamp::now().as_second()));
     let (stop_tx, stop_rx) = watch::channel(false);
     let health = server::Health {
