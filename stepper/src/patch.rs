@@ -1,5 +1,6 @@
-//! JSON Patch builders (Kubernetes `application/json-patch+json`): the step, and annotation changes
-//! pinned by `test` ops so that a concurrent writer's change is never overwritten.
+//! JSON Patch builders (Kubernetes `application/json-patch+json`): the step and annotation changes.
+//!
+//! Every patch is pinned by `test` ops, so a concurrent writer's change is never overwritten.
 
 use jiff::{SignedDuration, Timestamp};
 use json_patch::jsonptr::PointerBuf;

@@ -1,6 +1,7 @@
-//! Pod predicates: ordinal, ownership, revision, readiness and availability of one pod, and which pods a
-//! PodDisruptionBudget selects. One-line contracts, kept apart from the gates as Kubernetes keeps
-//! `stateful_set_utils.go` apart from the StatefulSet controller's algorithm.
+//! Pod predicates: ordinal, ownership, revision, readiness, availability, PDB selection.
+//!
+//! One-line contracts, kept apart from the gates as Kubernetes keeps `stateful_set_utils.go` apart from
+//! the StatefulSet controller's algorithm.
 
 use std::collections::BTreeMap;
 

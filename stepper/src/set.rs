@@ -1,5 +1,6 @@
-//! Typed reads of one StatefulSet's spec and status (no annotation): replicas, partition, revisions,
-//! readiness. Total: absent fields take the Kubernetes defaults, never panic.
+//! Typed reads of one StatefulSet's spec and status: replicas, partition, revisions, readiness.
+//!
+//! No annotation is read here. Total: absent fields take the Kubernetes defaults, never panic.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::ObjectReference;

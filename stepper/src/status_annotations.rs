@@ -1,6 +1,6 @@
-//! The status annotations a pass writes on a StatefulSet besides the step (stamp `initialized`, set or
-//! clear `blocked-reason`, record `completed-revision`, the gates' own state) and the Events they
-//! announce.
+//! The status annotations a pass writes besides the step, and the Events they announce.
+//!
+//! They are `initialized`, `blocked-reason`, `completed-revision` and the gates' own state.
 
 use std::collections::BTreeMap;
 

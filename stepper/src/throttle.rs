@@ -1,5 +1,7 @@
-//! Gate `Throttled`: the fleet's step budget over all sets in scope (`--max-steps-per-pass`,
-//! `--max-steps-per-minute`), counted from the sets' `recent-steps` / `last-partition-update` stamps.
+//! Gate `Throttled`: the fleet's step budget over all sets in scope.
+//!
+//! `--max-steps-per-pass` and `--max-steps-per-minute`, counted from the sets' `recent-steps` /
+//! `last-partition-update` stamps.
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::StatefulSet;

@@ -1,6 +1,7 @@
-//! The subcommands, one file each, around one [`Context`] built once per run (the flags, the kube
-//! client, the Prometheus client, the metrics), as kube-rs `controller-rs` shares its `Context` with
-//! its reconciler.
+//! The subcommands, one file each, and the one [`Context`] they share.
+//!
+//! [`Context`] is built once per run (the flags, the kube client, the Prometheus client, the metrics), as
+//! kube-rs `controller-rs` shares its `Context` with its reconciler.
 
 mod once;
 mod simulate;

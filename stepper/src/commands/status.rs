@@ -1,5 +1,6 @@
-//! `status`: a table of the guarded StatefulSets in scope (or one named set): partition, counts,
-//! revisions, and the next step or the first blocking gate.
+//! `status`: the table of guarded StatefulSets with their next step or first blocking gate.
+//!
+//! Columns: partition, updated/ready/replicas, revisions, next action; one named set, or all in scope.
 
 use anyhow::{Result, bail};
 use jiff::Timestamp;

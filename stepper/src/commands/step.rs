@@ -1,5 +1,6 @@
-//! `step`: one step of one named StatefulSet now, through the gates, or past them with `--force
-//! --reason` (recorded in a `ForcedStep` Event).
+//! `step`: one step of one named StatefulSet now, through the gates or past them with `--force`.
+//!
+//! A forced step needs `--reason` and is recorded in a `ForcedStep` Event naming who and why.
 
 use anyhow::{Context as _, Result, bail};
 use jiff::Timestamp;

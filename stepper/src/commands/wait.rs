@@ -1,5 +1,6 @@
-//! `wait`: polls one StatefulSet until its rollout is complete ([`crate::complete::rollout_complete`])
-//! or the timeout passes.
+//! `wait`: polls one StatefulSet until its rollout is complete or the timeout passes.
+//!
+//! "Complete" is [`crate::complete::rollout_complete`].
 
 use std::time::Instant;
 

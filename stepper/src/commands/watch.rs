@@ -1,5 +1,7 @@
-//! `watch`: passes on every interval tick and on (debounced) changes of rolling StatefulSets and their
-//! pods, serving `/metrics` and `/healthz`, until SIGTERM or Ctrl-C.
+//! `watch`: passes on a timer and on changes of rolling sets, until SIGTERM or Ctrl-C.
+//!
+//! Changes of rolling StatefulSets and their pods trigger a debounced early pass; `/metrics` and
+//! `/healthz` are served meanwhile.
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -1,5 +1,6 @@
-//! The border for the Prometheus check: `prometheus-query*`, `check-period-seconds`,
-//! `success-threshold`, `failure-limit` into one [`CheckConfig`].
+//! The border for the Prometheus check: its annotations into one [`CheckConfig`].
+//!
+//! Reads `prometheus-query*`, `check-period-seconds`, `success-threshold` and `failure-limit`.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use sts_safe_rollout::annotations::PROMETHEUS_QUERY;

@@ -1,6 +1,6 @@
-//! The border: one [`SetConfig`] per StatefulSet, read once from its annotations; below it no code
-//! knows the annotation prefix.
+//! The border: each StatefulSet's annotations, read once into one [`SetConfig`].
 //!
+//! Below this module no code knows the annotation prefix.
 //! [`Keys`] turns the prefix (`--annotation-prefix`) into the full annotation keys once per pass;
 //! [`SetConfig::parse`] reads every annotation the stepper knows (names: [`sts_safe_rollout::annotations`])
 //! into typed fields, and keeps the first unreadable one as the `InvalidAnnotation` detail. The gates,

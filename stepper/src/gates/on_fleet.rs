@@ -1,5 +1,6 @@
-//! The gates that read beyond the set: `GroupBusy` (the rollout group's holder) and `OwnerNotHealthy`
-//! (the controller owner the pass read).
+//! The gates that read beyond the set: `GroupBusy` and `OwnerNotHealthy`.
+//!
+//! `GroupBusy` reads the rollout group's holder; `OwnerNotHealthy` the controller owner the pass read.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;

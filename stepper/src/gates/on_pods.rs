@@ -1,5 +1,6 @@
-//! The gates that read the set's pods and PDBs: `PodNotReady`, `StepInProgress`, `PdbBlocked`, and the
-//! pods a step replaces while they are already down.
+//! The gates that read the set's pods and PDBs: `PodNotReady`, `StepInProgress`, `PdbBlocked`.
+//!
+//! Also here: the pods a step replaces while they are already down, which count for neither.
 
 use std::collections::{BTreeMap, BTreeSet};
 

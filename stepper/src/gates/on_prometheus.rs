@@ -1,5 +1,6 @@
-//! Gate `PrometheusCheck`: the set's Prometheus check ([`crate::prometheus::check_result`]) over the
-//! queries the pass ran, and the annotation changes and reads it asks for.
+//! Gate `PrometheusCheck`, and the reads and annotation changes the check asks for.
+//!
+//! The check itself is [`crate::prometheus::check_result`], over the queries the pass ran.
 
 use sts_safe_rollout::annotations::TRUE;
 

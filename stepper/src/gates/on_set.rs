@@ -1,5 +1,4 @@
-//! The gates that read the StatefulSet and its annotations only: `Paused`, `InvalidAnnotation`,
-//! `NotObserved`, `Settling`.
+//! Gates over the set alone: `Paused`, `InvalidAnnotation`, `NotObserved`, `Settling`.
 
 use jiff::SignedDuration;
 use k8s_openapi::api::apps::v1::StatefulSet;
