@@ -21,6 +21,57 @@ pub const STEP: &str = "step";
 /// Seconds to wait after a step before the next one (gate `Settling`); default 0.
 pub const INITIAL_DELAY_SECONDS: &str = "initial-delay-seconds";
 
+/// Why the stepper paused the rollout (set with [`PAUSED`]; shown by the `Paused`
+/// gate). A person removes both to resume.
+pub const PAUSED_REASON: &str = "paused-reason";
+/// A group name: the guarded StatefulSets of one namespace with the same value roll out one at a time
+/// (stepper gate `GroupBusy`).
+pub const ROLLOUT_GROUP: &str = "rollout-group";
+/// A condition type (e.g. `Healthy`) of the set's controller owner that must be `True` before each step
+/// (stepper gate `OwnerNotHealthy`).
+pub const OWNER_CONDITION: &str = "owner-condition";
+/// A PromQL query that must return a non-empty result before each step (stepper gate
+/// `PrometheusCheck`). More queries: `prometheus-query-<N>`, N from 1 to 999.
+pub const PROMETHEUS_QUERY: &str = "prometheus-query";
+/// Seconds between two Prometheus checks (default 30).
+pub const CHECK_PERIOD_SECONDS: &str = "check-period-seconds";
+/// Consecutive passed Prometheus checks needed before a step (default 1).
+pub const SUCCESS_THRESHOLD: &str = "success-threshold";
+/// Failed Prometheus checks since the last step that pause the rollout; absent: never pause.
+pub const FAILURE_LIMIT: &str = "failure-limit";
+/// Written by the stepper: the Prometheus check's counts as JSON, pinned to a partition and revision.
+pub const PROMETHEUS_CHECK: &str = "prometheus-check";
+/// Written by the stepper with `--max-steps-per-minute`: the set's step times in the last 60 seconds
+/// (RFC 3339, comma-separated).
+pub const RECENT_STEPS: &str = "recent-steps";
+/// Written by the stepper: the gate reason last announced in a `Blocked` Event.
+pub const BLOCKED_REASON: &str = "blocked-reason";
+/// Written by the stepper: the `updateRevision` whose `RolloutComplete` Event was sent.
+pub const COMPLETED_REVISION: &str = "completed-revision";
+
+/// Every annotation name the policy and the stepper read or write (the user-facing API; README's
+/// annotation table lists the same names). `prometheus-query-<N>` is the numbered form of
+/// [`PROMETHEUS_QUERY`].
+pub const ALL: [&str; 17] = [
+    STEP,
+    INITIAL_DELAY_SECONDS,
+    PAUSED,
+    PAUSED_REASON,
+    ROLLOUT_GROUP,
+    OWNER_CONDITION,
+    PROMETHEUS_QUERY,
+    CHECK_PERIOD_SECONDS,
+    SUCCESS_THRESHOLD,
+    FAILURE_LIMIT,
+    RECENT_STEPS,
+    PROMETHEUS_CHECK,
+    FORCE_ROLLING_UPDATE,
+    INITIALIZED,
+    LAST_PARTITION_UPDATE,
+    BLOCKED_REASON,
+    COMPLETED_REVISION,
+];
+
 /// The value an annotation must have to count as set (`"true"`, exactly, as Kubernetes' own boolean
 /// annotations: `"True"`, `"yes"` or `"1"` do not count).
 pub const TRUE: &str = "true";

@@ -1,4 +1,4 @@
-//! One pass at scale: the pure decision over 10,000 StatefulSets / 50,000 pods held in memory, and a
+//! One pass at scale: the pure plan over 10,000 StatefulSets / 50,000 pods held in memory, and a
 //! whole pass through the kube-rs client against a mocked API server (JSON decoding included), which
 //! also counts the API requests a pass issues for 10 → 10,000 StatefulSets.
 //!
@@ -16,7 +16,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
 use kube::client::Body;
 use serde_json::{Value, json};
-use sts_stepper::gates::{Decision, GateOptions};
+use sts_stepper::gates::{GateOptions, Verdict};
 use sts_stepper::kube_cluster::{KubeCluster, Scope};
 use sts_stepper::pass::{PassOptions, run_pass};
 use sts_stepper::plan::{Snapshot, plan};
@@ -147,7 +147,7 @@ fn bench(c: &mut Criterion) {
     assert!(
         plans
             .iter()
-            .all(|p| matches!(p.decision, Decision::Step { from: 5, to: 4, .. }))
+            .all(|p| matches!(p.verdict, Verdict::Step { from: 5, to: 4, .. }))
     );
     c.bench_function("decide 10000 statefulsets / 50000 pods", |b| {
         b.iter(|| black_box(plan(black_box(&snap), &opts, now())))

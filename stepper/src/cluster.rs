@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
-use crate::plan::EventNote;
+use crate::events::EventNote;
 use crate::prometheus::QueryOutcome;
 
 /// What became of a JSON Patch on a StatefulSet.

@@ -11,12 +11,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::{self, ApiCapabilities};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, EventType as KubeEventType, Recorder, Reporter};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
 use crate::cluster::{Cluster, ClusterError, PatchOutcome};
-use crate::plan::{EventKind, EventNote};
+use crate::events::{EventNote, EventType};
 
 /// The field manager and Event reporting controller name.
 pub const MANAGER: &str = "sts-stepper";
@@ -231,9 +231,9 @@ impl Cluster for KubeCluster {
         event: &EventNote,
     ) -> Result<(), ClusterError> {
         let ev = Event {
-            type_: match event.kind {
-                EventKind::Normal => EventType::Normal,
-                EventKind::Warning => EventType::Warning,
+            type_: match event.type_ {
+                EventType::Normal => KubeEventType::Normal,
+                EventType::Warning => KubeEventType::Warning,
             },
             reason: event.reason.clone(),
             note: Some(event.note.clone()),

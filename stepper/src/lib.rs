@@ -1,20 +1,30 @@
 //! `sts-stepper`: lowers the partition of staged StatefulSets one gated step at a time.
 //!
-//! One pass = snapshot (one LIST each of StatefulSets, Pods, PodDisruptionBudgets) → [`gates`] (pure) →
-//! [`plan`] (pure) → writes through a [`cluster::Cluster`]. The kube-rs implementation
-//! ([`kube_cluster::KubeCluster`]) is the only code that talks to the API server. Specification:
-//! DESIGN.md, "The stepper: one pass".
+//! One pass = snapshot (one LIST each of StatefulSets, Pods, PodDisruptionBudgets) → [`config`] (each
+//! set's annotations read once) → [`gates`] (pure) → [`plan`] (pure) → writes through a
+//! [`cluster::Cluster`]. The kube-rs implementation ([`kube_cluster::KubeCluster`]) is the only code
+//! that talks to the API server. Map of the parts: ARCHITECTURE.md; specification: DESIGN.md, "The
+//! stepper: one pass".
 #![warn(missing_docs)]
 
-pub mod app;
 pub mod cli;
 pub mod cluster;
+pub mod commands;
+pub mod complete;
+pub mod config;
+pub mod events;
 pub mod gates;
 pub mod kube_cluster;
 pub mod metrics;
 pub mod pass;
+pub mod patch;
 pub mod plan;
+pub mod pods;
 pub mod prometheus;
 pub mod prometheus_client;
+pub mod reasons;
 pub mod server;
+pub mod set;
 pub mod sim;
+pub mod status_annotations;
+pub mod throttle;

@@ -4,8 +4,8 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use sts_stepper::app::{self, Exit};
 use sts_stepper::cli::{Cli, LogFormat};
+use sts_stepper::commands::{self, Exit};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
@@ -43,7 +43,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(app::run(cli)) {
+    match runtime.block_on(commands::run(cli)) {
         Ok(Exit::Ok) => ExitCode::SUCCESS,
         Ok(Exit::Failed) => ExitCode::FAILURE,
         Err(e) => {

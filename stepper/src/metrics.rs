@@ -18,8 +18,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use crate::gates::Reason;
 use crate::pass::PassReport;
+use crate::reasons::Reason;
 
 /// Labels of a per-StatefulSet series.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]

@@ -1,19 +1,23 @@
-//! One pass: snapshot → gates → plan → writes, through a [`Cluster`].
+//! One pass: snapshot → I/O gates' reads → plan → writes, through a [`Cluster`].
 //!
 //! The only state is on the StatefulSets: a pass reads it, decides with the pure [`crate::plan`], and
 //! writes JSON Patches whose `test` ops pin what it saw. A pass killed anywhere leaves either a whole
 //! patch or none; the next pass (in this process or another) starts from the objects again.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use tracing::warn;
 
 use crate::cluster::{Cluster, ClusterError, NoPrometheus, PatchOutcome, Prometheus};
-use crate::gates::{Blocked, Decision, GateOptions, Idle, Need, OwnerProbe, Reason};
-use crate::plan::{self, EventNote, Figures, ProbeMap, SetPlan, Snapshot};
+use crate::config::Keys;
+use crate::events::EventNote;
+use crate::gates::{GateOptions, Idle, Need, OwnerProbe, Verdict};
+use crate::plan::{self, Figures, Planner, ProbeMap, SetPlan, Snapshot};
 use crate::prometheus::QueryOutcome;
-use sts_safe_rollout::statefulset as sts;
+use crate::reasons::{Blocked, Reason};
+use crate::set;
 
 /// Settings of a pass.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -133,7 +137,8 @@ pub async fn snapshot<C: Cluster>(
         statefulsets,
         ..Snapshot::default()
     };
-    let wanted = opts.always_list_pods || plan::needs_pods(&snap.statefulsets, &opts.gates.prefix);
+    let keys = Arc::new(Keys::new(&opts.gates.prefix));
+    let wanted = opts.always_list_pods || plan::needs_pods(&snap.statefulsets, &keys);
     if wanted && !snap.statefulsets.is_empty() {
         snap.pods = cluster.list_pods().await?;
         if opts.gates.pdb_gate {
@@ -170,8 +175,9 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     now: Timestamp,
 ) -> Result<PassReport, ClusterError> {
     let snap = snapshot(cluster, opts).await?;
-    let (probes, mut probe_errors) = gather_probes(cluster, prometheus, &snap, opts, now).await;
-    let plans = plan::plan_with(&snap, &opts.gates, now, &probes);
+    let planner = Planner::new(&snap, &opts.gates);
+    let (probes, mut probe_errors) = gather_probes(cluster, prometheus, &planner, &snap, now).await;
+    let plans = planner.plan(now, &probes);
     let mut report = PassReport::default();
     for (i, p) in plans.into_iter().enumerate() {
         let mut set = execute(cluster, p, opts.dry_run).await;
@@ -192,26 +198,27 @@ pub async fn plan_pass<C: Cluster, P: Prometheus>(
     opts: &PassOptions,
     now: Timestamp,
 ) -> Vec<SetPlan> {
-    let (probes, _) = gather_probes(cluster, prometheus, snap, opts, now).await;
-    plan::plan_with(snap, &opts.gates, now, &probes)
+    let planner = Planner::new(snap, &opts.gates);
+    let (probes, _) = gather_probes(cluster, prometheus, &planner, snap, now).await;
+    planner.plan(now, &probes)
 }
 
-/// The reads of the I/O gates for `snap` ([`plan::needs`]): the controller owner of each set that
+/// The reads of the I/O gates for `snap` ([`Planner::needs`], `planner` built on `snap`): the controller owner of each set that
 /// reached `OwnerNotHealthy`, the queries of each set whose Prometheus check is due. Only sets that
 /// pass every gate before come this far, so a cluster with nothing ready to step costs no read.
 /// Returns the reads by set index, and the API errors of failed owner reads by set index.
 pub async fn gather_probes<C: Cluster, P: Prometheus>(
     cluster: &C,
     prometheus: &P,
+    planner: &Planner<'_>,
     snap: &Snapshot,
-    opts: &PassOptions,
     now: Timestamp,
 ) -> (ProbeMap, HashMap<usize, ClusterError>) {
     let mut probes = ProbeMap::new();
     let mut errors = HashMap::new();
     // Each round answers one read per set; a set has at most two I/O gates.
     for _ in 0..3 {
-        let needs = plan::needs(snap, &opts.gates, now, &probes);
+        let needs = planner.needs(now, &probes);
         if needs.is_empty() {
             break;
         }
@@ -261,21 +268,21 @@ fn api_error(e: ClusterError) -> (Outcome, Option<ClusterError>) {
     )
 }
 
-/// Carries out one set's plan: the bookkeeping patch and its Events, then the step patch and its
+/// Carries out one set's plan: the status-annotations patch and its Events, then the step patch and its
 /// `Stepped` Event. With `dry_run` nothing is written.
 pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetReport {
     let mut event_errors = Vec::new();
     let (outcome, error) = 'outcome: {
         if dry_run {
-            break 'outcome (decision_outcome(&p.decision, true), None);
+            break 'outcome (verdict_outcome(&p.verdict, true), None);
         }
-        if let Some(patch) = &p.bookkeeping {
+        if let Some(patch) = &p.status_annotations {
             match cluster
                 .patch_statefulset(&p.namespace, &p.name, patch)
                 .await
             {
                 Ok(PatchOutcome::Applied(_)) => {
-                    for ev in &p.bookkeeping_events {
+                    for ev in &p.status_events {
                         publish(cluster, &p, ev, &mut event_errors).await;
                     }
                 }
@@ -283,15 +290,15 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                 Err(e) => break 'outcome api_error(e),
             }
         }
-        let (Some(patch), Decision::Step { from, to, .. }) = (&p.step, &p.decision) else {
-            break 'outcome (decision_outcome(&p.decision, false), None);
+        let (Some(patch), Verdict::Step { from, to, .. }) = (&p.step, &p.verdict) else {
+            break 'outcome (verdict_outcome(&p.verdict, false), None);
         };
         match cluster
             .patch_statefulset(&p.namespace, &p.name, patch)
             .await
         {
             Ok(PatchOutcome::Applied(stored)) => {
-                let now_partition = sts::partition(&stored);
+                let now_partition = set::partition(&stored);
                 if now_partition != Some(*to) {
                     // Accepted, but an admission webhook kept the partition: not a step.
                     break 'outcome api_error(ClusterError::Unexpected {
@@ -340,17 +347,17 @@ async fn publish<C: Cluster>(
     }
 }
 
-/// The outcome a decision stands for when no write changes it.
-pub fn decision_outcome(decision: &Decision, dry_run: bool) -> Outcome {
-    match decision {
-        Decision::Unguarded(why) => Outcome::Unguarded(why),
-        Decision::Idle(i) => Outcome::Idle(*i),
-        Decision::Blocked(b) => Outcome::Blocked(b.clone()),
-        Decision::Step { from, to, .. } if dry_run => Outcome::WouldStep {
+/// The outcome a verdict stands for when no write changes it.
+pub fn verdict_outcome(verdict: &Verdict, dry_run: bool) -> Outcome {
+    match verdict {
+        Verdict::Unguarded(why) => Outcome::Unguarded(why),
+        Verdict::Idle(i) => Outcome::Idle(*i),
+        Verdict::Blocked(b) => Outcome::Blocked(b.clone()),
+        Verdict::Step { from, to, .. } if dry_run => Outcome::WouldStep {
             from: *from,
             to: *to,
         },
-        Decision::Step { from, to, .. } => Outcome::Stepped {
+        Verdict::Step { from, to, .. } => Outcome::Stepped {
             from: *from,
             to: *to,
         },

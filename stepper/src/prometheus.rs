@@ -1,4 +1,4 @@
-//! The `PrometheusCheck` gate, pure part: its annotations, its state, and its verdict.
+//! The Prometheus check, pure part: its configuration, its stored state, and its [`CheckResult`].
 //!
 //! Semantics follow sts-phased-rollout-operator's Prometheus checks: each configured PromQL query is
 //! run against Prometheus' HTTP API (`/api/v1/query`); a **non-empty** result is a success, an **empty**
@@ -11,33 +11,11 @@
 //! The counts live in annotation `<prefix>/prometheus-check` on the StatefulSet (see [`CheckState`]),
 //! pinned to the partition and `updateRevision` they were counted for, so a CronJob pass and a
 //! restarted `watch` continue where the last one stopped, and a step or a new revision starts over.
-//! The query I/O is [`crate::prometheus_client`]; everything here is plain functions over plain data.
+//! The annotations are read by [`crate::config`]; the query I/O is [`crate::prometheus_client`];
+//! everything here is plain functions over plain data.
 
 use jiff::{SignedDuration, Timestamp};
-use k8s_openapi::api::apps::v1::StatefulSet;
 use serde::{Deserialize, Serialize};
-use sts_safe_rollout::annotations;
-
-/// Annotation `<prefix>/prometheus-query`: a PromQL query that must return a non-empty result before
-/// each step. Several: `<prefix>/prometheus-query-1`, `-2`, … (all must pass; run in numeric order,
-/// the unnumbered one first).
-pub const PROMETHEUS_QUERY: &str = "prometheus-query";
-/// Annotation `<prefix>/check-period-seconds`: seconds between two checks (default
-/// [`DEFAULT_PERIOD_SECONDS`]).
-pub const CHECK_PERIOD_SECONDS: &str = "check-period-seconds";
-/// Annotation `<prefix>/success-threshold`: consecutive passed checks needed before a step (default 1).
-pub const SUCCESS_THRESHOLD: &str = "success-threshold";
-/// Annotation `<prefix>/failure-limit`: failed checks since the last step that pause the rollout.
-/// Absent: failures block and reset the success count but never pause.
-pub const FAILURE_LIMIT: &str = "failure-limit";
-/// Annotation (stepper only) `<prefix>/prometheus-check`: the [`CheckState`] as JSON.
-pub const PROMETHEUS_CHECK: &str = "prometheus-check";
-/// Annotation `<prefix>/paused-reason`: why the stepper paused the rollout (set with `paused`; shown
-/// by the `Paused` gate). A person clears both to resume.
-pub const PAUSED_REASON: &str = "paused-reason";
-
-/// Default `<prefix>/check-period-seconds`.
-pub const DEFAULT_PERIOD_SECONDS: u32 = 30;
 
 /// One query of a check: the annotation it came from and its PromQL expression.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,127 +85,29 @@ impl CheckState {
     }
 }
 
-fn key(prefix: &str, name: &str) -> String {
-    annotations::key(prefix, name)
-}
-
-fn positive(prefix: &str, name: &str, value: Option<&str>) -> Result<Option<u32>, String> {
-    let Some(value) = value else {
-        return Ok(None);
-    };
-    match value.parse::<u32>() {
-        Ok(n) if n >= 1 && value.bytes().all(|b| b.is_ascii_digit()) => Ok(Some(n)),
-        _ => Err(format!(
-            "{}: {value:?} is not valid; expected a whole number ≥ 1 (\"3\")",
-            key(prefix, name)
-        )),
-    }
-}
-
-/// The query number of annotation `name` (`prometheus-query` → 0, `prometheus-query-7` → 7), `None`
-/// when `name` does not start with `prometheus-query`, `Some(Err(()))` for any other name that does
-/// (`prometheus-query-0`, `-01`, `-+1`, `-x`, `prometheus-query1`: a typo that would silently drop a
-/// query).
-fn query_number(name: &str) -> Option<Result<u32, ()>> {
-    let rest = name.strip_prefix(PROMETHEUS_QUERY)?;
-    if rest.is_empty() {
-        return Some(Ok(0));
-    }
-    // `prometheus-query1`, `prometheus-query-x`, `prometheus-query-+1`: a typo, never silently dropped.
-    let Some(digits) = rest.strip_prefix('-') else {
-        return Some(Err(()));
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.starts_with('0') {
-        return Some(Err(()));
-    }
-    Some(match digits.parse::<u32>() {
-        Ok(n) if (1..=999).contains(&n) => Ok(n),
-        _ => Err(()),
-    })
-}
-
-/// Reads the set's Prometheus check from its annotations: `Ok(None)` when no `prometheus-query*`
-/// annotation is set (the other check annotations are then not read).
-///
-/// # Errors
-/// A one-line message naming the annotation and the expected form (an empty query, a query annotation
-/// with a bad number such as `prometheus-query-x`, a period / threshold / limit that is not a whole
-/// number ≥ 1).
-pub fn check_config(set: &StatefulSet, prefix: &str) -> Result<Option<CheckConfig>, String> {
-    let Some(all) = set.metadata.annotations.as_ref() else {
-        return Ok(None);
-    };
-    let mut queries: Vec<(u32, Query)> = Vec::new();
-    let own = format!("{prefix}/");
-    for (k, v) in all {
-        let Some(name) = k.strip_prefix(&own) else {
-            continue;
-        };
-        match query_number(name) {
-            None => {}
-            Some(Err(())) => {
-                return Err(format!(
-                    "{k}: not a query annotation; expected {} or {}-<N> with N from 1 to 999",
-                    key(prefix, PROMETHEUS_QUERY),
-                    key(prefix, PROMETHEUS_QUERY)
-                ));
-            }
-            Some(Ok(_)) if v.trim().is_empty() => {
-                return Err(format!("{k}: empty; expected a PromQL query"));
-            }
-            Some(Ok(n)) => queries.push((
-                n,
-                Query {
-                    annotation: k.clone(),
-                    expr: v.trim().to_string(),
-                },
-            )),
-        }
-    }
-    if queries.is_empty() {
-        return Ok(None);
-    }
-    let get = |name: &str| all.get(&key(prefix, name)).map(String::as_str);
-    let period = positive(prefix, CHECK_PERIOD_SECONDS, get(CHECK_PERIOD_SECONDS))?;
-    let threshold = positive(prefix, SUCCESS_THRESHOLD, get(SUCCESS_THRESHOLD))?;
-    let failure_limit = positive(prefix, FAILURE_LIMIT, get(FAILURE_LIMIT))?;
-    queries.sort_by_key(|(n, _)| *n);
-    Ok(Some(CheckConfig {
-        queries: queries.into_iter().map(|(_, q)| q).collect(),
-        period_seconds: period.unwrap_or(DEFAULT_PERIOD_SECONDS),
-        success_threshold: threshold.unwrap_or(1),
-        failure_limit,
-    }))
-}
-
-/// The stored [`CheckState`] when it belongs to this observation (same `partition` and
-/// `update_revision`); `None` when absent, unreadable (a stepper-owned annotation: starting over only
-/// delays the step), or counted for an earlier step or revision.
+/// The stored [`CheckState`] (`stored`: the `prometheus-check` annotation as written) when it belongs
+/// to this observation (same `partition` and `update_revision`); `None` when absent, unreadable (a
+/// stepper-owned annotation: starting over only delays the step), or counted for an earlier step or
+/// revision.
 pub fn current_state(
-    set: &StatefulSet,
-    prefix: &str,
+    stored: Option<&str>,
     partition: i32,
     update_revision: &str,
 ) -> Option<CheckState> {
-    let raw = set
-        .metadata
-        .annotations
-        .as_ref()?
-        .get(&key(prefix, PROMETHEUS_CHECK))?;
-    let state: CheckState = serde_json::from_str(raw).ok()?;
+    let state: CheckState = serde_json::from_str(stored?).ok()?;
     (state.partition == partition && state.update_revision == update_revision).then_some(state)
 }
 
-/// What the gate needs or found.
+/// The outcome of the Prometheus check at one moment: what the gate needs or found.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum CheckResult {
     /// Enough consecutive checks passed, the last one less than a period ago: the step may go.
     /// `state` is the state to record when it changed in this pass (`None`: unchanged).
     Pass {
         /// The new state, when this pass ran the check.
         state: Option<CheckState>,
     },
-    /// A check is due: run these queries and call [`verdict`] again with their outcomes.
+    /// A check is due: run these queries and call [`check_result`] again with their outcomes.
     Due,
     /// Not yet: the detail says how far the check is; `state` is the new state when this pass ran a
     /// check (`None`: unchanged).
@@ -244,41 +124,41 @@ pub enum Verdict {
     },
 }
 
-/// The gate's verdict at `now` for a set at `partition` / `update_revision`, from its check `config`,
+/// The check's result at `now` for a set at `partition` / `update_revision`, from its check `config`,
 /// its stored `state` ([`current_state`]) and, when a check was due and ran, the `outcomes` of its
 /// queries (in `config.queries` order).
 ///
 /// - A check is due when none ran for this observation, or the last ran ≥ `period_seconds` ago.
 /// - Not due: pass when `successes ≥ success_threshold`, else wait.
-/// - Due without `outcomes`: [`Verdict::Due`].
+/// - Due without `outcomes`: [`CheckResult::Due`].
 /// - Due with `outcomes`: the check passes when every query returned a non-empty result; a pass adds
 ///   one to `successes`, a failure sets it to 0 and adds one to `failures`; `failures ≥ failure_limit`
-///   → [`Verdict::Pause`].
-pub fn verdict(
+///   → [`CheckResult::Pause`].
+pub fn check_result(
     config: &CheckConfig,
     state: Option<&CheckState>,
     outcomes: Option<&[QueryOutcome]>,
     partition: i32,
     update_revision: &str,
     now: Timestamp,
-) -> Verdict {
+) -> CheckResult {
     let period = SignedDuration::from_secs(i64::from(config.period_seconds));
     let threshold = config.success_threshold;
     if let Some(s) = state {
         let next = s.last_check.checked_add(period).unwrap_or(s.last_check);
         if now < next {
             if s.successes >= threshold {
-                return Verdict::Pass { state: None };
+                return CheckResult::Pass { state: None };
             }
             let wait = (next.duration_since(now)).as_secs().max(1);
-            return Verdict::Wait {
+            return CheckResult::Wait {
                 detail: progress(config, s, &format!("next check in {wait}s")),
                 state: None,
             };
         }
     }
     let Some(outcomes) = outcomes else {
-        return Verdict::Due;
+        return CheckResult::Due;
     };
     let failed = config
         .queries
@@ -305,7 +185,7 @@ pub fn verdict(
         None => {
             next.successes = successes.saturating_add(1);
             if next.successes >= threshold {
-                return Verdict::Pass { state: Some(next) };
+                return CheckResult::Pass { state: Some(next) };
             }
         }
         Some(cause) => {
@@ -313,7 +193,7 @@ pub fn verdict(
             if let Some(limit) = config.failure_limit
                 && next.failures >= limit
             {
-                return Verdict::Pause {
+                return CheckResult::Pause {
                     reason: format!(
                         "PrometheusCheck failed {} times (failure-limit {limit}) since the last step; last: {cause}",
                         next.failures
@@ -323,7 +203,7 @@ pub fn verdict(
             next.last_failure = Some(cause);
         }
     }
-    Verdict::Wait {
+    CheckResult::Wait {
         detail: progress(
             config,
             &next,

@@ -2,8 +2,8 @@
 use clap::{CommandFactory, Parser};
 use jiff::SignedDuration;
 use rstest::rstest;
-use sts_stepper::app::table;
 use sts_stepper::cli::{Cli, Command, LogFormat, Target, parse_duration, parse_target};
+use sts_stepper::commands::table;
 
 #[test]
 fn clap_definition_is_consistent() {

@@ -1,4 +1,4 @@
-//! The gates and the decision as pure functions: the four real fixture moments and every gate's edge.
+//! The gates and their verdict as pure functions: the four real fixture moments and every gate's edge.
 mod common;
 
 use common::*;
@@ -8,10 +8,11 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use rstest::rstest;
 use serde_json::json;
-use sts_stepper::gates::{
-    self, Blocked, Decision, GateOptions, Idle, PdbView, Reason, decide, ordinal, rollout_complete,
-    step_size,
-};
+use sts_stepper::complete::rollout_complete;
+use sts_stepper::config::{Keys, step_size};
+use sts_stepper::gates::{self, GateOptions, Idle, Verdict, decide};
+use sts_stepper::pods::{self, PdbView, ordinal};
+use sts_stepper::reasons::{Blocked, Reason};
 
 fn opts() -> GateOptions {
     GateOptions::default()
@@ -23,29 +24,29 @@ fn decide_with(
     pdbs: &[PodDisruptionBudget],
     opts: &GateOptions,
     now: Timestamp,
-) -> Decision {
-    let by_ordinal = gates::pods_by_ordinal(set, pods.iter());
+) -> Verdict {
+    let by_ordinal = pods::pods_by_ordinal(set, pods.iter());
     let views: Vec<PdbView<'_>> = pdbs.iter().map(PdbView::new).collect();
     decide(set, &by_ordinal, &views, opts, now)
 }
 
-fn decide_one(set: &StatefulSet, pods: &[Pod]) -> Decision {
+fn decide_one(set: &StatefulSet, pods: &[Pod]) -> Verdict {
     decide_with(set, pods, &[], &opts(), now())
 }
 
-fn step(from: i32, to: i32, rev: &str) -> Decision {
-    Decision::Step {
+fn step(from: i32, to: i32, rev: &str) -> Verdict {
+    Verdict::Step {
         from,
         to,
         update_revision: rev.into(),
     }
 }
 
-fn blocked(reason: Reason, detail: &str) -> Decision {
-    Decision::Blocked(Blocked::new(reason, detail))
+fn blocked(reason: Reason, detail: &str) -> Verdict {
+    Verdict::Blocked(Blocked::new(reason, detail))
 }
 
-fn moment_decision(name: &str, opts: &GateOptions, now: Timestamp) -> Decision {
+fn moment_verdict(name: &str, opts: &GateOptions, now: Timestamp) -> Verdict {
     let snap = moment(name);
     assert_eq!(snap.statefulsets.len(), 1, "{name}: one StatefulSet");
     decide_with(&snap.statefulsets[0], &snap.pods, &snap.pdbs, opts, now)
@@ -60,19 +61,19 @@ fn moment_decision(name: &str, opts: &GateOptions, now: Timestamp) -> Decision {
     "3-web1-notready",
     blocked(Reason::PodNotReady, "web-1: ContainersNotReady")
 )]
-#[case::complete("4-complete", Decision::Idle(Idle::UpToDate))]
-fn fixture_moments(#[case] name: &str, #[case] want: Decision) {
-    assert_eq!(moment_decision(name, &opts(), now()), want);
+#[case::complete("4-complete", Verdict::Idle(Idle::UpToDate))]
+fn fixture_moments(#[case] name: &str, #[case] want: Verdict) {
+    assert_eq!(moment_verdict(name, &opts(), now()), want);
 }
 
 #[test]
 fn fixture_3_pdb_has_no_disruption_left() {
     let snap = moment("3-web1-notready");
     let set = &snap.statefulsets[0];
-    let by_ordinal = gates::pods_by_ordinal(set, snap.pods.iter());
+    let by_ordinal = pods::pods_by_ordinal(set, snap.pods.iter());
     assert_eq!(by_ordinal.len(), 5);
     let views: Vec<_> = snap.pdbs.iter().map(PdbView::new).collect();
-    let err = gates::gate_pdbs(set, &by_ordinal, &views).unwrap_err();
+    let err = gates::check_pdbs(set, &by_ordinal, &views).unwrap_err();
     assert_eq!(err.reason, Reason::PdbBlocked);
     assert_eq!(
         err.detail,
@@ -81,9 +82,9 @@ fn fixture_3_pdb_has_no_disruption_left() {
     // Moment 2 has one disruption left: the PDB gate passes.
     let snap2 = moment("2-stepped-4");
     let views2: Vec<_> = snap2.pdbs.iter().map(PdbView::new).collect();
-    let by2 = gates::pods_by_ordinal(&snap2.statefulsets[0], snap2.pods.iter());
+    let by2 = pods::pods_by_ordinal(&snap2.statefulsets[0], snap2.pods.iter());
     assert_eq!(
-        gates::gate_pdbs(&snap2.statefulsets[0], &by2, &views2),
+        gates::check_pdbs(&snap2.statefulsets[0], &by2, &views2),
         Ok(())
     );
 }
@@ -93,7 +94,7 @@ fn fixture_moments_rollout_complete_only_at_4() {
     for name in MOMENTS {
         let snap = moment(name);
         let set = &snap.statefulsets[0];
-        let by = gates::pods_by_ordinal(set, snap.pods.iter());
+        let by = pods::pods_by_ordinal(set, snap.pods.iter());
         let views: Vec<_> = snap.pdbs.iter().map(PdbView::new).collect();
         let got = rollout_complete(set, &by, &views, &opts(), now());
         match name {
@@ -159,7 +160,7 @@ fn ordinals_parse_as_numbers(#[case] set: &str, #[case] pod: &str, #[case] want:
 fn ten_or_more_replicas_sort_numerically_and_step() {
     let s = set("web", 12, Some(10), 2);
     let p = pods("web", 12, 10);
-    let by = gates::pods_by_ordinal(&s, p.iter());
+    let by = pods::pods_by_ordinal(&s, p.iter());
     assert_eq!(
         by.keys().copied().collect::<Vec<_>>(),
         (0..12).collect::<Vec<_>>()
@@ -183,13 +184,13 @@ fn ten_or_more_replicas_sort_numerically_and_step() {
 #[case::partition_equals_replicas(5, 5, 0, 5, step(5, 4, "b"))]
 #[case::last_step(5, 1, 4, 1, step(1, 0, "b"))]
 #[case::replicas_zero(0, 3, 0, 0, step(3, 0, "b"))]
-#[case::partition_zero_staged(5, 0, 2, 3, Decision::Idle(Idle::PartitionZero))]
+#[case::partition_zero_staged(5, 0, 2, 3, Verdict::Idle(Idle::PartitionZero))]
 fn partition_edges(
     #[case] replicas: i32,
     #[case] partition: i32,
     #[case] updated: i32,
     #[case] new_from: u32,
-    #[case] want: Decision,
+    #[case] want: Verdict,
 ) {
     let s = set("web", replicas, Some(partition), updated);
     let p = pods("web", u32::try_from(replicas).expect("count"), new_from);
@@ -201,7 +202,7 @@ fn absent_partition_is_zero_and_idle() {
     let s = set("web", 3, None, 1);
     assert_eq!(
         decide_one(&s, &pods("web", 3, 2)),
-        Decision::Idle(Idle::PartitionZero)
+        Verdict::Idle(Idle::PartitionZero)
     );
 }
 
@@ -211,7 +212,7 @@ fn up_to_date_set_is_idle_even_with_partition_at_replicas() {
     v["status"]["currentRevision"] = json!("b");
     assert_eq!(
         decide_one(&set_from(v), &pods("web", 3, 0)),
-        Decision::Idle(Idle::UpToDate)
+        Verdict::Idle(Idle::UpToDate)
     );
 }
 
@@ -245,13 +246,13 @@ fn on_delete_and_forced_sets_are_left_alone() {
     v["spec"]["updateStrategy"] = json!({"type": "OnDelete"});
     assert!(matches!(
         decide_one(&set_from(v), &pods("web", 3, 3)),
-        Decision::Unguarded(_)
+        Verdict::Unguarded(_)
     ));
     let mut v = set_json("web", 3, Some(3), 0);
     v["metadata"]["annotations"]["safe-rollout.dev/force-rolling-update"] = json!("true");
     assert!(matches!(
         decide_one(&set_from(v), &pods("web", 3, 3)),
-        Decision::Unguarded(_)
+        Verdict::Unguarded(_)
     ));
 }
 
@@ -481,7 +482,7 @@ fn paused_comes_before_every_other_gate() {
     assert!(
         matches!(
             got,
-            Decision::Blocked(Blocked {
+            Verdict::Blocked(Blocked {
                 reason: Reason::Paused,
                 ..
             })
@@ -503,7 +504,7 @@ fn the_annotation_prefix_is_honoured() {
     let got = decide_with(&s, &pods("web", 5, 4), &[], &moco, now());
     assert!(matches!(
         got,
-        Decision::Blocked(Blocked {
+        Verdict::Blocked(Blocked {
             reason: Reason::Paused,
             ..
         })
@@ -615,7 +616,7 @@ fn settling_edge(
 #[case(Some(""), 5, Err(()))]
 #[case(Some("99999999999"), 5, Err(()))]
 fn step_sizes(#[case] value: Option<&str>, #[case] replicas: i32, #[case] want: Result<i32, ()>) {
-    let got = step_size(value, replicas, "safe-rollout.dev");
+    let got = step_size(value, replicas, &Keys::new("safe-rollout.dev"));
     match want {
         Ok(n) => assert_eq!(got, Ok(n)),
         Err(()) => {
@@ -660,7 +661,7 @@ fn invalid_annotations_block(#[case] key: &str, #[case] value: &str, #[case] sta
     let mut v = set_json("web", 5, Some(4), 1);
     v["metadata"]["annotations"][key] = json!(value);
     match decide_one(&set_from(v), &pods("web", 5, 4)) {
-        Decision::Blocked(b) => {
+        Verdict::Blocked(b) => {
             assert_eq!(b.reason, Reason::InvalidAnnotation);
             assert!(b.detail.starts_with(starts), "{}", b.detail);
         }
@@ -678,7 +679,7 @@ fn unreadable_last_partition_update_blocks_only_with_a_delay() {
     );
     v["metadata"]["annotations"]["safe-rollout.dev/initial-delay-seconds"] = json!("30");
     match decide_one(&set_from(v), &pods("web", 5, 4)) {
-        Decision::Blocked(b) => {
+        Verdict::Blocked(b) => {
             assert_eq!(b.reason, Reason::InvalidAnnotation);
             assert!(b.detail.contains("last-partition-update"), "{}", b.detail);
         }
@@ -744,7 +745,7 @@ fn pdb_without_status_fails_closed() {
     let got = decide_with(&s, &pods("web", 5, 4), &[b], &opts(), now());
     assert!(matches!(
         got,
-        Decision::Blocked(Blocked {
+        Verdict::Blocked(Blocked {
             reason: Reason::PdbBlocked,
             ..
         })
@@ -786,5 +787,31 @@ fn start_ordinal_shifts_pods_and_partition() {
         decide_one(&s, &pods("web", 5, 4)),
         // web-6 is missing too, but the step replaces it anyway (index 3 = web-6): not counted.
         blocked(Reason::PodNotReady, "web-5: missing (and 1 more)")
+    );
+}
+
+#[test]
+fn the_gate_list_runs_in_reason_order_and_marks_the_pod_gates() {
+    let order: Vec<Reason> = gates::GATES.iter().map(|g| g.reason).collect();
+    let per_set: Vec<Reason> = Reason::ALL
+        .into_iter()
+        .filter(|r| !matches!(r, Reason::Throttled | Reason::ApiError))
+        .collect();
+    assert_eq!(
+        order, per_set,
+        "GATES and Reason::ALL disagree on the order"
+    );
+    let pod_gates: Vec<Reason> = gates::GATES
+        .iter()
+        .filter(|g| g.needs_pods)
+        .map(|g| g.reason)
+        .collect();
+    assert_eq!(
+        pod_gates,
+        [
+            Reason::PodNotReady,
+            Reason::StepInProgress,
+            Reason::PdbBlocked
+        ]
     );
 }

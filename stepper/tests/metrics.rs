@@ -9,10 +9,11 @@ use axum::body::Body;
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use jiff::Timestamp;
-use sts_stepper::gates::{Blocked, Idle, Reason};
+use sts_stepper::gates::Idle;
 use sts_stepper::metrics::Metrics;
 use sts_stepper::pass::{Outcome, PassReport, SetReport};
 use sts_stepper::plan::Figures;
+use sts_stepper::reasons::{Blocked, Reason};
 use sts_stepper::server::{Health, OPENMETRICS, router};
 use tower::ServiceExt;
 

@@ -9,7 +9,7 @@
 //! harness kills Prometheus (also on a panic) and deletes the temp dir, so the tests run in parallel.
 //!
 //! The client under test is the stepper's own [`PrometheusClient`]; its outcomes feed the gate's pure
-//! [`verdict`], with the state round-tripped through the `<prefix>/prometheus-check` annotation as a
+//! [`check_result`], with the state round-tripped through the `<prefix>/prometheus-check` annotation as a
 //! CronJob pass would. Credentials: basic auth is Prometheus' own (`--web.config.file` with a bcrypt
 //! hash); Prometheus cannot check bearer tokens, so they are checked by a small auth proxy in front of
 //! it (as kube-rbac-proxy or a hosted Prometheus' gateway would), which forwards to the real
@@ -28,14 +28,14 @@ use axum::http::StatusCode;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use sts_safe_rollout::annotations;
-use sts_stepper::gates::Reason;
+use sts_safe_rollout::annotations::{self, PAUSED_REASON, PROMETHEUS_CHECK};
+use sts_stepper::config::{Keys, SetConfig, check_config};
 use sts_stepper::pass::{Outcome, PassOptions, run_pass_with};
 use sts_stepper::prometheus::{
-    CheckConfig, CheckState, PAUSED_REASON, PROMETHEUS_CHECK, QueryOutcome, Verdict, check_config,
-    current_state, verdict,
+    CheckConfig, CheckResult, CheckState, QueryOutcome, check_result, current_state,
 };
 use sts_stepper::prometheus_client::{Auth, ConfigError, PrometheusClient, PrometheusConfig};
+use sts_stepper::reasons::Reason;
 use sts_stepper::sim::cluster::SimCluster;
 use sts_stepper::sim::model::{SetShape, Timing, World, template, timestamp};
 use support::prometheus::{
@@ -120,32 +120,39 @@ struct Rollout {
     config: CheckConfig,
 }
 
+/// The stored `<prefix>/prometheus-check` of `set`, as the stepper reads it.
+fn stored(set: &StatefulSet) -> Option<String> {
+    SetConfig::parse(set, &Arc::new(Keys::new(PREFIX)))
+        .stamps
+        .prometheus_check
+}
+
 impl Rollout {
     fn new(annotations: &[(&str, &str)]) -> Rollout {
         let set = set(annotations);
-        let config = check_config(&set, PREFIX)
+        let config = check_config(&set, &Keys::new(PREFIX))
             .expect("valid annotations")
             .expect("a check is configured");
         Rollout { set, config }
     }
 
     fn state(&self) -> Option<CheckState> {
-        current_state(&self.set, PREFIX, PARTITION, REVISION)
+        current_state(stored(&self.set).as_deref(), PARTITION, REVISION)
     }
 
     /// One pass at `now`: the verdict, running the queries against `prometheus` when a check is due,
     /// and recording the new state in the annotation.
-    async fn pass(&mut self, prometheus: &PrometheusClient, now: Timestamp) -> Verdict {
+    async fn pass(&mut self, prometheus: &PrometheusClient, now: Timestamp) -> CheckResult {
         let state = self.state();
-        let first = verdict(&self.config, state.as_ref(), None, PARTITION, REVISION, now);
-        if first != Verdict::Due {
+        let first = check_result(&self.config, state.as_ref(), None, PARTITION, REVISION, now);
+        if first != CheckResult::Due {
             return first;
         }
         let mut outcomes = Vec::new();
         for q in &self.config.queries {
             outcomes.push(prometheus.query(&q.expr).await);
         }
-        let v = verdict(
+        let v = check_result(
             &self.config,
             state.as_ref(),
             Some(&outcomes),
@@ -153,7 +160,8 @@ impl Rollout {
             REVISION,
             now,
         );
-        if let Verdict::Pass { state: Some(s) } | Verdict::Wait { state: Some(s), .. } = &v {
+        if let CheckResult::Pass { state: Some(s) } | CheckResult::Wait { state: Some(s), .. } = &v
+        {
             self.set
                 .metadata
                 .annotations
@@ -165,9 +173,9 @@ impl Rollout {
 }
 
 #[track_caller]
-fn waiting(v: &Verdict) -> (&str, &CheckState) {
+fn waiting(v: &CheckResult) -> (&str, &CheckState) {
     match v {
-        Verdict::Wait {
+        CheckResult::Wait {
             detail,
             state: Some(s),
         } => (detail, s),
@@ -306,7 +314,7 @@ async fn success_threshold_counts_consecutive_checks_across_passes() {
     // Not due yet: nothing is queried, the stored count stands.
     let v = rollout.pass(&c, t(10)).await;
     assert!(
-        matches!(&v, Verdict::Wait { detail, state: None } if detail.contains("next check in 20s")),
+        matches!(&v, CheckResult::Wait { detail, state: None } if detail.contains("next check in 20s")),
         "{v:?}"
     );
 
@@ -333,18 +341,18 @@ async fn success_threshold_counts_consecutive_checks_across_passes() {
         assert_eq!((s.successes, s.failures), (i as u32 + 1, 1));
     }
     let v = rollout.pass(&c, t(150)).await;
-    let Verdict::Pass { state: Some(s) } = &v else {
+    let CheckResult::Pass { state: Some(s) } = &v else {
         panic!("expected Pass with a new state, got {v:?}");
     };
     assert_eq!(s.successes, 3);
     // Within the period the stored passes still hold, without a query.
     assert_eq!(
         rollout.pass(&c, t(170)).await,
-        Verdict::Pass { state: None }
+        CheckResult::Pass { state: None }
     );
     // A step (new partition) starts over: the stored state is not this observation's.
     assert_eq!(
-        current_state(&rollout.set, PREFIX, PARTITION - 1, REVISION),
+        current_state(stored(&rollout.set).as_deref(), PARTITION - 1, REVISION),
         None
     );
 }
@@ -380,7 +388,7 @@ async fn failure_limit_pauses_counting_every_kind_of_failure() {
     // No answer is a failure too: the second one reaches the limit.
     prom.stop();
     let v = rollout.pass(&c, t(30)).await;
-    let Verdict::Pause { reason } = &v else {
+    let CheckResult::Pause { reason } = &v else {
         panic!("expected Pause, got {v:?}");
     };
     assert!(

@@ -12,9 +12,9 @@ use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use serde_json::{Value, json};
 use sts_stepper::cluster::{Cluster, ClusterError, PatchOutcome};
-use sts_stepper::gates::Reason;
+use sts_stepper::events::EventNote;
 use sts_stepper::pass::{Outcome, PassOptions, run_pass};
-use sts_stepper::plan::EventNote;
+use sts_stepper::reasons::Reason;
 
 #[derive(Clone, Debug)]
 struct SimPod {

@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use super::model::World;
 use crate::cluster::{Cluster, ClusterError, PatchOutcome, Prometheus};
-use crate::plan::EventNote;
+use crate::events::EventNote;
 use crate::prometheus::QueryOutcome;
 
 /// `apiVersion` of the simulated controller owner (MOCO's MySQLCluster group/version).

@@ -17,9 +17,9 @@ use sts_safe_rollout::annotations;
 use super::cluster::SimCluster;
 use super::model::{SetShape, Timing, World, template, timestamp};
 use crate::cluster::{Cluster, ClusterError, PatchOutcome, Prometheus};
+use crate::events::EventNote;
 use crate::gates::GateOptions;
 use crate::pass::{self, PassOptions};
-use crate::plan::EventNote;
 use crate::prometheus::QueryOutcome;
 
 /// The members, each one StatefulSet with its own simulated controller.
@@ -234,7 +234,7 @@ pub fn run_fleet(spec: &FleetSpec) -> Result<FleetRun, String> {
                 if let Some(reason) = s.blocked_reason()
                     && matches!(
                         reason,
-                        crate::gates::Reason::GroupBusy | crate::gates::Reason::Throttled
+                        crate::reasons::Reason::GroupBusy | crate::reasons::Reason::Throttled
                     )
                 {
                     run.fleet_blocks

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use sts_safe_rollout::decision::{self, Row};
 use sts_safe_rollout::statefulset as sts;
 
-use crate::gates::REVISION_LABEL;
+use crate::pods::REVISION_LABEL;
 
 /// Unix second of virtual time 0 (2026-01-01T00:00:00Z).
 pub const BASE_SECOND: i64 = 1_767_225_600;

@@ -692,7 +692,7 @@ fn stepper_pass(
                 "killed: the stepper died after its read; its decision ({}) was never written",
                 plans
                     .iter()
-                    .map(|p| pass::decision_outcome(&p.decision, false).to_string())
+                    .map(|p| pass::verdict_outcome(&p.verdict, false).to_string())
                     .collect::<Vec<_>>()
                     .join("; ")
             ),

@@ -9,11 +9,12 @@ use http_body_util::BodyExt;
 use kube::Client;
 use kube::client::Body;
 use serde_json::{Value, json};
-use sts_stepper::app::{Forced, check_complete, status_table, step_once};
 use sts_stepper::cli::Target;
-use sts_stepper::gates::{Idle, Reason};
+use sts_stepper::commands::{Forced, check_complete, status_table, step_once};
+use sts_stepper::gates::Idle;
 use sts_stepper::kube_cluster::{KubeCluster, Scope};
 use sts_stepper::pass::{Outcome, PassOptions, PassReport, run_pass};
+use sts_stepper::reasons::Reason;
 use tokio::task::JoinHandle;
 use tower_test::mock::{self, Handle};
 
@@ -145,6 +146,11 @@ async fn pass_with(
     (report, seen)
 }
 
+/// [`pass_with`] over all namespaces with the default options.
+async fn pass_in_default_scope(script: Vec<Expect>) -> (Result<PassReport, String>, Vec<Seen>) {
+    pass_with(Scope::default(), PassOptions::default(), script).await
+}
+
 fn list_body(moment: &str, kind: &str) -> Vec<u8> {
     fixture_body(&format!("{moment}-{kind}.json"))
 }
@@ -164,6 +170,28 @@ fn list_with(moment: &str, f: impl FnOnce(&mut Value)) -> Vec<u8> {
     let mut list: Value = serde_json::from_slice(&list_body(moment, "statefulsets")).expect("json");
     f(&mut list["items"][0]);
     serde_json::to_vec(&list).expect("json")
+}
+
+/// The three LISTs of a pass over a fixture `moment` (StatefulSets with `f` applied to the set, Pods,
+/// PDBs): the start of every script that judges pods.
+fn lists_of(moment: &str, f: impl FnOnce(&mut Value)) -> Vec<Expect> {
+    vec![
+        get(STS_ALL, list_with(moment, f)),
+        get(PODS_ALL, list_body(moment, "pods")),
+        get(PDBS_ALL, list_body(moment, "pdbs")),
+    ]
+}
+
+/// [`lists_of`], then the requests of `rest`.
+fn lists_then(moment: &str, f: impl FnOnce(&mut Value), rest: Vec<Expect>) -> Vec<Expect> {
+    let mut script = lists_of(moment, f);
+    script.extend(rest);
+    script
+}
+
+/// Stamps `initialized: "true"` on a set (a set that was once fully Ready).
+fn initialized(s: &mut Value) {
+    s["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
 }
 
 fn initialized_patch() -> Value {
@@ -186,18 +214,15 @@ fn set_partition(p: i32) -> impl FnOnce(&mut Value) {
 
 #[tokio::test]
 async fn staged_moment_is_stepped_with_one_pinned_json_patch() {
-    let (report, seen) = pass_with(
-        Scope::default(),
-        PassOptions::default(),
+    let (report, seen) = pass_in_default_scope(lists_then(
+        "1-staged",
+        |_| {},
         vec![
-            get(STS_ALL, list_body("1-staged", "statefulsets")),
-            get(PODS_ALL, list_body("1-staged", "pods")),
-            get(PDBS_ALL, list_body("1-staged", "pdbs")),
             patch(PATCH_WEB, 200, stored("1-staged", |_| {})),
             patch(PATCH_WEB, 200, stored("1-staged", set_partition(4))),
             post_event("demo"),
         ],
-    )
+    ))
     .await;
     let report = report.expect("pass");
     assert_eq!(report.sets.len(), 1);
@@ -220,20 +245,14 @@ async fn staged_moment_is_stepped_with_one_pinned_json_patch() {
 
 #[tokio::test]
 async fn stepped_moment_steps_4_to_3() {
-    let initialized = |s: &mut Value| {
-        s["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
-    };
-    let (report, seen) = pass_with(
-        Scope::default(),
-        PassOptions::default(),
+    let (report, seen) = pass_in_default_scope(lists_then(
+        "2-stepped-4",
+        initialized,
         vec![
-            get(STS_ALL, list_with("2-stepped-4", initialized)),
-            get(PODS_ALL, list_body("2-stepped-4", "pods")),
-            get(PDBS_ALL, list_body("2-stepped-4", "pdbs")),
             patch(PATCH_WEB, 200, stored("2-stepped-4", set_partition(3))),
             post_event("demo"),
         ],
-    )
+    ))
     .await;
     assert_eq!(
         report.expect("pass").sets[0].outcome,
@@ -244,17 +263,14 @@ async fn stepped_moment_steps_4_to_3() {
 
 #[tokio::test]
 async fn not_ready_moment_blocks_announces_once_and_writes_no_partition() {
-    let (report, seen) = pass_with(
-        Scope::default(),
-        PassOptions::default(),
+    let (report, seen) = pass_in_default_scope(lists_then(
+        "3-web1-notready",
+        |_| {},
         vec![
-            get(STS_ALL, list_body("3-web1-notready", "statefulsets")),
-            get(PODS_ALL, list_body("3-web1-notready", "pods")),
-            get(PDBS_ALL, list_body("3-web1-notready", "pdbs")),
             patch(PATCH_WEB, 200, stored("3-web1-notready", |_| {})),
             post_event("demo"),
         ],
-    )
+    ))
     .await;
     let report = report.expect("pass");
     assert_eq!(report.sets[0].blocked_reason(), Some(Reason::PodNotReady));
@@ -274,16 +290,7 @@ async fn not_ready_moment_blocks_announces_once_and_writes_no_partition() {
     let announced = |s: &mut Value| {
         s["metadata"]["annotations"]["safe-rollout.dev/blocked-reason"] = json!("PodNotReady");
     };
-    let (report, seen) = pass_with(
-        Scope::default(),
-        PassOptions::default(),
-        vec![
-            get(STS_ALL, list_with("3-web1-notready", announced)),
-            get(PODS_ALL, list_body("3-web1-notready", "pods")),
-            get(PDBS_ALL, list_body("3-web1-notready", "pdbs")),
-        ],
-    )
-    .await;
+    let (report, seen) = pass_in_default_scope(lists_of("3-web1-notready", announced)).await;
     assert_eq!(
         report.expect("pass").sets[0].blocked_reason(),
         Some(Reason::PodNotReady)
@@ -297,17 +304,14 @@ async fn step_clears_an_announced_reason_in_the_same_patch() {
         s["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
         s["metadata"]["annotations"]["safe-rollout.dev/blocked-reason"] = json!("PdbBlocked");
     };
-    let (report, seen) = pass_with(
-        Scope::default(),
-        PassOptions::default(),
+    let (report, seen) = pass_in_default_scope(lists_then(
+        "2-stepped-4",
+        annotated,
         vec![
-            get(STS_ALL, list_with("2-stepped-4", annotated)),
-            get(PODS_ALL, list_body("2-stepped-4", "pods")),
-            get(PDBS_ALL, list_body("2-stepped-4", "pdbs")),
             patch(PATCH_WEB, 200, stored("2-stepped-4", set_partition(3))),
             post_event("demo"),
         ],
-    )
+    ))
     .await;
     assert_eq!(
         report.expect("pass").sets[0].outcome,
@@ -323,14 +327,10 @@ async fn step_clears_an_announced_reason_in_the_same_patch() {
 #[tokio::test]
 async fn complete_moment_needs_one_list_and_is_idle() {
     // Nothing staged: no pod or PDB LIST at all; the fully Ready set gets its `initialized` stamp.
-    let (report, seen) = pass_with(
-        Scope::default(),
-        PassOptions::default(),
-        vec![
-            get(STS_ALL, list_body("4-complete", "statefulsets")),
-            patch(PATCH_WEB, 200, stored("4-complete", |_| {})),
-        ],
-    )
+    let (report, seen) = pass_in_default_scope(vec![
+        get(STS_ALL, list_body("4-complete", "statefulsets")),
+        patch(PATCH_WEB, 200, stored("4-complete", |_| {})),
+    ])
     .await;
     assert_eq!(
         report.expect("pass").sets[0].outcome,
@@ -347,15 +347,11 @@ async fn completion_of_a_stepped_rollout_is_announced_once_per_revision() {
         a["safe-rollout.dev/last-partition-update"] = json!("2026-11-23T01:10:50Z");
         a["safe-rollout.dev/blocked-reason"] = json!("StepInProgress");
     };
-    let (report, seen) = pass_with(
-        Scope::default(),
-        PassOptions::default(),
-        vec![
-            get(STS_ALL, list_with("4-complete", stepped)),
-            patch(PATCH_WEB, 200, stored("4-complete", |_| {})),
-            post_event("demo"),
-        ],
-    )
+    let (report, seen) = pass_in_default_scope(vec![
+        get(STS_ALL, list_with("4-complete", stepped)),
+        patch(PATCH_WEB, 200, stored("4-complete", |_| {})),
+        post_event("demo"),
+    ])
     .await;
     assert_eq!(
         report.expect("pass").sets[0].outcome,
@@ -376,39 +372,26 @@ async fn completion_of_a_stepped_rollout_is_announced_once_per_revision() {
         a["safe-rollout.dev/last-partition-update"] = json!("2026-11-23T01:10:50Z");
         a["safe-rollout.dev/completed-revision"] = json!(REV_NEW);
     };
-    let (_, seen) = pass_with(
-        Scope::default(),
-        PassOptions::default(),
-        vec![get(STS_ALL, list_with("4-complete", done))],
-    )
-    .await;
+    let (_, seen) = pass_in_default_scope(vec![get(STS_ALL, list_with("4-complete", done))]).await;
     assert_eq!(seen.len(), 1);
 }
 
 #[tokio::test]
 async fn a_failed_test_op_is_a_conflict_not_an_error() {
     for (code, reason) in [(422, "Invalid"), (409, "Conflict")] {
-        let initialized = |s: &mut Value| {
-            s["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
-        };
-        let (report, seen) = pass_with(
-            Scope::default(),
-            PassOptions::default(),
-            vec![
-                get(STS_ALL, list_with("1-staged", initialized)),
-                get(PODS_ALL, list_body("1-staged", "pods")),
-                get(PDBS_ALL, list_body("1-staged", "pdbs")),
-                patch(
-                    PATCH_WEB,
+        let (report, seen) = pass_in_default_scope(lists_then(
+            "1-staged",
+            initialized,
+            vec![patch(
+                PATCH_WEB,
+                code,
+                status_body(
                     code,
-                    status_body(
-                        code,
-                        reason,
-                        "the server rejected our request due to an error in our request",
-                    ),
+                    reason,
+                    "the server rejected our request due to an error in our request",
                 ),
-            ],
-        )
+            )],
+        ))
         .await;
         let report = report.expect("pass");
         assert!(
@@ -437,25 +420,21 @@ async fn a_500_blocks_that_set_with_api_error_and_the_pass_goes_on() {
     done["metadata"]["name"] = json!("done");
     done["metadata"]["uid"] = json!("uid-done");
     list["items"].as_array_mut().expect("items").push(done);
-    let (report, seen) = pass_with(
-        Scope::default(),
-        PassOptions::default(),
-        vec![
-            get(STS_ALL, serde_json::to_vec(&list).expect("json")),
-            get(PODS_ALL, list_body("1-staged", "pods")),
-            get(PDBS_ALL, list_body("1-staged", "pdbs")),
-            patch(
-                PATCH_WEB,
-                500,
-                status_body(500, "InternalError", "etcdserver: request timed out"),
-            ),
-            patch(
-                "/apis/apps/v1/namespaces/demo/statefulsets/done?&fieldManager=sts-stepper",
-                200,
-                stored("4-complete", |_| {}),
-            ),
-        ],
-    )
+    let (report, seen) = pass_in_default_scope(vec![
+        get(STS_ALL, serde_json::to_vec(&list).expect("json")),
+        get(PODS_ALL, list_body("1-staged", "pods")),
+        get(PDBS_ALL, list_body("1-staged", "pdbs")),
+        patch(
+            PATCH_WEB,
+            500,
+            status_body(500, "InternalError", "etcdserver: request timed out"),
+        ),
+        patch(
+            "/apis/apps/v1/namespaces/demo/statefulsets/done?&fieldManager=sts-stepper",
+            200,
+            stored("4-complete", |_| {}),
+        ),
+    ])
     .await;
     let report = report.expect("pass");
     assert!(report.any_errored());
@@ -473,19 +452,15 @@ async fn a_500_blocks_that_set_with_api_error_and_the_pass_goes_on() {
 
 #[tokio::test]
 async fn a_failed_list_fails_the_pass_before_any_write() {
-    let (report, seen) = pass_with(
-        Scope::default(),
-        PassOptions::default(),
-        vec![
-            get(STS_ALL, list_body("1-staged", "statefulsets")),
-            Expect {
-                method: Method::GET,
-                uri: PODS_ALL.into(),
-                status: 500,
-                response: status_body(500, "InternalError", "boom"),
-            },
-        ],
-    )
+    let (report, seen) = pass_in_default_scope(vec![
+        get(STS_ALL, list_body("1-staged", "statefulsets")),
+        Expect {
+            method: Method::GET,
+            uri: PODS_ALL.into(),
+            status: 500,
+            response: status_body(500, "InternalError", "boom"),
+        },
+    ])
     .await;
     assert_eq!(
         report.expect_err("pass fails"),
@@ -496,19 +471,13 @@ async fn a_failed_list_fails_the_pass_before_any_write() {
 
 #[tokio::test]
 async fn an_admission_webhook_keeping_the_partition_is_an_error_not_a_step() {
-    let initialized = |s: &mut Value| {
-        s["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
-    };
-    let (report, _) = pass_with(
-        Scope::default(),
-        PassOptions::default(),
+    let (report, _) = pass_in_default_scope(lists_then(
+        "1-staged",
+        initialized,
         vec![
-            get(STS_ALL, list_with("1-staged", initialized)),
-            get(PODS_ALL, list_body("1-staged", "pods")),
-            get(PDBS_ALL, list_body("1-staged", "pdbs")),
             patch(PATCH_WEB, 200, stored("1-staged", |_| {})), // partition still 5
         ],
-    )
+    ))
     .await;
     let report = report.expect("pass");
     assert!(report.any_errored());
@@ -523,11 +492,7 @@ async fn dry_run_reads_and_writes_nothing() {
             dry_run: true,
             ..PassOptions::default()
         },
-        vec![
-            get(STS_ALL, list_body("1-staged", "statefulsets")),
-            get(PODS_ALL, list_body("1-staged", "pods")),
-            get(PDBS_ALL, list_body("1-staged", "pdbs")),
-        ],
+        lists_of("1-staged", |_| {}),
     )
     .await;
     assert_eq!(
@@ -600,15 +565,11 @@ async fn requests_per_pass_do_not_grow_with_the_number_of_statefulsets() {
         })
         .collect();
     list["items"] = json!(items);
-    let (report, seen) = pass_with(
-        Scope::default(),
-        PassOptions::default(),
-        vec![
-            get(STS_ALL, serde_json::to_vec(&list).expect("json")),
-            get(PODS_ALL, list_body("3-web1-notready", "pods")),
-            get(PDBS_ALL, list_body("3-web1-notready", "pdbs")),
-        ],
-    )
+    let (report, seen) = pass_in_default_scope(vec![
+        get(STS_ALL, serde_json::to_vec(&list).expect("json")),
+        get(PODS_ALL, list_body("3-web1-notready", "pods")),
+        get(PDBS_ALL, list_body("3-web1-notready", "pdbs")),
+    ])
     .await;
     let report = report.expect("pass");
     assert_eq!(report.sets.len(), 200);
@@ -669,14 +630,7 @@ fn all_pods() -> PassOptions {
 
 #[tokio::test]
 async fn status_shows_the_first_blocking_gate() {
-    let (cluster, server) = mock_cluster(
-        Scope::default(),
-        vec![
-            get(STS_ALL, list_body("3-web1-notready", "statefulsets")),
-            get(PODS_ALL, list_body("3-web1-notready", "pods")),
-            get(PDBS_ALL, list_body("3-web1-notready", "pdbs")),
-        ],
-    );
+    let (cluster, server) = mock_cluster(Scope::default(), lists_of("3-web1-notready", |_| {}));
     let table = status_table(&cluster, &all_pods(), None, now())
         .await
         .expect("status");
@@ -756,9 +710,6 @@ async fn forced_step_uses_the_same_patch_and_records_who_and_why() {
 
 #[tokio::test]
 async fn a_person_step_on_a_healthy_set_is_the_stepper_step() {
-    let initialized = |s: &mut Value| {
-        s["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
-    };
     let (cluster, server) = mock_cluster(
         web_scope(),
         vec![
@@ -873,18 +824,16 @@ fn mysqlcluster(healthy: &str, generation: i64, observed: i64) -> Vec<u8> {
 /// The owned `2-stepped-4` moment's LISTs, the discovery of `moco.cybozu.com/v1beta2`, the owner read
 /// `owner`, then `rest`.
 fn owner_script<const N: usize>(owner: Expect, rest: [Expect; N]) -> Vec<Expect> {
-    let mut script = vec![
-        get(STS_ALL, list_with("2-stepped-4", owned)),
-        get(PODS_ALL, list_body("2-stepped-4", "pods")),
-        get(PDBS_ALL, list_body("2-stepped-4", "pdbs")),
-        get(MOCO_DISCOVERY, moco_resources()),
-        owner,
-    ];
+    let mut script = lists_then(
+        "2-stepped-4",
+        owned,
+        vec![get(MOCO_DISCOVERY, moco_resources()), owner],
+    );
     script.extend(rest);
     script
 }
 
-/// The bookkeeping patch announcing a new blocked reason, and its Event.
+/// The status_annotations patch announcing a new blocked reason, and its Event.
 fn blocked_announced() -> [Expect; 2] {
     [
         patch(PATCH_WEB, 200, stored("2-stepped-4", |_| {})),
@@ -894,17 +843,13 @@ fn blocked_announced() -> [Expect; 2] {
 
 #[tokio::test]
 async fn a_healthy_owner_read_through_discovery_lets_the_step_go() {
-    let (report, seen) = pass_with(
-        Scope::default(),
-        PassOptions::default(),
-        owner_script(
-            get(MOCO_OWNER, mysqlcluster("True", 3, 3)),
-            [
-                patch(PATCH_WEB, 200, stored("2-stepped-4", set_partition(3))),
-                post_event("demo"),
-            ],
-        ),
-    )
+    let (report, seen) = pass_in_default_scope(owner_script(
+        get(MOCO_OWNER, mysqlcluster("True", 3, 3)),
+        [
+            patch(PATCH_WEB, 200, stored("2-stepped-4", set_partition(3))),
+            post_event("demo"),
+        ],
+    ))
     .await;
     let report = report.expect("pass");
     assert_eq!(report.sets[0].outcome, Outcome::Stepped { from: 4, to: 3 });
@@ -925,12 +870,8 @@ async fn an_unhealthy_owner_blocks_with_owner_not_healthy(
     #[case] owner: Vec<u8>,
     #[case] detail: &str,
 ) {
-    let (report, seen) = pass_with(
-        Scope::default(),
-        PassOptions::default(),
-        owner_script(get(MOCO_OWNER, owner), blocked_announced()),
-    )
-    .await;
+    let (report, seen) =
+        pass_in_default_scope(owner_script(get(MOCO_OWNER, owner), blocked_announced())).await;
     let report = report.expect("pass");
     let Outcome::Blocked(b) = &report.sets[0].outcome else {
         panic!("{:?}", report.sets[0].outcome);
@@ -949,25 +890,21 @@ async fn an_unhealthy_owner_blocks_with_owner_not_healthy(
 
 #[tokio::test]
 async fn an_owner_the_stepper_may_not_read_blocks_and_fails_the_pass() {
-    let (report, _) = pass_with(
-        Scope::default(),
-        PassOptions::default(),
-        owner_script(
-            Expect {
-                method: Method::GET,
-                uri: MOCO_OWNER.into(),
-                status: 403,
-                response: status_body(
-                    403,
-                    "Forbidden",
-                    "mysqlclusters.moco.cybozu.com \"web\" is forbidden: User \
+    let (report, _) = pass_in_default_scope(owner_script(
+        Expect {
+            method: Method::GET,
+            uri: MOCO_OWNER.into(),
+            status: 403,
+            response: status_body(
+                403,
+                "Forbidden",
+                "mysqlclusters.moco.cybozu.com \"web\" is forbidden: User \
                      \"system:serviceaccount:sts-safe-rollout:sts-stepper\" cannot get resource \
                      \"mysqlclusters\" in API group \"moco.cybozu.com\" in the namespace \"demo\"",
-                ),
-            },
-            blocked_announced(),
-        ),
-    )
+            ),
+        },
+        blocked_announced(),
+    ))
     .await;
     let report = report.expect("pass");
     let Outcome::Blocked(b) = &report.sets[0].outcome else {

@@ -1,7 +1,7 @@
-//! The four gates of issue 6 as pure functions and through the plan: `OwnerNotHealthy` (`gate_owner`,
+//! The gates that read beyond the set, as pure functions and through the plan: `OwnerNotHealthy` (`check_owner`,
 //! `evaluate` with `<prefix>/owner-condition`, a MOCO-shaped MySQLCluster owner), `GroupBusy`
-//! (`group_holder`, `gate_group`, `plan::plan` over a rollout group), `PrometheusCheck`
-//! (`check_config`, `verdict`, `current_state`, `CheckState`, and through `plan::needs` /
+//! (`group_holder`, `check_group`, `plan::plan` over a rollout group), `PrometheusCheck`
+//! (`check_config`, `check_result`, `current_state`, `CheckState`, and through `plan::needs` /
 //! `plan::plan_with`: the query need, the step, the state written under a `test` op, the pause and
 //! its `Paused` follow-up on the patched object) and `Throttled` (`throttle`, `steps_in_last_minute`,
 //! `plan_with` with `--max-steps-per-pass` / `--max-steps-per-minute`), plus the four new `Reason`s,
@@ -20,20 +20,43 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use rstest::rstest;
 use serde_json::{Value, json};
+use std::sync::Arc;
+
+use sts_stepper::config::{self, Keys, SetConfig, check_config};
+use sts_stepper::events::EventType;
 use sts_stepper::gates::{
-    self, Blocked, Decision, Evaluation, FleetView, GateOptions, Idle, Need, OwnerProbe, Probes,
-    Reason,
+    self, Evaluation, FleetView, GateInput, GateOptions, Idle, Need, OwnerProbe, Probes, Verdict,
 };
-use sts_stepper::plan::{self, EventKind, ProbeMap, SetPlan, Snapshot};
+use sts_stepper::plan::{self, ProbeMap, SetPlan, Snapshot};
 use sts_stepper::prometheus::{
-    CheckConfig, CheckState, Query, QueryOutcome, Verdict, check_config, current_state, verdict,
+    CheckConfig, CheckResult, CheckState, Query, QueryOutcome, check_result, current_state,
 };
+use sts_stepper::reasons::{Blocked, Reason};
+use sts_stepper::{pods, set, throttle};
 
 const PREFIX: &str = "safe-rollout.dev";
 const OWNER_UID: &str = "uid-owner";
 const QUERY: &str = "up{job=\"web\"} == 1";
 
 // ---- builders -------------------------------------------------------------------------------------
+
+/// The annotation keys under [`PREFIX`].
+fn keys() -> Keys {
+    Keys::new(PREFIX)
+}
+
+/// The sets' annotations as the stepper reads them (under [`PREFIX`]).
+fn configs(sets: &[StatefulSet]) -> Vec<SetConfig> {
+    let keys = Arc::new(keys());
+    sets.iter().map(|s| SetConfig::parse(s, &keys)).collect()
+}
+
+/// The stored `<prefix>/prometheus-check` of `set` under `prefix`, as the stepper reads it.
+fn stored(set: &StatefulSet, prefix: &str) -> Option<String> {
+    SetConfig::parse(set, &Arc::new(Keys::new(prefix)))
+        .stamps
+        .prometheus_check
+}
 
 fn key(name: &str) -> String {
     format!("{PREFIX}/{name}")
@@ -50,16 +73,16 @@ fn opts() -> GateOptions {
     GateOptions::default()
 }
 
-fn step(from: i32, to: i32) -> Decision {
-    Decision::Step {
+fn step(from: i32, to: i32) -> Verdict {
+    Verdict::Step {
         from,
         to,
         update_revision: "b".into(),
     }
 }
 
-fn blocked(reason: Reason, detail: &str) -> Decision {
-    Decision::Blocked(Blocked::new(reason, detail))
+fn blocked(reason: Reason, detail: &str) -> Verdict {
+    Verdict::Blocked(Blocked::new(reason, detail))
 }
 
 fn to_json(p: &Option<Patch>) -> Value {
@@ -236,11 +259,11 @@ fn moco_cluster(healthy: &str, reason: &str, message: &str) -> Value {
 
 fn eval_set(v: &Value, pods: &[Pod], fleet: FleetView<'_>, probes: &Probes) -> Evaluation {
     let s = set_from(v.clone());
-    let by = gates::pods_by_ordinal(&s, pods.iter());
+    let by = pods::pods_by_ordinal(&s, pods.iter());
     gates::evaluate(&s, &by, &[], fleet, probes, &opts(), now())
 }
 
-// ---- OwnerNotHealthy: gate_owner ------------------------------------------------------------------
+// ---- OwnerNotHealthy: check_owner ----------------------------------------------------------------
 
 #[rstest]
 #[case::true_passes(found(owner_obj(Some(3), None, json!([cond("Healthy", "True", Some(3))]))), None)]
@@ -338,9 +361,9 @@ fn eval_set(v: &Value, pods: &[Pod], fleet: FleetView<'_>, probes: &Probes) -> E
         "MySQLCluster db: condition Healthy is False (Degraded: primary mysql-db-0 has 1 of 2 replicas)"
     )
 )]
-fn gate_owner_edges(#[case] probe: OwnerProbe, #[case] want: Option<&str>) {
+fn check_owner_edges(#[case] probe: OwnerProbe, #[case] want: Option<&str>) {
     let s = set_from(owned_set_json("Healthy"));
-    let got = gates::gate_owner(&s, "Healthy", &owner_ref(), &probe);
+    let got = gates::check_owner(&s, "Healthy", &owner_ref(), &probe);
     match want {
         None => assert_eq!(got, Ok(())),
         Some(d) => assert_eq!(got, Err(Blocked::new(Reason::OwnerNotHealthy, d))),
@@ -355,10 +378,10 @@ fn gate_owner_edges(#[case] probe: OwnerProbe, #[case] want: Option<&str>) {
     "ClusteringActive",
     Some("MySQLCluster db: no condition ClusteringActive in status.conditions")
 )]
-fn gate_owner_moco_other_conditions(#[case] condition: &str, #[case] want: Option<&str>) {
+fn check_owner_moco_other_conditions(#[case] condition: &str, #[case] want: Option<&str>) {
     let s = set_from(owned_set_json(condition));
     let probe = found(moco_cluster("False", "Degraded", ""));
-    let got = gates::gate_owner(&s, condition, &owner_ref(), &probe);
+    let got = gates::check_owner(&s, condition, &owner_ref(), &probe);
     match want {
         None => assert_eq!(got, Ok(())),
         Some(d) => assert_eq!(got, Err(Blocked::new(Reason::OwnerNotHealthy, d))),
@@ -445,7 +468,7 @@ fn healthy_owner() -> Option<OwnerProbe> {
 fn evaluate_owner_condition(
     #[case] v: Value,
     #[case] owner: Option<OwnerProbe>,
-    #[case] want: Decision,
+    #[case] want: Verdict,
     #[case] want_need: Option<Need>,
 ) {
     let probes = Probes {
@@ -453,7 +476,7 @@ fn evaluate_owner_condition(
         prometheus: None,
     };
     let ev = eval_set(&v, &pods("web", 3, 3), FleetView::default(), &probes);
-    assert_eq!(ev.decision, want);
+    assert_eq!(ev.verdict, want);
     assert_eq!(ev.need, want_need);
     assert!(ev.changes.is_empty(), "{:?}", ev.changes);
 }
@@ -471,7 +494,7 @@ fn without_owner_condition_annotation_the_owner_is_never_needed() {
         FleetView::default(),
         &Probes::default(),
     );
-    assert_eq!(ev.decision, step(3, 2));
+    assert_eq!(ev.verdict, step(3, 2));
     assert_eq!(ev.need, None);
 }
 
@@ -501,9 +524,9 @@ fn owner_gate_runs_after_the_earlier_gates(
     }
     let ev = eval_set(&v, &p, FleetView::default(), &Probes::default());
     assert!(
-        matches!(&ev.decision, Decision::Blocked(b) if b.reason == want),
+        matches!(&ev.verdict, Verdict::Blocked(b) if b.reason == want),
         "{:?}",
-        ev.decision
+        ev.verdict
     );
     assert_eq!(ev.need, None);
 }
@@ -521,9 +544,9 @@ fn owner_gate_runs_after_group_busy() {
         &Probes::default(),
     );
     assert!(
-        matches!(&ev.decision, Decision::Blocked(b) if b.reason == Reason::GroupBusy),
+        matches!(&ev.verdict, Verdict::Blocked(b) if b.reason == Reason::GroupBusy),
         "{:?}",
-        ev.decision
+        ev.verdict
     );
     assert_eq!(ev.need, None);
 }
@@ -548,7 +571,7 @@ fn invalid_owner_condition_is_invalid_annotation(#[case] value: &str) {
         &Probes::default(),
     );
     assert_eq!(
-        ev.decision,
+        ev.verdict,
         blocked(
             Reason::InvalidAnnotation,
             &format!(
@@ -558,7 +581,7 @@ fn invalid_owner_condition_is_invalid_annotation(#[case] value: &str) {
     );
     assert_eq!(ev.need, None);
     assert_eq!(
-        gates::owner_condition(&set_from(owned_set_json(value)), PREFIX).map(|_| ()),
+        config::owner_condition(&set_from(owned_set_json(value)), &keys()).map(|_| ()),
         Err(format!(
             "safe-rollout.dev/owner-condition: {value:?} is not a condition type; expected a name such as \"Healthy\" or \"Ready\""
         ))
@@ -572,7 +595,7 @@ fn invalid_owner_condition_is_invalid_annotation(#[case] value: &str) {
 #[case("example.com-Ready")]
 fn valid_owner_conditions_parse(#[case] value: &str) {
     assert_eq!(
-        gates::owner_condition(&set_from(owned_set_json(value)), PREFIX),
+        config::owner_condition(&set_from(owned_set_json(value)), &keys()),
         Ok(Some(value))
     );
 }
@@ -585,7 +608,7 @@ fn owner_condition_of_another_prefix_is_ignored() {
     );
     v["metadata"]["ownerReferences"] = json!([owner_ref_json()]);
     assert_eq!(
-        gates::owner_condition(&set_from(v.clone()), PREFIX),
+        config::owner_condition(&set_from(v.clone()), &keys()),
         Ok(None)
     );
     let ev = eval_set(
@@ -594,7 +617,7 @@ fn owner_condition_of_another_prefix_is_ignored() {
         FleetView::default(),
         &Probes::default(),
     );
-    assert_eq!((ev.decision, ev.need), (step(3, 2), None));
+    assert_eq!((ev.verdict, ev.need), (step(3, 2), None));
 }
 
 #[test]
@@ -603,8 +626,8 @@ fn controller_owner_picks_the_controller_reference() {
         {"apiVersion": "v1", "kind": "ConfigMap", "name": "cm", "uid": "uid-cm", "controller": false},
         owner_ref_json()
     ])));
-    assert_eq!(gates::controller_owner(&s), Some(&owner_ref()));
-    assert_eq!(gates::controller_owner(&set_from(no_owner_refs())), None);
+    assert_eq!(set::controller_owner(&s), Some(&owner_ref()));
+    assert_eq!(set::controller_owner(&set_from(no_owner_refs())), None);
 }
 
 #[test]
@@ -640,7 +663,7 @@ fn needs_asks_for_the_owner_then_the_queries_then_plans_a_step() {
     probes.get_mut(&0).expect("probes").prometheus = Some(vec![QueryOutcome::NonEmpty(1)]);
     assert_eq!(plan::needs(&snap, &opts(), now(), &probes), vec![]);
     let p = plan::plan_with(&snap, &opts(), now(), &probes);
-    assert_eq!(p[0].decision, step(3, 2));
+    assert_eq!(p[0].verdict, step(3, 2));
     // An unhealthy owner: no query need, the owner's block.
     probes.insert(
         0,
@@ -651,12 +674,12 @@ fn needs_asks_for_the_owner_then_the_queries_then_plans_a_step() {
     );
     assert_eq!(plan::needs(&snap, &opts(), now(), &probes), vec![]);
     assert_eq!(
-        plan::plan_with(&snap, &opts(), now(), &probes)[0].decision,
+        plan::plan_with(&snap, &opts(), now(), &probes)[0].verdict,
         blocked(Reason::OwnerNotHealthy, "MySQLCluster db: not found")
     );
 }
 
-// ---- GroupBusy: group_holder and gate_group ---------------------------------------------------------
+// ---- GroupBusy: group_holder and check_group -------------------------------------------------------
 
 #[rstest]
 #[case::all_unstarted_first_by_name(&[("c", Some(3), true), ("a", Some(3), true), ("b", Some(3), true)], Some("a"))]
@@ -697,10 +720,10 @@ fn group_holder_order(#[case] members: &[(&str, Option<i32>, bool)], #[case] wan
     Some(member_json("other", "web", Some(3), true, Some("kafka"))),
     Some("rollout-group kafka: web rolls out first (updated 0/3, partition 3)")
 )]
-fn gate_group_holder_and_non_holder(#[case] holder: Option<Value>, #[case] want: Option<&str>) {
+fn check_group_holder_and_non_holder(#[case] holder: Option<Value>, #[case] want: Option<&str>) {
     let s = set_from(member_json("ns", "web", Some(3), true, Some("kafka")));
     let holder = holder.map(set_from);
-    let got = gates::gate_group(&s, "kafka", holder.as_ref());
+    let got = gates::check_group(&s, "kafka", holder.as_ref());
     match want {
         None => assert_eq!(got, Ok(())),
         Some(d) => assert_eq!(got, Err(Blocked::new(Reason::GroupBusy, d))),
@@ -714,7 +737,7 @@ fn gate_group_holder_and_non_holder(#[case] holder: Option<Value>, #[case] want:
 #[case::blank(Some("  "), Err(()))]
 fn rollout_group_values(#[case] value: Option<&str>, #[case] want: Result<Option<&str>, ()>) {
     let s = set_from(member_json("ns", "web", Some(3), true, value));
-    let got = gates::rollout_group(&s, PREFIX);
+    let got = config::rollout_group(&s, &keys());
     match want {
         Ok(w) => assert_eq!(got, Ok(w)),
         Err(()) => assert_eq!(
@@ -736,12 +759,12 @@ fn one_set_of_a_staged_group_steps_the_first_by_name() {
         .collect();
     let all_pods = names.iter().flat_map(|n| member_pods("ns", n, 3)).collect();
     let plans = plan::plan(&snapshot(sets, all_pods), &opts(), now());
-    assert_eq!(by_name(&plans, "ns", "a").decision, step(3, 2));
+    assert_eq!(by_name(&plans, "ns", "a").verdict, step(3, 2));
     assert!(by_name(&plans, "ns", "a").step.is_some());
     for n in ["b", "c"] {
         let p = by_name(&plans, "ns", n);
         assert_eq!(
-            p.decision,
+            p.verdict,
             blocked(
                 Reason::GroupBusy,
                 "rollout-group kafka: a rolls out first (updated 0/3, partition 3)"
@@ -749,14 +772,14 @@ fn one_set_of_a_staged_group_steps_the_first_by_name() {
             "{n}"
         );
         assert!(p.step.is_none(), "{n}");
-        assert_eq!(p.bookkeeping_events.len(), 1, "{n}");
+        assert_eq!(p.status_events.len(), 1, "{n}");
         assert_eq!(
-            p.bookkeeping_events[0].kind,
-            EventKind::Normal,
+            p.status_events[0].type_,
+            EventType::Normal,
             "{n}: an expected wait"
         );
         assert_eq!(
-            to_json(&p.bookkeeping),
+            to_json(&p.status_annotations),
             json!([{"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason",
                     "value": "GroupBusy"}]),
             "{n}"
@@ -774,9 +797,9 @@ fn a_started_member_holds_the_group_before_the_first_by_name() {
     ];
     let all_pods = [member_pods("ns", "a", 3), member_pods("ns", "b", 2)].concat();
     let plans = plan::plan(&snapshot(sets, all_pods), &opts(), now());
-    assert_eq!(by_name(&plans, "ns", "b").decision, step(2, 1));
+    assert_eq!(by_name(&plans, "ns", "b").verdict, step(2, 1));
     assert_eq!(
-        by_name(&plans, "ns", "a").decision,
+        by_name(&plans, "ns", "a").verdict,
         blocked(
             Reason::GroupBusy,
             "rollout-group kafka: b rolls out first (updated 1/3, partition 2)"
@@ -799,11 +822,11 @@ fn a_blocked_holder_still_holds_and_an_idle_partition_zero_holder_too() {
         now(),
     );
     assert_eq!(
-        by_name(&plans, "ns", "a").decision,
+        by_name(&plans, "ns", "a").verdict,
         blocked(Reason::PodNotReady, "a-1: missing")
     );
-    assert!(matches!(&by_name(&plans, "ns", "b").decision,
-                     Decision::Blocked(b) if b.reason == Reason::GroupBusy));
+    assert!(matches!(&by_name(&plans, "ns", "b").verdict,
+                     Verdict::Blocked(b) if b.reason == Reason::GroupBusy));
     // z: partition absent with an update staged (the controller rolls it): it holds the group.
     let sets = vec![
         member_json("ns", "a", Some(3), true, Some("kafka")),
@@ -818,11 +841,11 @@ fn a_blocked_holder_still_holds_and_an_idle_partition_zero_holder_too() {
         now(),
     );
     assert_eq!(
-        by_name(&plans, "ns", "z").decision,
-        Decision::Idle(Idle::PartitionZero)
+        by_name(&plans, "ns", "z").verdict,
+        Verdict::Idle(Idle::PartitionZero)
     );
     assert_eq!(
-        by_name(&plans, "ns", "a").decision,
+        by_name(&plans, "ns", "a").verdict,
         blocked(
             Reason::GroupBusy,
             "rollout-group kafka: z rolls out first (updated 2/3, partition 0)"
@@ -851,11 +874,11 @@ fn other_namespaces_other_groups_and_ungrouped_sets_are_independent() {
     .concat();
     let plans = plan::plan(&snapshot(sets, all_pods), &opts(), now());
     for (ns, n) in [("ns", "a"), ("other", "a"), ("ns", "c"), ("ns", "d")] {
-        assert_eq!(by_name(&plans, ns, n).decision, step(3, 2), "{ns}/{n}");
+        assert_eq!(by_name(&plans, ns, n).verdict, step(3, 2), "{ns}/{n}");
     }
     for ns in ["ns", "other"] {
         assert_eq!(
-            by_name(&plans, ns, "b").decision,
+            by_name(&plans, ns, "b").verdict,
             blocked(
                 Reason::GroupBusy,
                 "rollout-group kafka: a rolls out first (updated 0/3, partition 3)"
@@ -882,13 +905,13 @@ fn an_empty_rollout_group_is_invalid_and_holds_nothing(#[case] value: &str) {
         now(),
     );
     assert_eq!(
-        by_name(&plans, "ns", "a").decision,
+        by_name(&plans, "ns", "a").verdict,
         blocked(
             Reason::InvalidAnnotation,
             "safe-rollout.dev/rollout-group: empty; expected a group name (\"kafka\")"
         )
     );
-    assert_eq!(by_name(&plans, "ns", "b").decision, step(3, 2));
+    assert_eq!(by_name(&plans, "ns", "b").verdict, step(3, 2));
 }
 
 #[test]
@@ -912,14 +935,14 @@ fn unguarded_members_are_ignored() {
     .concat();
     let plans = plan::plan(&snapshot(sets, all_pods), &opts(), now());
     assert!(matches!(
-        by_name(&plans, "ns", "a").decision,
-        Decision::Unguarded(_)
+        by_name(&plans, "ns", "a").verdict,
+        Verdict::Unguarded(_)
     ));
     assert!(matches!(
-        by_name(&plans, "ns", "a0").decision,
-        Decision::Unguarded(_)
+        by_name(&plans, "ns", "a0").verdict,
+        Verdict::Unguarded(_)
     ));
-    assert_eq!(by_name(&plans, "ns", "b").decision, step(3, 2));
+    assert_eq!(by_name(&plans, "ns", "b").verdict, step(3, 2));
 }
 
 // ---- PrometheusCheck: check_config ------------------------------------------------------------------
@@ -995,7 +1018,7 @@ fn check_config_cases(
     #[case] pairs: &[(&str, &str)],
     #[case] want: Result<Option<CheckConfig>, String>,
 ) {
-    assert_eq!(check_config(&set_with(pairs), PREFIX), want);
+    assert_eq!(check_config(&set_with(pairs), &keys()), want);
 }
 
 fn bad_query(k: &str) -> String {
@@ -1012,7 +1035,7 @@ fn check_config_bad_numbers_name_the_annotation(
     let k = key(name);
     let got = check_config(
         &set_with(&[("safe-rollout.dev/prometheus-query", "up"), (&k, value)]),
-        PREFIX,
+        &keys(),
     );
     assert_eq!(
         got,
@@ -1031,7 +1054,7 @@ fn check_config_follows_a_custom_prefix() {
         ("safe-rollout.dev/success-threshold", "x"),
     ]);
     assert_eq!(
-        check_config(&s, "moco.cybozu.com"),
+        check_config(&s, &Keys::new("moco.cybozu.com")),
         Ok(Some(cfg(
             &[("moco.cybozu.com/prometheus-query", "mine")],
             30,
@@ -1045,7 +1068,7 @@ fn check_config_follows_a_custom_prefix() {
 fn check_config_rejects_a_plus_sign_in_the_query_number() {
     let got = check_config(
         &set_with(&[("safe-rollout.dev/prometheus-query-+1", "up")]),
-        PREFIX,
+        &keys(),
     );
     assert_eq!(got, Err(bad_query("safe-rollout.dev/prometheus-query-+1")));
 }
@@ -1070,8 +1093,8 @@ fn new_state(successes: u32, failures: u32, last_failure: Option<&str>) -> Optio
     Some(st(successes, failures, 0, last_failure))
 }
 
-fn wait(detail: &str, state: Option<CheckState>) -> Verdict {
-    Verdict::Wait {
+fn wait(detail: &str, state: Option<CheckState>) -> CheckResult {
+    CheckResult::Wait {
         detail: detail.into(),
         state,
     }
@@ -1080,15 +1103,15 @@ fn wait(detail: &str, state: Option<CheckState>) -> Verdict {
 const EMPTY_Q0: &str = "safe-rollout.dev/prometheus-query returned an empty result";
 
 #[rstest]
-#[case::due_without_state(cfg(&[(Q0, "up")], 30, 1, None), None, None, Verdict::Due)]
-#[case::due_after_exactly_one_period(cfg(&[(Q0, "up")], 30, 2, None), Some(st(1, 0, 30, None)), None, Verdict::Due)]
-#[case::due_when_passed_but_period_over(cfg(&[(Q0, "up")], 30, 1, None), Some(st(1, 0, 31, None)), None, Verdict::Due)]
+#[case::due_without_state(cfg(&[(Q0, "up")], 30, 1, None), None, None, CheckResult::Due)]
+#[case::due_after_exactly_one_period(cfg(&[(Q0, "up")], 30, 2, None), Some(st(1, 0, 30, None)), None, CheckResult::Due)]
+#[case::due_when_passed_but_period_over(cfg(&[(Q0, "up")], 30, 1, None), Some(st(1, 0, 31, None)), None, CheckResult::Due)]
 #[case::pass_at_threshold_1(cfg(&[(Q0, "up")], 30, 1, None), None, Some(vec![QueryOutcome::NonEmpty(3)]),
-    Verdict::Pass { state: new_state(1, 0, None) })]
+    CheckResult::Pass { state: new_state(1, 0, None) })]
 #[case::wait_below_threshold(cfg(&[(Q0, "up")], 30, 2, None), None, Some(vec![QueryOutcome::NonEmpty(1)]),
     wait("1 of 2 consecutive checks passed, 0 failed; next check in 30s", new_state(1, 0, None)))]
 #[case::pass_reaching_threshold(cfg(&[(Q0, "up")], 30, 2, None), Some(st(1, 0, 30, None)), Some(vec![QueryOutcome::NonEmpty(1)]),
-    Verdict::Pass { state: new_state(2, 0, None) })]
+    CheckResult::Pass { state: new_state(2, 0, None) })]
 #[case::success_keeps_failures(cfg(&[(Q0, "up")], 10, 3, Some(5)), Some(st(1, 2, 10, Some("old"))), Some(vec![QueryOutcome::NonEmpty(1)]),
     wait("2 of 3 consecutive checks passed, 2 failed of limit 5; next check in 10s", new_state(2, 2, None)))]
 #[case::empty_resets_successes(cfg(&[(Q0, "up")], 30, 3, None), Some(st(2, 0, 30, None)), Some(vec![QueryOutcome::Empty]),
@@ -1112,10 +1135,10 @@ const EMPTY_Q0: &str = "safe-rollout.dev/prometheus-query returned an empty resu
          new_state(0, 1, Some("safe-rollout.dev/prometheus-query-1 was not run"))))]
 #[case::all_queries_pass(cfg(&[(Q0, "a"), (Q1, "b")], 30, 1, None), None,
     Some(vec![QueryOutcome::NonEmpty(1), QueryOutcome::NonEmpty(7)]),
-    Verdict::Pass { state: new_state(1, 0, None) })]
-#[case::not_due_passed(cfg(&[(Q0, "up")], 30, 2, None), Some(st(2, 1, 29, None)), None, Verdict::Pass { state: None })]
+    CheckResult::Pass { state: new_state(1, 0, None) })]
+#[case::not_due_passed(cfg(&[(Q0, "up")], 30, 2, None), Some(st(2, 1, 29, None)), None, CheckResult::Pass { state: None })]
 #[case::not_due_passed_above_threshold(cfg(&[(Q0, "up")], 30, 2, None), Some(st(5, 0, 0, None)),
-    Some(vec![QueryOutcome::Empty]), Verdict::Pass { state: None })]
+    Some(vec![QueryOutcome::Empty]), CheckResult::Pass { state: None })]
 #[case::not_due_wait_seconds_left(cfg(&[(Q0, "up")], 30, 2, None), Some(st(1, 0, 10, None)), None,
     wait("1 of 2 consecutive checks passed, 0 failed; next check in 20s", None))]
 #[case::not_due_wait_one_second_left(cfg(&[(Q0, "up")], 30, 2, Some(4)), Some(st(0, 1, 29, Some("x was empty"))), None,
@@ -1124,28 +1147,28 @@ const EMPTY_Q0: &str = "safe-rollout.dev/prometheus-query returned an empty resu
     Some(vec![QueryOutcome::NonEmpty(1)]),
     wait("1 of 2 consecutive checks passed, 0 failed; next check in 20s", None))]
 #[case::failure_limit_reached(cfg(&[(Q0, "up")], 30, 1, Some(3)), Some(st(0, 2, 30, None)), Some(vec![QueryOutcome::Empty]),
-    Verdict::Pause { reason: format!("PrometheusCheck failed 3 times (failure-limit 3) since the last step; last: {EMPTY_Q0}") })]
+    CheckResult::Pause { reason: format!("PrometheusCheck failed 3 times (failure-limit 3) since the last step; last: {EMPTY_Q0}") })]
 #[case::failure_limit_1_first_failure(cfg(&[(Q0, "up")], 30, 1, Some(1)), None,
     Some(vec![QueryOutcome::Failed("timeout after 10s".into())]),
-    Verdict::Pause { reason: "PrometheusCheck failed 1 times (failure-limit 1) since the last step; last: safe-rollout.dev/prometheus-query got no answer: timeout after 10s".into() })]
+    CheckResult::Pause { reason: "PrometheusCheck failed 1 times (failure-limit 1) since the last step; last: safe-rollout.dev/prometheus-query got no answer: timeout after 10s".into() })]
 #[case::failure_limit_not_reached(cfg(&[(Q0, "up")], 30, 1, Some(3)), Some(st(0, 1, 30, None)), Some(vec![QueryOutcome::Empty]),
     wait(&format!("0 of 1 consecutive checks passed, 2 failed of limit 3; last check failed: {EMPTY_Q0}; next check in 30s"),
          new_state(0, 2, Some(EMPTY_Q0))))]
 #[case::success_at_limit_does_not_pause(cfg(&[(Q0, "up")], 30, 1, Some(2)), Some(st(0, 2, 30, None)),
-    Some(vec![QueryOutcome::NonEmpty(1)]), Verdict::Pass { state: new_state(1, 2, None) })]
-fn verdict_cases(
+    Some(vec![QueryOutcome::NonEmpty(1)]), CheckResult::Pass { state: new_state(1, 2, None) })]
+fn check_result_cases(
     #[case] config: CheckConfig,
     #[case] state: Option<CheckState>,
     #[case] outcomes: Option<Vec<QueryOutcome>>,
-    #[case] want: Verdict,
+    #[case] want: CheckResult,
 ) {
-    let got = verdict(&config, state.as_ref(), outcomes.as_deref(), 3, "b", now());
+    let got = check_result(&config, state.as_ref(), outcomes.as_deref(), 3, "b", now());
     assert_eq!(got, want);
 }
 
 #[test]
-fn verdict_records_the_partition_and_revision_it_was_given() {
-    let got = verdict(
+fn check_result_records_the_partition_and_revision_it_was_given() {
+    let got = check_result(
         &cfg(&[(Q0, "up")], 30, 2, None),
         None,
         Some(&[QueryOutcome::NonEmpty(1)]),
@@ -1153,7 +1176,7 @@ fn verdict_records_the_partition_and_revision_it_was_given() {
         "web-7c9f",
         now(),
     );
-    let Verdict::Wait { state: Some(s), .. } = got else {
+    let CheckResult::Wait { state: Some(s), .. } = got else {
         panic!("{got:?}")
     };
     assert_eq!((s.partition, s.update_revision.as_str()), (7, "web-7c9f"));
@@ -1195,19 +1218,25 @@ fn with_state(raw: &str) -> StatefulSet {
 )]
 #[case::empty_value("", None)]
 fn current_state_cases(#[case] raw: &str, #[case] want: Option<CheckState>) {
-    assert_eq!(current_state(&with_state(raw), PREFIX, 3, "b"), want);
+    assert_eq!(
+        current_state(stored(&with_state(raw), PREFIX).as_deref(), 3, "b"),
+        want
+    );
 }
 
 #[test]
 fn current_state_absent_or_of_another_prefix_is_none() {
-    assert_eq!(current_state(&set_with(&[]), PREFIX, 3, "b"), None);
+    assert_eq!(
+        current_state(stored(&set_with(&[]), PREFIX).as_deref(), 3, "b"),
+        None
+    );
     let s = set_with(&[(
         "other.dev/prometheus-check",
         r#"{"updateRevision":"b","partition":3,"successes":1,"failures":0,"lastCheck":"2026-11-23T01:19:30Z"}"#,
     )]);
-    assert_eq!(current_state(&s, PREFIX, 3, "b"), None);
+    assert_eq!(current_state(stored(&s, PREFIX).as_deref(), 3, "b"), None);
     assert_eq!(
-        current_state(&s, "other.dev", 3, "b"),
+        current_state(stored(&s, "other.dev").as_deref(), 3, "b"),
         Some(st(1, 0, 30, None))
     );
 }
@@ -1227,7 +1256,7 @@ fn check_state_annotation_shape_and_round_trip(#[case] state: CheckState, #[case
     let back: CheckState = serde_json::from_str(&raw).expect("parse back");
     assert_eq!(back, state);
     assert_eq!(
-        current_state(&with_state(&raw), PREFIX, 3, "b"),
+        current_state(stored(&with_state(&raw), PREFIX).as_deref(), 3, "b"),
         Some(state)
     );
 }
@@ -1283,7 +1312,7 @@ fn a_set_with_a_query_needs_the_queries_first() {
     );
     let p = plan::plan(&snap, &opts(), now());
     assert_eq!(
-        p[0].decision,
+        p[0].verdict,
         blocked(
             Reason::PrometheusCheck,
             "web: check due (1 query), not run yet"
@@ -1317,8 +1346,8 @@ fn threshold_1_steps_and_the_step_patch_removes_the_state(#[case] old: Option<&s
     let p = plan::plan_with(&snap, &opts(), now(), &probes)
         .pop()
         .expect("plan");
-    assert_eq!(p.decision, step(3, 2));
-    assert!(p.bookkeeping.is_none(), "{:?}", p.bookkeeping);
+    assert_eq!(p.verdict, step(3, 2));
+    assert!(p.status_annotations.is_none(), "{:?}", p.status_annotations);
     let ops = to_json(&p.step);
     let removes: Vec<&Value> = ops
         .as_array()
@@ -1356,7 +1385,7 @@ fn threshold_2_writes_the_state_guarded_by_resource_version_when_absent() {
         outcomes(vec![QueryOutcome::NonEmpty(2)]),
     );
     assert_eq!(
-        p.decision,
+        p.verdict,
         blocked(
             Reason::PrometheusCheck,
             "web: 1 of 2 consecutive checks passed, 0 failed; next check in 30s"
@@ -1365,20 +1394,20 @@ fn threshold_2_writes_the_state_guarded_by_resource_version_when_absent() {
     assert!(p.step.is_none());
     let new = state_json(1, 0, "2026-11-23T01:20:00Z");
     assert_eq!(
-        to_json(&p.bookkeeping),
+        to_json(&p.status_annotations),
         json!([
             {"op": "test", "path": "/metadata/resourceVersion", "value": "100"},
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason", "value": "PrometheusCheck"},
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1prometheus-check", "value": new}
         ])
     );
-    assert_eq!(p.bookkeeping_events.len(), 1);
+    assert_eq!(p.status_events.len(), 1);
     assert_eq!(
-        p.bookkeeping_events[0].kind,
-        EventKind::Normal,
+        p.status_events[0].type_,
+        EventType::Normal,
         "counting up successes is an expected wait"
     );
-    let patch = p.bookkeeping.as_ref().expect("bookkeeping");
+    let patch = p.status_annotations.as_ref().expect("status_annotations");
     let after = applied(&v, patch).expect("applies to the observed object");
     assert_eq!(
         after["metadata"]["annotations"][key("prometheus-check")],
@@ -1404,7 +1433,7 @@ fn threshold_3_updates_the_state_guarded_by_its_old_value() {
         outcomes(vec![QueryOutcome::NonEmpty(1)]),
     );
     assert_eq!(
-        p.decision,
+        p.verdict,
         blocked(
             Reason::PrometheusCheck,
             "web: 2 of 3 consecutive checks passed, 0 failed; next check in 30s"
@@ -1412,14 +1441,14 @@ fn threshold_3_updates_the_state_guarded_by_its_old_value() {
     );
     let new = state_json(2, 0, "2026-11-23T01:20:00Z");
     assert_eq!(
-        to_json(&p.bookkeeping),
+        to_json(&p.status_annotations),
         json!([
             {"op": "test", "path": "/metadata/annotations/safe-rollout.dev~1prometheus-check", "value": old},
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1prometheus-check", "value": new}
         ])
     );
-    assert!(p.bookkeeping_events.is_empty(), "reason already announced");
-    let patch = p.bookkeeping.as_ref().expect("bookkeeping");
+    assert!(p.status_events.is_empty(), "reason already announced");
+    let patch = p.status_annotations.as_ref().expect("status_annotations");
     assert!(applied(&v, patch).is_ok());
     // Another stepper counted this period first: its state differs, the test op fails.
     let mut raced = v.clone();
@@ -1435,13 +1464,13 @@ fn threshold_3_updates_the_state_guarded_by_its_old_value() {
         .pop()
         .expect("plan");
     assert_eq!(
-        p.decision,
+        p.verdict,
         blocked(
             Reason::PrometheusCheck,
             "web: 2 of 3 consecutive checks passed, 0 failed; next check in 20s"
         )
     );
-    assert!(p.bookkeeping.is_none(), "{:?}", p.bookkeeping);
+    assert!(p.status_annotations.is_none(), "{:?}", p.status_annotations);
 }
 
 #[test]
@@ -1449,7 +1478,7 @@ fn a_failure_below_the_limit_is_recorded_and_a_warning() {
     let v = prom_set_json(&[("safe-rollout.dev/failure-limit", "3")]);
     let p = plan_one(v, pods("web", 3, 3), outcomes(vec![QueryOutcome::Empty]));
     assert_eq!(
-        p.decision,
+        p.verdict,
         blocked(
             Reason::PrometheusCheck,
             &format!(
@@ -1457,8 +1486,8 @@ fn a_failure_below_the_limit_is_recorded_and_a_warning() {
             )
         )
     );
-    assert_eq!(p.bookkeeping_events[0].kind, EventKind::Warning);
-    let ops = to_json(&p.bookkeeping);
+    assert_eq!(p.status_events[0].type_, EventType::Warning);
+    let ops = to_json(&p.status_annotations);
     assert_eq!(
         ops[0],
         json!({"op": "test", "path": "/metadata/resourceVersion", "value": "100"})
@@ -1490,7 +1519,7 @@ fn reaching_the_failure_limit_pauses_and_the_next_pass_is_paused() {
         "PrometheusCheck failed 2 times (failure-limit 2) since the last step; last: {EMPTY_Q0}"
     );
     assert_eq!(
-        p.decision,
+        p.verdict,
         blocked(
             Reason::PrometheusCheck,
             &format!("web: {reason}: rollout paused")
@@ -1499,7 +1528,7 @@ fn reaching_the_failure_limit_pauses_and_the_next_pass_is_paused() {
     assert!(p.step.is_none());
     let paused_reason = format!("{reason} (at 2026-11-23T01:20:00Z)");
     assert_eq!(
-        to_json(&p.bookkeeping),
+        to_json(&p.status_annotations),
         json!([
             {"op": "test", "path": "/metadata/annotations/safe-rollout.dev~1prometheus-check", "value": old},
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason", "value": "PrometheusCheck"},
@@ -1508,8 +1537,12 @@ fn reaching_the_failure_limit_pauses_and_the_next_pass_is_paused() {
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1paused-reason", "value": paused_reason}
         ])
     );
-    assert_eq!(p.bookkeeping_events[0].kind, EventKind::Warning);
-    let after = applied(&v, p.bookkeeping.as_ref().expect("bookkeeping")).expect("applies");
+    assert_eq!(p.status_events[0].type_, EventType::Warning);
+    let after = applied(
+        &v,
+        p.status_annotations.as_ref().expect("status_annotations"),
+    )
+    .expect("applies");
     assert!(
         after["metadata"]["annotations"]
             .get(key("prometheus-check"))
@@ -1519,7 +1552,7 @@ fn reaching_the_failure_limit_pauses_and_the_next_pass_is_paused() {
     assert_eq!(plan::needs(&snap, &opts(), now(), &ProbeMap::new()), vec![]);
     let next = plan::plan(&snap, &opts(), now()).pop().expect("plan");
     assert_eq!(
-        next.decision,
+        next.verdict,
         blocked(
             Reason::Paused,
             &format!("web: safe-rollout.dev/paused is \"true\": {paused_reason}")
@@ -1537,7 +1570,7 @@ fn a_failure_limit_of_1_pauses_on_the_first_unanswered_check_guarded_by_resource
     );
     let reason = "PrometheusCheck failed 1 times (failure-limit 1) since the last step; last: safe-rollout.dev/prometheus-query got no answer: connection refused";
     assert_eq!(
-        to_json(&p.bookkeeping),
+        to_json(&p.status_annotations),
         json!([
             {"op": "test", "path": "/metadata/resourceVersion", "value": "100"},
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason", "value": "PrometheusCheck"},
@@ -1546,12 +1579,16 @@ fn a_failure_limit_of_1_pauses_on_the_first_unanswered_check_guarded_by_resource
              "value": format!("{reason} (at 2026-11-23T01:20:00Z)")}
         ])
     );
-    let after = applied(&v, p.bookkeeping.as_ref().expect("bookkeeping")).expect("applies");
+    let after = applied(
+        &v,
+        p.status_annotations.as_ref().expect("status_annotations"),
+    )
+    .expect("applies");
     let next = plan_one(after, pods("web", 3, 3), None);
     assert!(
-        matches!(&next.decision, Decision::Blocked(b) if b.reason == Reason::Paused && b.detail.contains("got no answer: connection refused")),
+        matches!(&next.verdict, Verdict::Blocked(b) if b.reason == Reason::Paused && b.detail.contains("got no answer: connection refused")),
         "{:?}",
-        next.decision
+        next.verdict
     );
 }
 
@@ -1562,7 +1599,18 @@ fn a_failure_limit_of_1_pauses_on_the_first_unanswered_check_guarded_by_resource
 #[case::reason_without_pause(&[("safe-rollout.dev/paused-reason", "left over")], None)]
 #[case::paused_not_exactly_true(&[("safe-rollout.dev/paused", "True"), ("safe-rollout.dev/paused-reason", "x")], None)]
 fn paused_gate_shows_the_paused_reason(#[case] pairs: &[(&str, &str)], #[case] want: Option<&str>) {
-    let got = gates::gate_paused(&set_with(pairs), PREFIX);
+    let s = set_with(pairs);
+    let config = SetConfig::parse(&s, &Arc::new(keys()));
+    let got = gates::paused(&GateInput {
+        set: &s,
+        config: &config,
+        pods: &Default::default(),
+        pdbs: &[],
+        fleet: FleetView::default(),
+        probes: &Probes::default(),
+        opts: &opts(),
+        now: now(),
+    });
     match want {
         None => assert_eq!(got, Ok(())),
         Some(d) => assert_eq!(got, Err(Blocked::new(Reason::Paused, d))),
@@ -1574,7 +1622,7 @@ fn invalid_prometheus_annotations_block_before_the_pods_are_judged() {
     let v = prom_set_json(&[("safe-rollout.dev/check-period-seconds", "0")]);
     let p = plan_one(v, vec![], None);
     assert_eq!(
-        p.decision,
+        p.verdict,
         blocked(
             Reason::InvalidAnnotation,
             "safe-rollout.dev/check-period-seconds: \"0\" is not valid; expected a whole number ≥ 1 (\"3\")"
@@ -1633,7 +1681,7 @@ fn throttle_budget(
 ) {
     let sets = throttle_sets();
     let steps: Vec<(usize, &StatefulSet)> = sets.iter().enumerate().collect();
-    let got = plan::throttle(&steps, &throttle_opts(per_pass, per_minute), recent);
+    let got = throttle::throttle(&steps, &throttle_opts(per_pass, per_minute), recent);
     assert_eq!(got.iter().map(|(i, _)| *i).collect::<Vec<_>>(), want);
     assert!(got.iter().all(|(_, b)| b.reason == Reason::Throttled));
     assert_eq!(got.first().map(|(_, b)| b.detail.as_str()), first_detail);
@@ -1650,7 +1698,7 @@ fn throttle_keeps_the_snapshot_indices_it_was_given() {
     let sets = throttle_sets();
     // Sparse indices, as plan_with passes them (only the sets that would step).
     let steps = vec![(7, &sets[0]), (11, &sets[3]), (13, &sets[1])];
-    let got = plan::throttle(&steps, &throttle_opts(Some(1), None), 0);
+    let got = throttle::throttle(&steps, &throttle_opts(Some(1), None), 0);
     assert_eq!(got.iter().map(|(i, _)| *i).collect::<Vec<_>>(), vec![13, 7]);
 }
 
@@ -1658,7 +1706,7 @@ fn throttle_keeps_the_snapshot_indices_it_was_given() {
 fn throttle_per_minute_detail_names_the_steps_granted_for_every_throttled_set() {
     let sets = throttle_sets();
     let steps: Vec<(usize, &StatefulSet)> = sets.iter().enumerate().collect();
-    let got = plan::throttle(&steps, &throttle_opts(None, Some(2)), 2);
+    let got = throttle::throttle(&steps, &throttle_opts(None, Some(2)), 2);
     assert_eq!(got.len(), 4);
     for (i, b) in &got {
         assert_eq!(
@@ -1691,7 +1739,7 @@ fn stamped(name: &str, stamp: Option<&str>) -> StatefulSet {
 #[case::date_only("2026-11-23", 0)]
 fn steps_in_last_minute_edges(#[case] stamp: &str, #[case] want: u32) {
     let sets = vec![stamped("a", Some(stamp))];
-    assert_eq!(plan::steps_in_last_minute(&sets, PREFIX, now()), want);
+    assert_eq!(throttle::steps_in_last_minute(&configs(&sets), now()), want);
 }
 
 #[test]
@@ -1707,10 +1755,10 @@ fn steps_in_last_minute_counts_sets_over_the_fleet() {
         stamped("e", Some("2026-11-23T01:19:50Z")),
         set_from(other_prefix),
     ];
-    assert_eq!(plan::steps_in_last_minute(&sets, PREFIX, now()), 2);
-    assert_eq!(plan::steps_in_last_minute(&[], PREFIX, now()), 0);
+    assert_eq!(throttle::steps_in_last_minute(&configs(&sets), now()), 2);
+    assert_eq!(throttle::steps_in_last_minute(&configs(&[]), now()), 0);
     let later: Timestamp = at("2026-11-23T01:20:01Z");
-    assert_eq!(plan::steps_in_last_minute(&sets, PREFIX, later), 1);
+    assert_eq!(throttle::steps_in_last_minute(&configs(&sets), later), 1);
 }
 
 // ---- Throttled: through plan_with -------------------------------------------------------------------
@@ -1733,25 +1781,25 @@ fn five_steppable_sets_with_two_steps_per_pass() {
     assert_eq!(plans.len(), 5);
     for n in ["a", "b"] {
         let p = by_name(&plans, "ns", n);
-        assert_eq!(p.decision, step(3, 2), "{n}");
+        assert_eq!(p.verdict, step(3, 2), "{n}");
         assert!(p.step.is_some(), "{n}");
     }
     for n in ["c", "d", "e"] {
         let p = by_name(&plans, "ns", n);
-        assert_eq!(p.decision, blocked(Reason::Throttled, PASS_2), "{n}");
+        assert_eq!(p.verdict, blocked(Reason::Throttled, PASS_2), "{n}");
         assert!(p.step.is_none(), "{n}");
         assert_eq!(
-            to_json(&p.bookkeeping),
+            to_json(&p.status_annotations),
             json!([{"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason",
                     "value": "Throttled"}]),
             "{n}"
         );
-        assert_eq!(p.bookkeeping_events[0].kind, EventKind::Normal, "{n}");
-        assert_eq!(p.bookkeeping_events[0].note, format!("Throttled {PASS_2}"));
+        assert_eq!(p.status_events[0].type_, EventType::Normal, "{n}");
+        assert_eq!(p.status_events[0].note, format!("Throttled {PASS_2}"));
     }
     // Without the flag all five step.
     let plans = plan::plan(&snap, &opts(), now());
-    assert!(plans.iter().all(|p| p.decision == step(3, 2)));
+    assert!(plans.iter().all(|p| p.verdict == step(3, 2)));
 }
 
 #[test]
@@ -1776,16 +1824,16 @@ fn a_started_rollout_gets_the_budget_first_through_plan_with() {
         now(),
         &ProbeMap::new(),
     );
-    assert_eq!(by_name(&plans, "ns", "e").decision, step(2, 1));
+    assert_eq!(by_name(&plans, "ns", "e").verdict, step(2, 1));
     assert_eq!(
-        by_name(&plans, "ns", "a").decision,
+        by_name(&plans, "ns", "a").verdict,
         blocked(
             Reason::Throttled,
             "--max-steps-per-minute 2: 1 steps in the last 60s, 1 more in this pass"
         )
     );
-    assert!(matches!(&by_name(&plans, "ns", "b").decision,
-                     Decision::Blocked(b) if b.reason == Reason::Throttled));
+    assert!(matches!(&by_name(&plans, "ns", "b").verdict,
+                     Verdict::Blocked(b) if b.reason == Reason::Throttled));
 }
 
 #[test]
@@ -1816,10 +1864,14 @@ fn a_throttled_set_still_records_its_prometheus_check_state() {
         );
     }
     let plans = plan::plan_with(&snap, &o, now(), &probes);
-    assert_eq!(plans[0].decision, step(3, 2));
-    assert!(plans[0].bookkeeping.is_none(), "{:?}", plans[0].bookkeeping);
+    assert_eq!(plans[0].verdict, step(3, 2));
+    assert!(
+        plans[0].status_annotations.is_none(),
+        "{:?}",
+        plans[0].status_annotations
+    );
     assert_eq!(
-        plans[1].decision,
+        plans[1].verdict,
         blocked(
             Reason::Throttled,
             "--max-steps-per-pass 1: 1 sets step first in this pass"
@@ -1827,7 +1879,7 @@ fn a_throttled_set_still_records_its_prometheus_check_state() {
     );
     let new = state_json(1, 0, "2026-11-23T01:20:00Z");
     assert_eq!(
-        to_json(&plans[1].bookkeeping),
+        to_json(&plans[1].status_annotations),
         json!([
             {"op": "test", "path": "/metadata/resourceVersion", "value": "100"},
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason", "value": "Throttled"},
@@ -1837,7 +1889,10 @@ fn a_throttled_set_still_records_its_prometheus_check_state() {
     // Next pass, 10 s later, b alone: the recorded pass lets it step without a new query.
     let b = applied(
         &with_query("b"),
-        plans[1].bookkeeping.as_ref().expect("bookkeeping"),
+        plans[1]
+            .status_annotations
+            .as_ref()
+            .expect("status_annotations"),
     )
     .expect("applies");
     let later = now() + SignedDuration::from_secs(10);
@@ -1846,7 +1901,7 @@ fn a_throttled_set_still_records_its_prometheus_check_state() {
     let p = plan::plan_with(&snap, &o, later, &ProbeMap::new())
         .pop()
         .expect("plan");
-    assert_eq!(p.decision, step(3, 2));
+    assert_eq!(p.verdict, step(3, 2));
     let ops = to_json(&p.step);
     assert!(
         ops.as_array().expect("ops").contains(
@@ -1937,7 +1992,7 @@ fn the_real_staged_fixture_with_an_owner_condition_needs_its_owner() {
     // The fixture set has no owner: the gate blocks and asks nothing.
     assert_eq!(plan::needs(&snap, &opts(), now(), &ProbeMap::new()), vec![]);
     assert_eq!(
-        plan::plan(&snap, &opts(), now())[0].decision,
+        plan::plan(&snap, &opts(), now())[0].verdict,
         blocked(
             Reason::OwnerNotHealthy,
             "web: no controller ownerReference to read condition Healthy from"
@@ -1958,8 +2013,8 @@ fn the_real_staged_fixture_with_an_owner_condition_needs_its_owner() {
         },
     );
     assert_eq!(
-        plan::plan_with(&snap, &opts(), now(), &probes)[0].decision,
-        Decision::Step {
+        plan::plan_with(&snap, &opts(), now(), &probes)[0].verdict,
+        Verdict::Step {
             from: 5,
             to: 4,
             update_revision: REV_NEW.into()
@@ -1970,7 +2025,7 @@ fn the_real_staged_fixture_with_an_owner_condition_needs_its_owner() {
 // ---- multi-pass sequences (each pass's patches applied to the set's JSON) ---------------------------
 
 /// One pass over `web` alone at `t` with `probes`; returns the plan and the set's JSON after its
-/// bookkeeping and step patches, with the StatefulSet controller's part of a step (pods ≥ partition on
+/// status_annotations and step patches, with the StatefulSet controller's part of a step (pods ≥ partition on
 /// `b`, status counters) simulated.
 fn pass_at(v: &Value, o: &GateOptions, t: Timestamp, probes: Option<Probes>) -> (SetPlan, Value) {
     let replicas = v["spec"]["replicas"].as_i64().expect("replicas");
@@ -1988,7 +2043,7 @@ fn pass_at(v: &Value, o: &GateOptions, t: Timestamp, probes: Option<Probes>) -> 
     }
     let p = plan::plan_with(&snap, o, t, &map).pop().expect("plan");
     let mut after = v.clone();
-    for patch in [&p.bookkeeping, &p.step].into_iter().flatten() {
+    for patch in [&p.status_annotations, &p.step].into_iter().flatten() {
         after = applied(&after, patch).expect("patch applies");
     }
     let partition = after["spec"]["updateStrategy"]["rollingUpdate"]["partition"]
@@ -2011,7 +2066,7 @@ fn max_steps_per_minute_limits_the_steps_of_one_set_too() {
     for secs in [0, 10, 20] {
         let t = now() + SignedDuration::from_secs(secs);
         let (p, after) = pass_at(&v, &o, t, None);
-        if matches!(p.decision, Decision::Step { .. }) {
+        if matches!(p.verdict, Verdict::Step { .. }) {
             stepped.push(secs);
         }
         v = after;
@@ -2041,11 +2096,11 @@ fn a_failure_limit_pause_is_announced_as_a_warning() {
             t,
             outcome.map(|q| outcomes(vec![q]).expect("probes")),
         );
-        decisions.push(match &p.decision {
-            Decision::Blocked(b) => b.reason,
+        decisions.push(match &p.verdict {
+            Verdict::Blocked(b) => b.reason,
             d => panic!("{secs}s: {d:?}"),
         });
-        events.extend(p.bookkeeping_events);
+        events.extend(p.status_events);
         v = after;
     }
     assert_eq!(
@@ -2058,7 +2113,7 @@ fn a_failure_limit_pause_is_announced_as_a_warning() {
         ]
     );
     assert!(
-        events.iter().any(|e| e.kind == EventKind::Warning),
+        events.iter().any(|e| e.type_ == EventType::Warning),
         "{events:#?}"
     );
 }
@@ -2069,13 +2124,13 @@ fn a_failing_check_then_the_pause_over_passes() {
     let o = opts();
     let mut v = prom_set_json(&[("safe-rollout.dev/failure-limit", "2")]);
     let (p, after) = pass_at(&v, &o, now(), outcomes(vec![QueryOutcome::Empty]));
-    assert_eq!(p.bookkeeping_events.len(), 1);
-    assert_eq!(p.bookkeeping_events[0].kind, EventKind::Warning);
+    assert_eq!(p.status_events.len(), 1);
+    assert_eq!(p.status_events[0].type_, EventType::Warning);
     v = after;
     // 10 s later: not due, nothing read or written.
     let later = now() + SignedDuration::from_secs(10);
     let (p, after) = pass_at(&v, &o, later, None);
-    assert!(p.bookkeeping.is_none() && p.step.is_none());
+    assert!(p.status_annotations.is_none() && p.step.is_none());
     assert_eq!(after, v);
     // 30 s later: due; the second failure pauses.
     let (p, after) = pass_at(
@@ -2085,9 +2140,9 @@ fn a_failing_check_then_the_pause_over_passes() {
         outcomes(vec![QueryOutcome::Empty]),
     );
     assert!(
-        matches!(&p.decision, Decision::Blocked(b) if b.detail.ends_with(": rollout paused")),
+        matches!(&p.verdict, Verdict::Blocked(b) if b.detail.ends_with(": rollout paused")),
         "{:?}",
-        p.decision
+        p.verdict
     );
     assert_eq!(
         after["metadata"]["annotations"][key("paused")],
@@ -2107,5 +2162,5 @@ fn a_failing_check_then_the_pause_over_passes() {
         vec![(0, Need::Queries(vec![q(Q0, QUERY)]))]
     );
     let (p, _) = pass_at(&resumed, &o, t, outcomes(vec![QueryOutcome::NonEmpty(1)]));
-    assert_eq!(p.decision, step(3, 2));
+    assert_eq!(p.verdict, step(3, 2));
 }

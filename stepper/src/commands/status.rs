@@ -1,0 +1,138 @@
+//! `status`: the table of guarded StatefulSets with their next step or first blocking gate.
+//!
+//! Columns: partition, updated/ready/replicas, revisions, next action; one named set, or all in scope.
+
+use anyhow::{Result, bail};
+use jiff::Timestamp;
+
+use super::{Context, Exit, Listing};
+use crate::cli::{StatusArgs, Target};
+use crate::cluster::{Cluster, NoPrometheus, Prometheus};
+use crate::gates::{Idle, Verdict};
+use crate::pass::{self, PassOptions};
+
+/// One row of the `status` table.
+fn next_action(verdict: &Verdict) -> String {
+    match verdict {
+        Verdict::Step { from, to, .. } => format!("Step {from}→{to} due"),
+        Verdict::Blocked(b) => format!("Blocked {b}"),
+        Verdict::Idle(Idle::UpToDate) => "Idle: up to date".into(),
+        Verdict::Idle(Idle::PartitionZero) => {
+            "Rolling: partition 0, the controller finishes".into()
+        }
+        Verdict::Unguarded(why) => format!("Unguarded ({why})"),
+    }
+}
+
+/// Prints the table.
+///
+/// # Errors
+/// A failed LIST, or the target not found.
+pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
+    let cluster = ctx.cluster(args.target.as_ref().map(|t| (t, Listing::TargetNamespace)));
+    let prometheus = &ctx.prometheus;
+    let opts = ctx.pass_options(true);
+    print!(
+        "{}",
+        status_table_with(
+            &cluster,
+            prometheus,
+            &opts,
+            args.target.as_ref(),
+            Timestamp::now()
+        )
+        .await?
+    );
+    Ok(Exit::Ok)
+}
+
+/// The `status` table for the StatefulSets `cluster` lists (guarded ones only, unless `target` names
+/// one): partition, updated/ready/replicas, revisions, and the next step or the first blocking gate.
+///
+/// # Errors
+/// A failed LIST, or `target` not found.
+pub async fn status_table<C: Cluster>(
+    cluster: &C,
+    opts: &PassOptions,
+    target: Option<&Target>,
+    now: Timestamp,
+) -> Result<String> {
+    status_table_with(cluster, &NoPrometheus, opts, target, now).await
+}
+
+/// [`status_table`] with the Prometheus the `PrometheusCheck` gate queries (the check runs when due;
+/// `status` records nothing).
+///
+/// # Errors
+/// A failed LIST, or `target` not found.
+pub async fn status_table_with<C: Cluster, P: Prometheus>(
+    cluster: &C,
+    prometheus: &P,
+    opts: &PassOptions,
+    target: Option<&Target>,
+    now: Timestamp,
+) -> Result<String> {
+    let snap = pass::snapshot(cluster, opts).await?;
+    let is_target = |namespace: &str, name: &str| {
+        target.is_none_or(|t| t.namespace == namespace && t.name == name)
+    };
+    if let Some(t) = target
+        && !snap
+            .statefulsets
+            .iter()
+            .any(|s| s.metadata.name.as_deref() == Some(t.name.as_str()))
+    {
+        bail!("statefulset {t} not found");
+    }
+    let plans = pass::plan_pass(cluster, prometheus, &snap, opts, now).await;
+    let mut rows = vec![[
+        "NAMESPACE".to_string(),
+        "STATEFULSET".into(),
+        "PARTITION".into(),
+        "UPDATED/READY/REPLICAS".into(),
+        "CURRENT-REVISION".into(),
+        "UPDATE-REVISION".into(),
+        "NEXT".into(),
+    ]];
+    for p in plans.iter().filter(|p| {
+        is_target(&p.namespace, &p.name)
+            && (target.is_some() || !matches!(p.verdict, Verdict::Unguarded(_)))
+    }) {
+        let f = &p.figures;
+        rows.push([
+            p.namespace.clone(),
+            p.name.clone(),
+            f.partition.map_or("-".into(), |v| v.to_string()),
+            format!("{}/{}/{}", f.updated_replicas, f.ready_replicas, f.replicas),
+            f.current_revision.clone().unwrap_or_else(|| "-".into()),
+            f.update_revision.clone().unwrap_or_else(|| "-".into()),
+            next_action(&p.verdict),
+        ]);
+    }
+    Ok(table(&rows))
+}
+
+/// Left-aligned columns separated by two spaces; the last column is not padded.
+pub fn table<const N: usize>(rows: &[[String; N]]) -> String {
+    let mut widths = [0usize; N];
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == N {
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(widths[i] - cell.chars().count() + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}

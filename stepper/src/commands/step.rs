@@ -1,0 +1,176 @@
+//! `step`: one step of one named StatefulSet now, through the gates or past them with `--force`.
+//!
+//! A forced step needs `--reason` and is recorded in a `ForcedStep` Event naming who and why.
+
+use anyhow::{Context as _, Result, bail};
+use jiff::Timestamp;
+use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+use kube::Client;
+use kube::api::{Api, PostParams};
+use tracing::{debug, warn};
+
+use super::{Context, Exit, Listing, log_set};
+use crate::cli::{StepArgs, Target};
+use crate::cluster::{Cluster, NoPrometheus, Prometheus};
+use crate::events::EventNote;
+use crate::gates::{Idle, Verdict};
+use crate::pass::{self, Outcome, PassOptions, SetReport};
+use crate::patch;
+
+/// Who runs `step --force`: the API server's SelfSubjectReview username, and the local user.
+async fn whoami(client: &Client) -> String {
+    let local = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
+    let api: Api<SelfSubjectReview> = Api::all(client.clone());
+    match api
+        .create(&PostParams::default(), &SelfSubjectReview::default())
+        .await
+    {
+        Ok(r) => match r.status.and_then(|s| s.user_info).and_then(|u| u.username) {
+            Some(user) => format!("{user} (local user {local})"),
+            None => format!("local user {local}"),
+        },
+        Err(e) => {
+            debug!(error = %e, "SelfSubjectReview failed; naming the local user");
+            format!("local user {local}")
+        }
+    }
+}
+
+/// Takes the step and prints its outcome; [`Exit::Failed`] unless the set stepped (or would have).
+///
+/// # Errors
+/// `--force` without `--reason`, and the errors of [`step_once`].
+pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
+    let cluster = ctx.cluster(Some((&args.target, Listing::TargetNamespace)));
+    let prometheus = &ctx.prometheus;
+    let opts = ctx.pass_options(true);
+    let force = match (args.force, &args.reason) {
+        (true, Some(reason)) => Some(Forced {
+            who: whoami(cluster.client()).await,
+            reason: reason.clone(),
+        }),
+        (true, None) => bail!("--force needs --reason TEXT"),
+        (false, _) => None,
+    };
+    let report = step_once_with(
+        &cluster,
+        prometheus,
+        &opts,
+        &args.target,
+        force.as_ref(),
+        Timestamp::now(),
+    )
+    .await?;
+    log_set(&report);
+    println!("{}: {}", args.target, report.outcome);
+    Ok(match report.outcome {
+        Outcome::Stepped { .. } | Outcome::WouldStep { .. } => Exit::Ok,
+        _ => Exit::Failed,
+    })
+}
+
+/// Who forces a step, and why (`step --force --reason`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Forced {
+    /// The requester: the API server's SelfSubjectReview username and the local user.
+    pub who: String,
+    /// `--reason`.
+    pub reason: String,
+}
+
+/// `step`: plans `target` (the only set `cluster` lists) and takes one step now with the stepper's
+/// own patch shape. Without `force` the gates apply; with it a blocked step is taken anyway and a
+/// `ForcedStep` Event records who and why. Honours `opts.dry_run`.
+///
+/// # Errors
+/// A failed LIST; the set not found, not guarded, with nothing staged, at partition 0, blocked
+/// (without `force`), or with an unreadable `<prefix>/step`.
+pub async fn step_once<C: Cluster>(
+    cluster: &C,
+    opts: &PassOptions,
+    target: &Target,
+    force: Option<&Forced>,
+    now: Timestamp,
+) -> Result<SetReport> {
+    step_once_with(cluster, &NoPrometheus, opts, target, force, now).await
+}
+
+/// [`step_once`] with the Prometheus the `PrometheusCheck` gate queries. The fleet's step budget
+/// (`Throttled`) does not apply to a person's step.
+///
+/// # Errors
+/// As [`step_once`].
+pub async fn step_once_with<C: Cluster, P: Prometheus>(
+    cluster: &C,
+    prometheus: &P,
+    opts: &PassOptions,
+    target: &Target,
+    force: Option<&Forced>,
+    now: Timestamp,
+) -> Result<SetReport> {
+    let snap = pass::snapshot(cluster, opts).await?;
+    let Some(index) = snap.statefulsets.iter().position(|s| {
+        s.metadata.namespace.as_deref() == Some(target.namespace.as_str())
+            && s.metadata.name.as_deref() == Some(target.name.as_str())
+    }) else {
+        bail!("statefulset {target} not found");
+    };
+    let set = &snap.statefulsets[index];
+    let mut unthrottled = opts.clone();
+    unthrottled.gates.max_steps_per_pass = None;
+    unthrottled.gates.max_steps_per_minute = None;
+    let mut p = pass::plan_pass(cluster, prometheus, &snap, &unthrottled, now)
+        .await
+        .into_iter()
+        .nth(index)
+        .context("no plan for the statefulset")?;
+    let mut forced_note = None;
+    match (&p.verdict, force) {
+        (Verdict::Step { .. }, _) => {}
+        (Verdict::Unguarded(why), _) => bail!("{target} is not guarded ({why}): nothing to step"),
+        (Verdict::Idle(Idle::UpToDate), _) => bail!("{target}: no staged update, nothing to step"),
+        (Verdict::Idle(Idle::PartitionZero), _) => {
+            bail!("{target}: partition is already 0, the controller finishes the rollout")
+        }
+        (Verdict::Blocked(b), None) => bail!(
+            "{target} not stepped: {b} (wait for the gate, or step anyway with --force --reason TEXT)"
+        ),
+        (Verdict::Blocked(b), Some(forced)) => {
+            let next = match &p.next_step {
+                Some(Ok(next)) => next.clone(),
+                Some(Err(why)) => bail!("{target}: {why}"),
+                None => bail!("{target}: no step to force"),
+            };
+            forced_note = Some(EventNote::forced(
+                next.from,
+                next.to,
+                b,
+                &forced.who,
+                &forced.reason,
+            ));
+            p.step = Some(patch::step_patch(
+                set,
+                &p.config,
+                next.from,
+                next.to,
+                &next.update_revision,
+                now,
+            ));
+            p.verdict = Verdict::Step {
+                from: next.from,
+                to: next.to,
+                update_revision: next.update_revision,
+            };
+            p.status_annotations = None;
+            p.status_events.clear();
+        }
+    }
+    let reference = p.reference.clone();
+    let report = pass::execute(cluster, p, opts.dry_run).await;
+    if let (Outcome::Stepped { .. }, Some(note)) = (&report.outcome, &forced_note)
+        && let Err(e) = cluster.publish_event(&reference, note).await
+    {
+        warn!(error = %e, "ForcedStep event not published");
+    }
+    Ok(report)
+}

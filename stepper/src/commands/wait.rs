@@ -1,0 +1,84 @@
+//! `wait`: polls one StatefulSet until its rollout is complete or the timeout passes.
+//!
+//! "Complete" is [`crate::complete::rollout_complete`].
+
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+use jiff::Timestamp;
+use tracing::info;
+
+use super::{Context, Exit, Listing, to_std};
+use crate::cli::{Target, WaitArgs};
+use crate::cluster::Cluster;
+use crate::complete::rollout_complete;
+use crate::pass::{self, PassOptions};
+use crate::pods::{PdbView, pods_by_ordinal};
+use crate::reasons::Blocked;
+use crate::set;
+
+/// `wait`'s check: `Ok(Ok(summary))` when the rollout of `target` is complete
+/// ([`rollout_complete`]), `Ok(Err(blocked))` with what it still waits for.
+///
+/// # Errors
+/// A failed LIST, or the set not found.
+pub async fn check_complete<C: Cluster>(
+    cluster: &C,
+    opts: &PassOptions,
+    target: &Target,
+    now: Timestamp,
+) -> Result<Result<String, Blocked>> {
+    let snap = pass::snapshot(cluster, opts).await?;
+    let Some(set) = snap.statefulsets.first() else {
+        bail!("statefulset {target} not found");
+    };
+    let by_ordinal = pods_by_ordinal(set, snap.pods.iter());
+    let views: Vec<PdbView<'_>> = snap.pdbs.iter().map(PdbView::new).collect();
+    Ok(
+        rollout_complete(set, &by_ordinal, &views, &opts.gates, now).map(|()| {
+            format!(
+                "rollout complete: {} pods on {}, all Ready",
+                set::replicas(set),
+                set.status
+                    .as_ref()
+                    .and_then(|s| s.update_revision.as_deref())
+                    .unwrap_or("-")
+            )
+        }),
+    )
+}
+
+/// Waits; prints the summary, or what it still waits for at the timeout ([`Exit::Failed`]).
+///
+/// # Errors
+/// A failed LIST, or the set not found.
+pub async fn run(ctx: &Context, args: &WaitArgs) -> Result<Exit> {
+    let cluster = ctx.cluster(Some((&args.target, Listing::OnlyTarget)));
+    let opts = ctx.pass_options(true);
+    let started = Instant::now();
+    let mut last_reason = String::new();
+    loop {
+        match check_complete(&cluster, &opts, &args.target, Timestamp::now()).await? {
+            Ok(summary) => {
+                println!("{}: {summary}", args.target);
+                return Ok(Exit::Ok);
+            }
+            Err(b) => {
+                let text = b.to_string();
+                if text != last_reason {
+                    info!(statefulset = %args.target, waiting_for = %text, "not complete yet");
+                    last_reason = text;
+                }
+                if started.elapsed() >= to_std(args.timeout) {
+                    println!(
+                        "{}: timed out after {}: {b}",
+                        args.target,
+                        jiff::fmt::friendly::SpanPrinter::new().duration_to_string(&args.timeout)
+                    );
+                    return Ok(Exit::Failed);
+                }
+            }
+        }
+        tokio::time::sleep(to_std(args.poll)).await;
+    }
+}

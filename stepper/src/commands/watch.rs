@@ -1,0 +1,291 @@
+//! `watch`: passes on a timer and on changes of rolling sets, until SIGTERM or Ctrl-C.
+//!
+//! Changes of rolling StatefulSets and their pods trigger a debounced early pass; `/metrics` and
+//! `/healthz` are served meanwhile.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use anyhow::{Context as _, Result};
+use futures::{Stream, StreamExt, stream};
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Pod;
+use kube::Client;
+use kube::api::Api;
+use kube::core::PartialObjectMeta;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event as WatchEvent};
+use tokio::sync::{Notify, watch};
+use tracing::{info, warn};
+
+use super::{Context, Exit, timed_pass, to_std};
+use crate::cli::WatchArgs;
+use crate::config::Keys;
+use crate::gates::Idle;
+use crate::kube_cluster::Scope;
+use crate::pass::{Outcome, PassReport};
+use crate::{plan, server};
+
+/// Passes on every interval tick and on (debounced) StatefulSet/Pod changes until SIGTERM or Ctrl-C.
+///
+/// # Errors
+/// The `--metrics-addr` cannot be bound.
+pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
+    let cluster = ctx.cluster(None);
+    let prometheus = &ctx.prometheus;
+    let metrics = ctx.metrics.clone();
+    let last_pass = Arc::new(AtomicI64::new(Timestamp::now().as_second()));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let health = server::Health {
+        last_pass: last_pass.clone(),
+        max_age_seconds: (3 * args.interval.as_secs()).max(300),
+    };
+    let listener = tokio::net::TcpListener::bind(args.metrics_addr)
+        .await
+        .with_context(|| format!("binding --metrics-addr {}", args.metrics_addr))?;
+    info!(addr = %args.metrics_addr, interval = %args.interval, "watching; /metrics and /healthz served");
+    let server = tokio::spawn(server::serve(
+        listener,
+        metrics.clone(),
+        health,
+        stopped(stop_rx.clone()),
+    ));
+
+    let changed = Arc::new(Notify::new());
+    let rolling: Rolling = Arc::default();
+    let watchers = tokio::spawn(forward_changes(
+        changes(
+            cluster.client(),
+            cluster.scope(),
+            rolling.clone(),
+            Arc::new(Keys::new(&ctx.global.annotation_prefix)),
+        ),
+        changed.clone(),
+    ));
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        info!("shutdown requested: finishing the pass in flight");
+        let _ = stop_tx.send(true);
+    });
+
+    let opts = ctx.pass_options(false);
+    let mut stop = stop_rx.clone();
+    loop {
+        // The pass is never raced against the shutdown signal: it always finishes.
+        if let Ok(report) = timed_pass(&cluster, prometheus, &opts, Some(&metrics)).await {
+            remember_rolling(&rolling, &report);
+        }
+        last_pass.store(Timestamp::now().as_second(), Ordering::Relaxed);
+        if *stop.borrow() {
+            break;
+        }
+        tokio::select! {
+            _ = stop.changed() => break,
+            _ = tokio::time::sleep(to_std(args.interval)) => {}
+            _ = changed.notified() => {
+                tokio::select! {
+                    _ = stop.changed() => break,
+                    _ = tokio::time::sleep(to_std(args.debounce)) => {}
+                }
+            }
+        }
+    }
+    watchers.abort();
+    let _ = server.await;
+    info!("stopped");
+    Ok(Exit::Ok)
+}
+
+async fn stopped(mut rx: watch::Receiver<bool>) {
+    while !*rx.borrow() {
+        if rx.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(e) => {
+                warn!(error = %e, "cannot listen for SIGTERM; Ctrl-C only");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// `namespace/name` of the StatefulSets the last pass found rolling (blocked, stepped, in conflict, or
+/// at partition 0 with pods still to update). Only their changes — and StatefulSets that start a
+/// rollout — trigger an early pass: the rest of the cluster's pod churn does not cost a LIST of every
+/// pod. This only times passes; it decides nothing (all rollout state stays on the StatefulSets).
+type Rolling = Arc<std::sync::RwLock<HashSet<String>>>;
+
+fn remember_rolling(rolling: &Rolling, report: &PassReport) {
+    let now: HashSet<String> = report
+        .sets
+        .iter()
+        .filter(|s| {
+            !matches!(
+                s.outcome,
+                Outcome::Idle(Idle::UpToDate) | Outcome::Unguarded(_)
+            )
+        })
+        .map(|s| format!("{}/{}", s.namespace, s.name))
+        .collect();
+    *rolling.write().unwrap_or_else(|e| e.into_inner()) = now;
+}
+
+fn is_rolling(rolling: &Rolling, namespace: Option<&str>, name: &str) -> bool {
+    let key = format!("{}/{name}", namespace.unwrap_or(""));
+    rolling
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&key)
+}
+
+/// A stream that yields `()` whenever a StatefulSet that is rolling (see [`Rolling`]) or has just had
+/// an update staged changes, or a pod controlled by a rolling StatefulSet changes. Pods are watched as
+/// metadata only (`Api<PartialObjectMeta<Pod>>`: metadata-only requests), which still sees every update.
+fn changes(
+    client: &Client,
+    scope: &Scope,
+    rolling: Rolling,
+    keys: Arc<Keys>,
+) -> impl Stream<Item = ()> + Send + use<> {
+    let mut streams: Vec<std::pin::Pin<Box<dyn Stream<Item = ()> + Send>>> = Vec::new();
+    let mut sts_config = watcher::Config::default();
+    if let Some(l) = &scope.label_selector {
+        sts_config = sts_config.labels(l);
+    }
+    let namespaces: Vec<Option<String>> = if scope.namespaces.is_empty() {
+        vec![None]
+    } else {
+        scope.namespaces.iter().cloned().map(Some).collect()
+    };
+    for ns in namespaces {
+        let (sets, pods): (Api<StatefulSet>, Api<PartialObjectMeta<Pod>>) = match &ns {
+            None => (Api::all(client.clone()), Api::all(client.clone())),
+            Some(ns) => (
+                Api::namespaced(client.clone(), ns),
+                Api::namespaced(client.clone(), ns),
+            ),
+        };
+        let (r1, r2, keys) = (rolling.clone(), rolling.clone(), keys.clone());
+        streams.push(Box::pin(
+            watcher::watcher(sets, sts_config.clone())
+                .default_backoff()
+                .filter_map(move |ev| {
+                    let keep = |set: &StatefulSet| {
+                        plan::needs_pods(std::slice::from_ref(set), &keys)
+                            || is_rolling(
+                                &r1,
+                                set.metadata.namespace.as_deref(),
+                                set.metadata.name.as_deref().unwrap_or(""),
+                            )
+                    };
+                    std::future::ready(relevant(ev, keep))
+                }),
+        ));
+        streams.push(Box::pin(
+            watcher::watcher(pods, watcher::Config::default())
+                .default_backoff()
+                .filter_map(move |ev| {
+                    let keep = |p: &PartialObjectMeta<Pod>| {
+                        p.metadata.owner_references.as_ref().is_some_and(|refs| {
+                            refs.iter().any(|o| {
+                                o.kind == "StatefulSet"
+                                    && is_rolling(&r2, p.metadata.namespace.as_deref(), &o.name)
+                            })
+                        })
+                    };
+                    std::future::ready(relevant(ev, keep))
+                }),
+        ));
+    }
+    stream::select_all(streams)
+}
+
+fn relevant<K>(ev: Result<WatchEvent<K>, watcher::Error>, keep: impl Fn(&K) -> bool) -> Option<()> {
+    match ev {
+        Ok(WatchEvent::Apply(o) | WatchEvent::Delete(o)) if keep(&o) => Some(()),
+        Ok(_) => None,
+        Err(e) => {
+            warn!(error = %e, "watch interrupted; retrying with backoff (interval passes go on)");
+            None
+        }
+    }
+}
+
+async fn forward_changes(changes: impl Stream<Item = ()>, notify: Arc<Notify>) {
+    futures::pin_mut!(changes);
+    while changes.next().await.is_some() {
+        notify.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pass::SetReport;
+    use crate::plan::Figures;
+    use crate::reasons::{Blocked, Reason};
+
+    fn report(name: &str, outcome: Outcome) -> SetReport {
+        SetReport {
+            namespace: "demo".into(),
+            name: name.into(),
+            figures: Figures::default(),
+            outcome,
+            error: None,
+            event_errors: vec![],
+        }
+    }
+
+    #[test]
+    fn only_rolling_sets_trigger_early_passes() {
+        let rolling: Rolling = Arc::default();
+        let pass = PassReport {
+            sets: vec![
+                report("idle", Outcome::Idle(Idle::UpToDate)),
+                report("forced", Outcome::Unguarded("force-rolling-update")),
+                report(
+                    "blocked",
+                    Outcome::Blocked(Blocked::new(Reason::PodNotReady, "x")),
+                ),
+                report("stepped", Outcome::Stepped { from: 2, to: 1 }),
+                report("finishing", Outcome::Idle(Idle::PartitionZero)),
+            ],
+        };
+        remember_rolling(&rolling, &pass);
+        for (name, want) in [
+            ("idle", false),
+            ("forced", false),
+            ("blocked", true),
+            ("stepped", true),
+            ("finishing", true),
+        ] {
+            assert_eq!(is_rolling(&rolling, Some("demo"), name), want, "{name}");
+        }
+        assert!(!is_rolling(&rolling, Some("other"), "blocked"));
+        remember_rolling(&rolling, &PassReport::default());
+        assert!(
+            !is_rolling(&rolling, Some("demo"), "blocked"),
+            "forgotten next pass"
+        );
+    }
+}

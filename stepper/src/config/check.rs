@@ -1,0 +1,99 @@
+//! The border for the Prometheus check: its annotations into one [`CheckConfig`].
+//!
+//! Reads `prometheus-query*`, `check-period-seconds`, `success-threshold` and `failure-limit`.
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use sts_safe_rollout::annotations::PROMETHEUS_QUERY;
+
+use super::Keys;
+use crate::prometheus::{CheckConfig, Query};
+
+/// Default `check-period-seconds`.
+pub const DEFAULT_PERIOD_SECONDS: u32 = 30;
+
+fn positive(key: &str, value: Option<&str>) -> Result<Option<u32>, String> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    match value.parse::<u32>() {
+        Ok(n) if n >= 1 && value.bytes().all(|b| b.is_ascii_digit()) => Ok(Some(n)),
+        _ => Err(format!(
+            "{key}: {value:?} is not valid; expected a whole number ≥ 1 (\"3\")"
+        )),
+    }
+}
+
+/// The query number of annotation `name` (`prometheus-query` → 0, `prometheus-query-7` → 7), `None`
+/// when `name` does not start with `prometheus-query`, `Some(Err(()))` for any other name that does
+/// (`prometheus-query-0`, `-01`, `-+1`, `-x`, `prometheus-query1`: a typo that would silently drop a
+/// query).
+fn query_number(name: &str) -> Option<Result<u32, ()>> {
+    let rest = name.strip_prefix(PROMETHEUS_QUERY)?;
+    if rest.is_empty() {
+        return Some(Ok(0));
+    }
+    // `prometheus-query1`, `prometheus-query-x`, `prometheus-query-+1`: a typo, never silently dropped.
+    let Some(digits) = rest.strip_prefix('-') else {
+        return Some(Err(()));
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.starts_with('0') {
+        return Some(Err(()));
+    }
+    Some(match digits.parse::<u32>() {
+        Ok(n) if (1..=999).contains(&n) => Ok(n),
+        _ => Err(()),
+    })
+}
+
+/// Reads the set's Prometheus check from its annotations: `Ok(None)` when no `prometheus-query*`
+/// annotation is set (the other check annotations are then not read).
+///
+/// # Errors
+/// A one-line message naming the annotation and the expected form (an empty query, a query annotation
+/// with a bad number such as `prometheus-query-x`, a period / threshold / limit that is not a whole
+/// number ≥ 1).
+pub fn check_config(set: &StatefulSet, keys: &Keys) -> Result<Option<CheckConfig>, String> {
+    let Some(all) = set.metadata.annotations.as_ref() else {
+        return Ok(None);
+    };
+    let mut queries: Vec<(u32, Query)> = Vec::new();
+    let own = format!("{}/", keys.prefix);
+    for (k, v) in all {
+        let Some(name) = k.strip_prefix(&own) else {
+            continue;
+        };
+        match query_number(name) {
+            None => {}
+            Some(Err(())) => {
+                return Err(format!(
+                    "{k}: not a query annotation; expected {} or {}-<N> with N from 1 to 999",
+                    keys.prometheus_query, keys.prometheus_query
+                ));
+            }
+            Some(Ok(_)) if v.trim().is_empty() => {
+                return Err(format!("{k}: empty; expected a PromQL query"));
+            }
+            Some(Ok(n)) => queries.push((
+                n,
+                Query {
+                    annotation: k.clone(),
+                    expr: v.trim().to_string(),
+                },
+            )),
+        }
+    }
+    if queries.is_empty() {
+        return Ok(None);
+    }
+    let get = |key: &String| positive(key, all.get(key).map(String::as_str));
+    let period = get(&keys.check_period_seconds)?;
+    let threshold = get(&keys.success_threshold)?;
+    let failure_limit = get(&keys.failure_limit)?;
+    queries.sort_by_key(|(n, _)| *n);
+    Ok(Some(CheckConfig {
+        queries: queries.into_iter().map(|(_, q)| q).collect(),
+        period_seconds: period.unwrap_or(DEFAULT_PERIOD_SECONDS),
+        success_threshold: threshold.unwrap_or(1),
+        failure_limit,
+    }))
+}

@@ -1,0 +1,303 @@
+//! The border: each StatefulSet's annotations, read once into one [`SetConfig`].
+//!
+//! Below this module no code knows the annotation prefix.
+//! [`Keys`] turns the prefix (`--annotation-prefix`) into the full annotation keys once per pass;
+//! [`SetConfig::parse`] reads every annotation the stepper knows (names: [`sts_safe_rollout::annotations`])
+//! into typed fields, and keeps the first unreadable one as the `InvalidAnnotation` detail. The gates,
+//! the plan and the patches then use the fields and the keys only.
+
+mod check;
+
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use sts_safe_rollout::annotations as names;
+
+pub use check::{DEFAULT_PERIOD_SECONDS, check_config};
+
+use crate::prometheus::CheckConfig;
+use crate::set;
+
+/// The full annotation keys (`<prefix>/<name>`) for one prefix, built once from `--annotation-prefix`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(missing_docs)] // one field per name of `sts_safe_rollout::annotations`, same meaning
+pub struct Keys {
+    prefix: String,
+    pub step: String,
+    pub initial_delay_seconds: String,
+    pub paused: String,
+    pub paused_reason: String,
+    pub rollout_group: String,
+    pub owner_condition: String,
+    pub prometheus_query: String,
+    pub check_period_seconds: String,
+    pub success_threshold: String,
+    pub failure_limit: String,
+    pub recent_steps: String,
+    pub prometheus_check: String,
+    pub force_rolling_update: String,
+    pub initialized: String,
+    pub last_partition_update: String,
+    pub blocked_reason: String,
+    pub completed_revision: String,
+}
+
+impl Keys {
+    /// The keys under `prefix` (already validated: a DNS subdomain).
+    pub fn new(prefix: &str) -> Self {
+        let k = |name: &str| names::key(prefix, name);
+        Keys {
+            prefix: prefix.to_string(),
+            step: k(names::STEP),
+            initial_delay_seconds: k(names::INITIAL_DELAY_SECONDS),
+            paused: k(names::PAUSED),
+            paused_reason: k(names::PAUSED_REASON),
+            rollout_group: k(names::ROLLOUT_GROUP),
+            owner_condition: k(names::OWNER_CONDITION),
+            prometheus_query: k(names::PROMETHEUS_QUERY),
+            check_period_seconds: k(names::CHECK_PERIOD_SECONDS),
+            success_threshold: k(names::SUCCESS_THRESHOLD),
+            failure_limit: k(names::FAILURE_LIMIT),
+            recent_steps: k(names::RECENT_STEPS),
+            prometheus_check: k(names::PROMETHEUS_CHECK),
+            force_rolling_update: k(names::FORCE_ROLLING_UPDATE),
+            initialized: k(names::INITIALIZED),
+            last_partition_update: k(names::LAST_PARTITION_UPDATE),
+            blocked_reason: k(names::BLOCKED_REASON),
+            completed_revision: k(names::COMPLETED_REVISION),
+        }
+    }
+}
+
+impl Default for Keys {
+    /// The keys under [`names::DEFAULT_PREFIX`].
+    fn default() -> Self {
+        Keys::new(names::DEFAULT_PREFIX)
+    }
+}
+
+/// The state the stepper keeps on the set (annotations it writes), as read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stamps {
+    /// `last-partition-update` as written (RFC 3339), when present.
+    pub last_partition_update_raw: Option<String>,
+    /// `last-partition-update` as a time, when present and readable.
+    pub last_partition_update: Option<Timestamp>,
+    /// `recent-steps`, readable entries only; `None` when the annotation is absent.
+    pub recent_steps: Option<Vec<Timestamp>>,
+    /// `blocked-reason` as written (a [`crate::reasons::Reason`] name), when present.
+    pub blocked_reason: Option<String>,
+    /// `completed-revision`, when present.
+    pub completed_revision: Option<String>,
+    /// `prometheus-check` as written (JSON, see [`crate::prometheus::CheckState`]), when present.
+    pub prometheus_check: Option<String>,
+}
+
+/// One StatefulSet's rollout settings and stamps, read from its annotations once per pass.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetConfig {
+    /// The keys the values were read under (for patches and messages).
+    pub keys: Arc<Keys>,
+    /// `force-rolling-update: "true"`: native, ungated rolling update; the stepper skips the set.
+    pub forced: bool,
+    /// `paused: "true"` (gate `Paused`).
+    pub paused: bool,
+    /// `paused-reason`, shown by the `Paused` gate.
+    pub paused_reason: Option<String>,
+    /// `initialized: "true"` (sticky; the stepper stamps it once the set is fully Ready).
+    pub initialized: bool,
+    /// Pods per step from `step` ([`step_size`]: 1 when absent), or why it cannot be read.
+    pub step: Result<i32, String>,
+    /// Seconds from `initial-delay-seconds`; 0 when absent or unreadable.
+    pub initial_delay_seconds: i64,
+    /// `rollout-group`, when set and not empty.
+    pub rollout_group: Option<String>,
+    /// `owner-condition`, when set and a condition type.
+    pub owner_condition: Option<String>,
+    /// The Prometheus check (`prometheus-query*` and its settings), when configured and readable.
+    pub prometheus: Option<CheckConfig>,
+    /// What the stepper wrote on the set.
+    pub stamps: Stamps,
+    /// The first unreadable annotation, in gate order (`step`, `initial-delay-seconds`, with a delay
+    /// `last-partition-update`, `rollout-group`, `owner-condition`, the Prometheus check): the detail of
+    /// gate `InvalidAnnotation`.
+    pub invalid: Option<String>,
+}
+
+impl SetConfig {
+    /// Reads `set`'s annotations under `keys`. Never fails: an unreadable value takes its default and
+    /// its message goes to [`SetConfig::invalid`] (the first one only).
+    pub fn parse(set: &StatefulSet, keys: &Arc<Keys>) -> SetConfig {
+        let get = |key: &str| annotation(set, key);
+        let mut errors: Vec<String> = Vec::new();
+        let step = step_size(get(&keys.step), set::replicas(set), keys);
+        if let Err(e) = &step {
+            errors.push(e.clone());
+        }
+        let delay = keep(
+            &mut errors,
+            initial_delay_seconds(get(&keys.initial_delay_seconds), keys),
+        );
+        let delay = delay.unwrap_or(0);
+        let last = last_partition_update(get(&keys.last_partition_update), keys);
+        let last = if delay > 0 {
+            keep(&mut errors, last).flatten()
+        } else {
+            last.ok().flatten()
+        };
+        let rollout_group = keep(&mut errors, rollout_group(set, keys)).flatten();
+        let owner_condition = keep(&mut errors, owner_condition(set, keys)).flatten();
+        let prometheus = keep(&mut errors, check_config(set, keys)).flatten();
+        let owned = |key: &str| get(key).map(str::to_string);
+        SetConfig {
+            keys: keys.clone(),
+            forced: get(&keys.force_rolling_update) == Some(names::TRUE),
+            paused: get(&keys.paused) == Some(names::TRUE),
+            paused_reason: owned(&keys.paused_reason),
+            initialized: get(&keys.initialized) == Some(names::TRUE),
+            step,
+            initial_delay_seconds: delay,
+            rollout_group: rollout_group.map(str::to_string),
+            owner_condition: owner_condition.map(str::to_string),
+            prometheus,
+            stamps: Stamps {
+                last_partition_update_raw: owned(&keys.last_partition_update),
+                last_partition_update: last,
+                recent_steps: get(&keys.recent_steps).map(|list| {
+                    list.split(',')
+                        .filter_map(|t| t.trim().parse::<Timestamp>().ok())
+                        .collect()
+                }),
+                blocked_reason: owned(&keys.blocked_reason),
+                completed_revision: owned(&keys.completed_revision),
+                prometheus_check: owned(&keys.prometheus_check),
+            },
+            invalid: errors.into_iter().next(),
+        }
+    }
+
+    /// True for a set the stepper manages: `RollingUpdate` (or absent) and not forced.
+    pub fn guarded(&self, set: &StatefulSet) -> bool {
+        set::is_rolling_update(set) && !self.forced
+    }
+}
+
+/// `result`'s value, its error pushed to `errors` instead.
+fn keep<T>(errors: &mut Vec<String>, result: Result<T, String>) -> Option<T> {
+    result.map_err(|e| errors.push(e)).ok()
+}
+
+/// The annotation `key` of `set`, if present.
+fn annotation<'a>(set: &'a StatefulSet, key: &str) -> Option<&'a str> {
+    set.metadata
+        .annotations
+        .as_ref()?
+        .get(key)
+        .map(String::as_str)
+}
+
+/// Step size from `step`: absent → 1; `"N"` → N (N ≥ 1); `"P%"` (1 ≤ P ≤ 100) → ⌈P × replicas / 100⌉,
+/// at least 1. A count of pods.
+///
+/// # Errors
+/// A detail naming the annotation, its value and the expected form (reason `InvalidAnnotation`).
+pub fn step_size(value: Option<&str>, replicas: i32, keys: &Keys) -> Result<i32, String> {
+    let Some(value) = value else {
+        return Ok(1);
+    };
+    let bad = || {
+        format!(
+            "{}: {value:?} is not a step size; expected a positive integer count of pods (\"2\") \
+             or a percentage of spec.replicas from 1% to 100% (\"25%\")",
+            keys.step
+        )
+    };
+    let digits_only = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some(percent) = value.strip_suffix('%') {
+        if !digits_only(percent) {
+            return Err(bad());
+        }
+        let p: i64 = percent.parse().map_err(|_| bad())?;
+        if !(1..=100).contains(&p) {
+            return Err(bad());
+        }
+        let replicas = i64::from(replicas.max(0));
+        let n = (p * replicas + 99) / 100;
+        Ok(i32::try_from(n.max(1)).unwrap_or(i32::MAX))
+    } else {
+        if !digits_only(value) {
+            return Err(bad());
+        }
+        match value.parse::<i32>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// Seconds from `initial-delay-seconds`: absent → 0.
+///
+/// # Errors
+/// A detail naming the annotation and the expected form (reason `InvalidAnnotation`).
+pub fn initial_delay_seconds(value: Option<&str>, keys: &Keys) -> Result<i64, String> {
+    let Some(value) = value else {
+        return Ok(0);
+    };
+    match value.parse::<u32>() {
+        Ok(n) if value.bytes().all(|b| b.is_ascii_digit()) => Ok(i64::from(n)),
+        _ => Err(format!(
+            "{}: {value:?} is not a delay; expected a whole number of seconds (\"60\")",
+            keys.initial_delay_seconds
+        )),
+    }
+}
+
+/// `last-partition-update` as a timestamp; `Ok(None)` when absent.
+///
+/// # Errors
+/// A detail naming the annotation when the value is not RFC 3339.
+pub fn last_partition_update(
+    value: Option<&str>,
+    keys: &Keys,
+) -> Result<Option<Timestamp>, String> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    value.parse::<Timestamp>().map(Some).map_err(|_| {
+        format!(
+            "{}: {value:?} is not a time; expected RFC 3339 UTC (\"2026-11-23T01:10:42Z\")",
+            keys.last_partition_update
+        )
+    })
+}
+
+/// `rollout-group`, `None` when absent.
+///
+/// # Errors
+/// An empty value (reason `InvalidAnnotation`).
+pub fn rollout_group<'a>(set: &'a StatefulSet, keys: &Keys) -> Result<Option<&'a str>, String> {
+    match annotation(set, &keys.rollout_group) {
+        Some(g) if g.trim().is_empty() => Err(format!(
+            "{}: empty; expected a group name (\"kafka\")",
+            keys.rollout_group
+        )),
+        other => Ok(other),
+    }
+}
+
+/// `owner-condition`, `None` when absent.
+///
+/// # Errors
+/// A value that is not a condition type (empty, or with whitespace or `/`).
+pub fn owner_condition<'a>(set: &'a StatefulSet, keys: &Keys) -> Result<Option<&'a str>, String> {
+    match annotation(set, &keys.owner_condition) {
+        Some(c) if c.is_empty() || c.contains(char::is_whitespace) || c.contains('/') => {
+            Err(format!(
+                "{}: {c:?} is not a condition type; expected a name such as \"Healthy\" or \"Ready\"",
+                keys.owner_condition
+            ))
+        }
+        other => Ok(other),
+    }
+}

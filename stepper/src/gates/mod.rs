@@ -1,0 +1,367 @@
+//! The gates: pure checks over one StatefulSet, in DESIGN.md's order, from one list ([`GATES`]).
+//!
+//! Each gate is a `fn(&GateInput) -> Result<(), Blocked>` named after the [`Reason`] it returns. One
+//! [`GateInput`] carries everything a gate may read: the set, its [`SetConfig`], its pods, the PDBs of
+//! its namespace, the fleet's view of it, what the pass read for the I/O gates ([`Probes`]) and `now`.
+//! [`evaluate_input`] skips unguarded and idle sets, runs [`GATES`] in order and returns the
+//! [`Verdict`]. Nothing here reads a clock or talks to the API server. The fleet's step budget
+//! (`Throttled`) is applied over all sets by [`crate::throttle`].
+
+mod on_fleet;
+mod on_pods;
+mod on_prometheus;
+mod on_set;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use sts_safe_rollout::annotations;
+
+pub use on_fleet::{check_group, check_owner, group_busy, group_holder, owner_not_healthy};
+pub use on_pods::{
+    check_pdbs, check_pods_ready, check_step_done, pdb_blocked, pod_not_ready,
+    pods_below_partition_ready, replaced_while_down, step_in_progress,
+};
+pub use on_prometheus::prometheus_check;
+pub use on_set::{check_observed, invalid_annotation, not_observed, paused, settling};
+
+use crate::config::{Keys, SetConfig};
+use crate::pods::PdbView;
+use crate::prometheus;
+use crate::reasons::{Blocked, Reason};
+use crate::set;
+
+/// Why a guarded StatefulSet needs no step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Idle {
+    /// No staged update: `status.updateRevision == status.currentRevision` and every replica updated.
+    UpToDate,
+    /// An update is staged but the partition is already 0 (or absent): the StatefulSet controller rolls
+    /// the remaining pods by itself; nothing is left for the stepper.
+    PartitionZero,
+}
+
+/// What the gates conclude for one StatefulSet in this pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Not guarded (`updateStrategy.type: OnDelete`, or `<prefix>/force-rolling-update: "true"`): the
+    /// stepper leaves it alone. The string says which.
+    Unguarded(&'static str),
+    /// Guarded, nothing to step.
+    Idle(Idle),
+    /// A gate failed; the partition stays.
+    Blocked(Blocked),
+    /// Lower the partition from `from` (the value observed, pinned by the patch's `test` op) to `to`.
+    Step {
+        /// The partition the gates saw (`spec.updateStrategy.rollingUpdate.partition`).
+        from: i32,
+        /// The new partition: `max(0, min(from, spec.replicas) − step)`.
+        to: i32,
+        /// `status.updateRevision` the gates saw (pinned by the patch's `test` op).
+        update_revision: String,
+    },
+}
+
+/// Stepper settings that change what the gates do (from the flags).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GateOptions {
+    /// Annotation prefix (default `safe-rollout.dev`), already validated; turned into [`Keys`] once.
+    pub prefix: String,
+    /// Whether the `PdbBlocked` gate runs (default true; `--no-pdb-gate` turns it off).
+    pub pdb_gate: bool,
+    /// `--max-steps-per-pass`: steps one pass takes over all sets in scope (`None`: unlimited).
+    pub max_steps_per_pass: Option<u32>,
+    /// `--max-steps-per-minute`: steps over all sets in scope in any 60 seconds, counted from their
+    /// `<prefix>/recent-steps` / `<prefix>/last-partition-update` stamps (`None`: unlimited).
+    pub max_steps_per_minute: Option<u32>,
+}
+
+impl Default for GateOptions {
+    fn default() -> Self {
+        GateOptions {
+            prefix: annotations::DEFAULT_PREFIX.to_string(),
+            pdb_gate: true,
+            max_steps_per_pass: None,
+            max_steps_per_minute: None,
+        }
+    }
+}
+
+/// What the pass read for the `OwnerNotHealthy` gate.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OwnerProbe {
+    /// The owner object as the API server returned it (any group/version/kind, as JSON).
+    Found(serde_json::Value),
+    /// No object of that kind and name (HTTP 404).
+    NotFound,
+    /// The owner could not be read: the cause in one line (RBAC, an unknown kind, a 5xx).
+    Failed(String),
+}
+
+/// Results of a set's I/O gates, gathered by the pass ([`Need`]) before the final verdict.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Probes {
+    /// The owner, when read (`None`: not read in this pass).
+    pub owner: Option<OwnerProbe>,
+    /// The outcomes of the Prometheus queries run in this pass, in the check's query order (`None`:
+    /// not run).
+    pub prometheus: Option<Vec<prometheus::QueryOutcome>>,
+}
+
+/// A read the pass must do before the set's verdict is final (the I/O gates run only for sets that
+/// pass every gate before them).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Need {
+    /// GET the controller owner (for `OwnerNotHealthy`).
+    Owner(OwnerReference),
+    /// Run these queries (for `PrometheusCheck`).
+    Queries(Vec<prometheus::Query>),
+}
+
+/// What the rest of the fleet means for one set: the StatefulSet that holds its rollout group
+/// ([`group_holder`]), `None` when the set has no group or nothing in the group is staged.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FleetView<'a> {
+    /// The group's holder.
+    pub group_holder: Option<&'a StatefulSet>,
+}
+
+/// Everything a gate may read about one StatefulSet.
+#[derive(Clone, Copy, Debug)]
+pub struct GateInput<'a> {
+    /// The set as listed.
+    pub set: &'a StatefulSet,
+    /// Its annotations, read once ([`SetConfig::parse`]).
+    pub config: &'a SetConfig,
+    /// Its pods by ordinal ([`crate::pods::pods_by_ordinal`]); empty when not listed.
+    pub pods: &'a BTreeMap<u32, &'a Pod>,
+    /// The PDBs of its namespace (others are ignored).
+    pub pdbs: &'a [PdbView<'a>],
+    /// The holder of its rollout group.
+    pub fleet: FleetView<'a>,
+    /// What the pass read for the I/O gates so far.
+    pub probes: &'a Probes,
+    /// The flags.
+    pub opts: &'a GateOptions,
+    /// When the snapshot was taken.
+    pub now: Timestamp,
+}
+
+impl GateInput<'_> {
+    /// `spec.updateStrategy.rollingUpdate.partition`, 0 when absent.
+    pub fn partition(&self) -> i32 {
+        set::partition(self.set).unwrap_or(0)
+    }
+
+    /// The partition the next step lowers to ([`step_target`] with the set's step size).
+    pub fn target(&self) -> i32 {
+        step_target(
+            self.set,
+            self.partition(),
+            *self.config.step.as_ref().unwrap_or(&1),
+        )
+    }
+
+    /// The ordinals the next step replaces when all of them are already down
+    /// ([`replaced_while_down`]); they count for neither `PodNotReady` nor `PdbBlocked`.
+    pub fn down(&self) -> BTreeSet<u32> {
+        replaced_while_down(
+            self.set,
+            self.pods,
+            self.partition(),
+            self.target(),
+            self.now,
+        )
+    }
+}
+
+/// One gate: passes, or returns the [`Blocked`] with its reason.
+pub type Gate = fn(&GateInput<'_>) -> Result<(), Blocked>;
+
+/// One entry of [`GATES`].
+#[derive(Clone, Copy, Debug)]
+pub struct GateEntry {
+    /// The reason the gate returns.
+    pub reason: Reason,
+    /// True when the gate reads the set's pods or PDBs: the others can be judged from the StatefulSet
+    /// list alone.
+    pub needs_pods: bool,
+    /// The check.
+    pub check: Gate,
+}
+
+const fn gate(reason: Reason, needs_pods: bool, check: Gate) -> GateEntry {
+    GateEntry {
+        reason,
+        needs_pods,
+        check,
+    }
+}
+
+/// The gates in DESIGN.md's order ("The stepper: one pass"), after the set is found guarded and staged
+/// with partition > 0. The first that fails decides.
+pub const GATES: &[GateEntry] = &[
+    gate(Reason::Paused, false, paused),
+    gate(Reason::InvalidAnnotation, false, invalid_annotation),
+    gate(Reason::NotObserved, false, not_observed),
+    gate(Reason::PodNotReady, true, pod_not_ready),
+    gate(Reason::StepInProgress, true, step_in_progress),
+    gate(Reason::Settling, false, settling),
+    gate(Reason::PdbBlocked, true, pdb_blocked),
+    gate(Reason::GroupBusy, false, group_busy),
+    gate(Reason::OwnerNotHealthy, false, owner_not_healthy),
+    gate(Reason::PrometheusCheck, false, prometheus_check),
+];
+
+/// The step the gates would take for a staged set, whether or not a gate blocks it (computed once:
+/// `step --force` takes it past the gates).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NextStep {
+    /// The partition observed.
+    pub from: i32,
+    /// The partition after the step ([`step_target`]).
+    pub to: i32,
+    /// `status.updateRevision` observed (pinned by the step patch).
+    pub update_revision: String,
+}
+
+/// The full result of the gates for one set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation {
+    /// The verdict (with `need` set, a `Blocked` saying what is not read yet).
+    pub verdict: Verdict,
+    /// A read that would let the verdict go further.
+    pub need: Option<Need>,
+    /// The step past the gates (`None` before the gates: unguarded or idle), or why none can be
+    /// pinned (an unreadable `step`, no `status.updateRevision` yet).
+    pub next_step: Option<Result<NextStep, String>>,
+    /// Annotation changes the gates ask for (`Some` sets, `None` removes), by full key: the Prometheus
+    /// check's state, or the pause after `failure-limit` failures.
+    pub changes: Vec<(String, Option<String>)>,
+    /// The block is part of the rollout's normal rhythm even though its reason may not be
+    /// ([`Reason::is_expected_wait`]): a Prometheus check counting up its successes.
+    pub expected_wait: bool,
+}
+
+impl Evaluation {
+    fn of(verdict: Verdict) -> Self {
+        Evaluation {
+            verdict,
+            need: None,
+            next_step: None,
+            changes: Vec::new(),
+            expected_wait: false,
+        }
+    }
+}
+
+/// The verdict before any gate: `Unguarded` (OnDelete, an unknown strategy, forced), `Idle` (nothing
+/// staged, or partition 0); `None` when the gates decide.
+pub fn before_gates(set: &StatefulSet, config: &SetConfig) -> Option<Verdict> {
+    if set::is_on_delete(set) {
+        return Some(Verdict::Unguarded("updateStrategy OnDelete"));
+    }
+    if !set::is_rolling_update(set) {
+        return Some(Verdict::Unguarded("unknown updateStrategy type"));
+    }
+    if config.forced {
+        return Some(Verdict::Unguarded("force-rolling-update"));
+    }
+    if !set::has_staged_update(set) {
+        return Some(Verdict::Idle(Idle::UpToDate));
+    }
+    if set::partition(set).unwrap_or(0) <= 0 {
+        return Some(Verdict::Idle(Idle::PartitionZero));
+    }
+    None
+}
+
+/// The gates for one StatefulSet: [`before_gates`], then [`GATES`] in order; else a step to
+/// [`GateInput::target`]. When an I/O gate lacks its read, the evaluation is `Blocked` with
+/// [`Evaluation::need`] saying what to read.
+pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
+    if let Some(verdict) = before_gates(input.set, input.config) {
+        return Evaluation::of(verdict);
+    }
+    let next_step = match (&input.config.step, &input.set.status) {
+        (Err(e), _) => Err(e.clone()),
+        (Ok(_), Some(status)) if status.update_revision.is_some() => Ok(NextStep {
+            from: input.partition(),
+            to: input.target(),
+            update_revision: set::update_revision(input.set).to_string(),
+        }),
+        (Ok(_), _) => Err("no status.updateRevision yet; cannot pin the step".to_string()),
+    };
+    let blocked = GATES.iter().find_map(|g| (g.check)(input).err());
+    let mut ev = Evaluation::of(match (&blocked, &next_step) {
+        (Some(b), _) => Verdict::Blocked(b.clone()),
+        (None, Ok(n)) => Verdict::Step {
+            from: n.from,
+            to: n.to,
+            update_revision: n.update_revision.clone(),
+        },
+        // Unreachable: `InvalidAnnotation` and `NotObserved` block first; fail closed anyway.
+        (None, Err(e)) => Verdict::Blocked(Blocked::new(Reason::NotObserved, e.clone())),
+    });
+    ev.next_step = Some(next_step);
+    let reached = |reason: Reason| blocked.as_ref().is_none_or(|b| b.reason == reason);
+    if blocked
+        .as_ref()
+        .is_some_and(|b| b.reason == Reason::OwnerNotHealthy)
+        && input.probes.owner.is_none()
+    {
+        ev.need = set::controller_owner(input.set).cloned().map(Need::Owner);
+    }
+    if reached(Reason::PrometheusCheck) {
+        on_prometheus::effects(input, &mut ev);
+    }
+    ev
+}
+
+/// The gates for one StatefulSet read on its own: its annotations parsed under `opts.prefix`, then
+/// [`evaluate_input`]. `pods` are the set's pods by ordinal; `pdbs` the PDBs of its namespace; `fleet`
+/// the holder of its rollout group; `probes` what the pass read for the I/O gates so far.
+pub fn evaluate(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    pdbs: &[PdbView<'_>],
+    fleet: FleetView<'_>,
+    probes: &Probes,
+    opts: &GateOptions,
+    now: Timestamp,
+) -> Evaluation {
+    let config = SetConfig::parse(set, &Arc::new(Keys::new(&opts.prefix)));
+    evaluate_input(&GateInput {
+        set,
+        config: &config,
+        pods,
+        pdbs,
+        fleet,
+        probes,
+        opts,
+        now,
+    })
+}
+
+/// The verdict for one StatefulSet with no fleet context and no I/O results: [`evaluate`] with an
+/// empty [`FleetView`] and empty [`Probes`] (a set with an owner condition or a due Prometheus check
+/// is then `Blocked`, saying what was not read).
+pub fn decide(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    pdbs: &[PdbView<'_>],
+    opts: &GateOptions,
+    now: Timestamp,
+) -> Verdict {
+    let none = Probes::default();
+    evaluate(set, pods, pdbs, FleetView::default(), &none, opts, now).verdict
+}
+
+/// The partition a step of `step` pods lowers `partition` to: `max(0, min(partition, replicas) − step)`.
+pub fn step_target(set: &StatefulSet, partition: i32, step: i32) -> i32 {
+    (partition.min(set::replicas(set).max(0)) - step).max(0)
+}

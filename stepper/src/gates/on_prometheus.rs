@@ -1,0 +1,90 @@
+//! Gate `PrometheusCheck`, and the reads and annotation changes the check asks for.
+//!
+//! The check itself is [`crate::prometheus::check_result`], over the queries the pass ran.
+
+use sts_safe_rollout::annotations::TRUE;
+
+use super::{Evaluation, GateInput, Need};
+use crate::prometheus::{self, CheckConfig, CheckResult, CheckState};
+use crate::reasons::{Blocked, Reason};
+use crate::set;
+
+/// The check's config, its stored state for this observation, and its result at `input.now`; `None`
+/// when the set has no check.
+fn run<'a>(input: &GateInput<'a>) -> Option<(&'a CheckConfig, Option<CheckState>, CheckResult)> {
+    let check = input.config.prometheus.as_ref()?;
+    let revision = set::update_revision(input.set);
+    let partition = input.partition();
+    let stored = input.config.stamps.prometheus_check.as_deref();
+    let state = prometheus::current_state(stored, partition, revision);
+    let result = prometheus::check_result(
+        check,
+        state.as_ref(),
+        input.probes.prometheus.as_deref(),
+        partition,
+        revision,
+        input.now,
+    );
+    Some((check, state, result))
+}
+
+/// Gate `PrometheusCheck`: passes without a check, or when the check's result is
+/// [`CheckResult::Pass`]; a due check not run yet, a wait and a pause block.
+pub fn prometheus_check(input: &GateInput<'_>) -> Result<(), Blocked> {
+    let Some((check, _, result)) = run(input) else {
+        return Ok(());
+    };
+    let detail = match result {
+        CheckResult::Pass { .. } => return Ok(()),
+        CheckResult::Due => {
+            let n = check.queries.len();
+            let noun = if n == 1 { "query" } else { "queries" };
+            format!("check due ({n} {noun}), not run yet")
+        }
+        CheckResult::Wait { detail, .. } => detail,
+        CheckResult::Pause { reason } => format!("{reason}: rollout paused"),
+    };
+    Err(Blocked::new(
+        Reason::PrometheusCheck,
+        format!("{}: {detail}", set::name(input.set)),
+    ))
+}
+
+/// Records in `ev` what the check asks for once the gate was reached: the queries to run when due,
+/// the state to write, or the pause (`paused`, `paused-reason`) after `failure-limit` failures.
+pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
+    let Some((check, state, result)) = run(input) else {
+        return;
+    };
+    let keys = &input.config.keys;
+    let state_key = keys.prometheus_check.clone();
+    match result {
+        CheckResult::Pass { state: recorded } => {
+            if let Some(s) = recorded {
+                ev.changes.push((state_key, Some(s.to_annotation())));
+            }
+        }
+        CheckResult::Due => ev.need = Some(Need::Queries(check.queries.clone())),
+        CheckResult::Wait {
+            state: recorded, ..
+        } => {
+            // The state this pass recorded, else the stored one the check waited on.
+            let failing = recorded
+                .as_ref()
+                .or(state.as_ref())
+                .is_some_and(|s| s.last_failure.is_some());
+            ev.expected_wait = !failing;
+            if let Some(s) = recorded {
+                ev.changes.push((state_key, Some(s.to_annotation())));
+            }
+        }
+        CheckResult::Pause { reason } => {
+            ev.changes.push((state_key, None));
+            ev.changes.push((keys.paused.clone(), Some(TRUE.into())));
+            ev.changes.push((
+                keys.paused_reason.clone(),
+                Some(format!("{reason} (at {})", input.now)),
+            ));
+        }
+    }
+}
