@@ -195,7 +195,9 @@ fn table(
         (o != *raw).then_some(o)
     };
     if annotation(new, prefix, "force-rolling-update") == Some("true") {
-        return Expected::Answer("Forced", with_partition(None, false));
+        // "accept unchanged if absent": a `null` partition is absent.
+        let change = partition(new).and_then(|_| with_partition(None, false));
+        return Expected::Answer("Forced", change);
     }
     let strategy = new.spec.as_ref().and_then(|s| s.update_strategy.as_ref());
     let kind = strategy.and_then(|s| s.type_.as_deref());
