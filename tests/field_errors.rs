@@ -44,7 +44,11 @@ fn malformed_fields_the_decision_reads_are_refused_with_mains_messages() {
         let mut p = base.clone();
         edit(&mut p, pointer, case.get("value"));
         let response = answer(&p);
-        assert!(!response.accepted, "{pointer} = {:?}: accepted", case.get("value"));
+        assert!(
+            !response.accepted,
+            "{pointer} = {:?}: accepted",
+            case.get("value")
+        );
         assert_eq!(
             response.message.as_deref(),
             case["message"].as_str(),
@@ -60,7 +64,15 @@ fn fields_the_decision_never_reads_are_not_type_checked() {
     edit(&mut p, "/request/object/spec/serviceName", Some(&json!(5)));
     let response = answer(&p);
     assert!(response.accepted, "{:?}", response.message);
-    let mutated = response.mutated_object.expect("the template change is staged");
-    assert_eq!(mutated["spec"]["updateStrategy"]["rollingUpdate"]["partition"], 3);
-    assert_eq!(mutated["spec"]["serviceName"], 5, "the object is returned as sent");
+    let mutated = response
+        .mutated_object
+        .expect("the template change is staged");
+    assert_eq!(
+        mutated["spec"]["updateStrategy"]["rollingUpdate"]["partition"],
+        3
+    );
+    assert_eq!(
+        mutated["spec"]["serviceName"], 5,
+        "the object is returned as sent"
+    );
 }
