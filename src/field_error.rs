@@ -35,10 +35,10 @@ pub fn optional<'v, T: Deserialize<'v>>(
 ///
 /// # Errors
 /// `<field>: invalid type: integer `1`, expected a string`.
-pub fn optional_str<'v>(
-    value: Option<&'v Value>,
+pub fn optional_str(
+    value: Option<&Value>,
     field: impl FnOnce() -> String,
-) -> Result<Option<&'v str>, String> {
+) -> Result<Option<&str>, String> {
     match value {
         Some(Value::String(s)) => Ok(Some(s)),
         other => optional::<String>(other, field).map(|_| None),

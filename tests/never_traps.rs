@@ -321,7 +321,7 @@ fn fuzz_seed() -> [u8; 32] {
     let n: u64 = std::env::var("FUZZ_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(0x5afe_2011_0u64);
+        .unwrap_or(0x0005_afe2_0110_u64);
     let mut seed = [0u8; 32];
     seed[..8].copy_from_slice(&n.to_le_bytes());
     seed
