@@ -14,38 +14,39 @@ use crate::view::StatefulSetView;
 
 pub use crate::edit::apply;
 
-/// Which row of the decision table applied. Stable names, used in logs and tests.
+/// Which row of the decision table applied (DESIGN.md, "The policy: decision table", rows numbered from
+/// the top; a row with several conditions has one variant each). Stable names, used in logs and tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Row {
-    /// Not an `apps/v1 StatefulSet`: a mis-scoped policy must not break the cluster.
+    /// DESIGN.md row 1: not an `apps/v1 StatefulSet`, so a mis-scoped policy must not break the cluster.
     NotAStatefulSet,
-    /// A subresource (`status`, `scale`): never carries a template change.
+    /// Row 1: a subresource (`status`, `scale`), which never carries a template change.
     Subresource,
-    /// DELETE or CONNECT.
+    /// Row 1: DELETE or CONNECT.
     NotCreateOrUpdate,
-    /// Annotated `<prefix>/force-rolling-update: "true"`: partition removed (native rolling update).
+    /// Row 2: annotated `<prefix>/force-rolling-update: "true"`, partition removed (native rolling update).
     Forced,
-    /// `updateStrategy.type: OnDelete`: nothing to stage.
+    /// Row 3: `updateStrategy.type: OnDelete`, nothing to stage.
     OnDelete,
-    /// CREATE of a guarded set: partition = `spec.replicas`.
+    /// Row 4: CREATE of a guarded set, partition = `spec.replicas`.
     StagedOnCreate,
-    /// `.spec` changed on a set none of whose pods ever became Ready: partition removed, so a broken first
-    /// deployment is fixed by a plain re-apply.
+    /// Row 5: `.spec` changed on a set none of whose pods ever became Ready, partition removed, so a broken
+    /// first deployment is fixed by a plain re-apply.
     NotInitialized,
-    /// `.spec` changed on an initialized set: partition = new `spec.replicas` (and the `initialized` stamp
-    /// when the old object was fully Ready).
+    /// Row 6: `.spec` changed on an initialized set, partition = new `spec.replicas` (and the `initialized`
+    /// stamp when the old object was fully Ready).
     StagedOnUpdate,
-    /// Only the partition changed, and it was raised.
+    /// Row 7: only the partition changed, and it was raised.
     PartitionRaised,
-    /// Only the partition changed, lowered by a request that also changes `<prefix>/last-partition-update`
-    /// (the stepper's step, or `sts-stepper step`).
+    /// Row 7: only the partition changed, lowered by a request that also changes
+    /// `<prefix>/last-partition-update` (the stepper's step, or `sts-stepper step`).
     Stepped,
-    /// Only the partition changed, lowered on a set that was never initialized.
+    /// Row 7: only the partition changed, lowered on a set that was never initialized.
     LoweredBeforeInitialized,
-    /// Only the partition changed, lowered without the step stamp on an initialized set (a GitOps or
+    /// Row 8: only the partition changed, lowered without the step stamp on an initialized set (a GitOps or
     /// `kubectl apply` re-apply of `partition: 0`, a hand edit): the old partition is restored.
     PartitionRestored,
-    /// Neither `.spec` nor the partition changed (metadata-only update).
+    /// Row 9: neither `.spec` nor the partition changed (metadata-only update).
     MetadataOnly,
 }
 
@@ -223,27 +224,27 @@ fn table(f: &Facts) -> Result<Decision, String> {
     use PartitionMove::{Lowered, Raised, Same};
     use Row::*;
     let decision = match *f {
-        // CREATE or UPDATE, forced: remove the partition (a person asked for the native rolling update).
+        // Row 2, CREATE or UPDATE, forced: remove the partition (a person asked for the native update).
         Facts { forced: true, has_partition: true, .. } => Decision { row: Forced, change: Change::RemovePartition },
         Facts { forced: true, has_partition: false, .. } => Decision::unchanged(Forced),
-        // CREATE or UPDATE, `OnDelete`: accept unchanged, nothing to stage.
+        // Row 3, CREATE or UPDATE, `OnDelete`: accept unchanged, nothing to stage.
         Facts { on_delete: true, .. } => Decision::unchanged(OnDelete),
         // Not a row: counts the API server's validation refuses anyway are refused, naming the field.
         Facts { negative: Some(n), .. } => return Err(refusal(n)),
-        // CREATE, guarded: partition = `spec.replicas`.
+        // Row 4, CREATE, guarded: partition = `spec.replicas`.
         Facts { operation: Create, replicas, .. } => Decision::set_partition(StagedOnCreate, replicas, false),
-        // UPDATE, `.spec` changed, not initialized: remove the partition (fixable by a plain re-apply).
+        // Row 5, UPDATE, `.spec` changed, not initialized: remove the partition (fixable by a plain re-apply).
         Facts { operation: Update, spec_changed: true, initialized: false, .. } => Decision { row: NotInitialized, change: Change::RemovePartition },
-        // UPDATE, `.spec` changed, initialized: partition = new replicas, and stamp if it was fully Ready.
+        // Row 6, UPDATE, `.spec` changed, initialized: partition = new replicas, and stamp if it was fully Ready.
         Facts { operation: Update, spec_changed: true, replicas, fully_ready_unstamped: stamp, .. } => Decision::set_partition(StagedOnUpdate, replicas, stamp),
-        // UPDATE, only the partition: raised, or lowered with the step stamp, or lowered before
+        // Row 7, UPDATE, only the partition: raised, or lowered with the step stamp, or lowered before
         // initialization: accept unchanged.
         Facts { operation: Update, partition: Raised, .. } => Decision::unchanged(PartitionRaised),
         Facts { operation: Update, partition: Lowered, stamp_changed: true, .. } => Decision::unchanged(Stepped),
         Facts { operation: Update, partition: Lowered, initialized: false, .. } => Decision::unchanged(LoweredBeforeInitialized),
-        // UPDATE, only the partition, lowered without the stamp, initialized: restore the old partition.
+        // Row 8, UPDATE, only the partition, lowered without the stamp, initialized: restore the old partition.
         Facts { operation: Update, partition: Lowered, old_partition, .. } => Decision::set_partition(PartitionRestored, old_partition, false),
-        // UPDATE, metadata only: accept unchanged.
+        // Row 9, UPDATE, metadata only: accept unchanged.
         Facts { operation: Update, partition: Same, .. } => Decision::unchanged(MetadataOnly),
     };
     Ok(decision)
