@@ -6,6 +6,7 @@
 //! DESIGN.md, "The stepper: one pass".
 #![warn(missing_docs)]
 
+pub mod api_error;
 pub mod app;
 pub mod cli;
 pub mod cluster;
