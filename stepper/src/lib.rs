@@ -12,6 +12,7 @@ pub mod cli;
 pub mod cluster;
 pub mod gates;
 pub mod kube_cluster;
+pub mod leader;
 pub mod metrics;
 pub mod pass;
 pub mod plan;
