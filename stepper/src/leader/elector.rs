@@ -111,10 +111,7 @@ impl Elector {
     }
 
     async fn try_acquire_or_renew(&mut self) -> Result<Tried, kube::Error> {
-        let params = PostParams {
-            field_manager: Some(crate::kube_cluster::MANAGER.into()),
-            ..PostParams::default()
-        };
+        let params = write_params();
         let Some(lease) = self.leases.get_opt(&self.config.lease_name).await? else {
             let lease = Lease {
                 metadata: ObjectMeta {
@@ -183,7 +180,7 @@ impl Elector {
             }),
             ..lease
         };
-        let params = PostParams::default();
+        let params = write_params();
         if let Err(e) = self
             .leases
             .replace(&self.config.lease_name, &params, &released)
@@ -191,5 +188,13 @@ impl Elector {
         {
             warn!(lease = %self.config.lease_name, error = %e, "leader election: lease not released");
         }
+    }
+}
+
+/// Every write to the Lease is made by field manager `sts-stepper`.
+fn write_params() -> PostParams {
+    PostParams {
+        field_manager: Some(crate::kube_cluster::MANAGER.into()),
+        ..PostParams::default()
     }
 }
