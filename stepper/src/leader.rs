@@ -149,10 +149,12 @@ impl Leadership {
         self.gauge.clone()
     }
 
-    /// Stops the election: the flag turns false at once, then the Lease is released (holder
+    /// Stops the election: [`Leadership::is_leader`] is false from this call on (the channel and
+    /// the gauge follow when the election task sees it), then the Lease is released (holder
     /// cleared, `leaseDurationSeconds: 1`) if held, so another candidate takes it within a second
     /// or two instead of a whole lease duration. Await the task [`spawn`] returned to know when.
     pub fn resign(&self) {
+        *self.until.lock().unwrap_or_else(PoisonError::into_inner) = None;
         self.stop.send_replace(true);
     }
 

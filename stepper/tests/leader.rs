@@ -347,8 +347,10 @@ async fn resigning_stops_writing_at_once_and_hands_the_lease_over_without_waitin
     let (b, _) = candidate(&store, "b");
     sleep(Duration::from_secs(5)).await;
     a.resign();
+    assert!(!a.is_leader(), "no write after resign returns");
     sleep(STEP).await;
-    assert!(!a.is_leader());
+    assert!(!*a.subscribe().borrow());
+    assert_eq!(a.gauge().get(), 0);
     let released = spec_of(&store);
     assert_eq!(released.holder_identity, None);
     assert_eq!(released.lease_duration_seconds, Some(1));
