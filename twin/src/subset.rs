@@ -118,7 +118,7 @@ pub fn check(policy: &MutatingPolicy) -> Vec<Violation> {
         }
     };
     let names: Vec<&str> = policy.variables.iter().map(|v| v.name.as_str()).collect();
-    // Which `variables.X` each expression may read: a variable those before it; a matchCondition none.
+    // Which `variables.X` each expression may read: a variable, those before it; a matchCondition, none.
     let variables = policy.variables.iter().enumerate().map(|(i, v)| {
         (
             format!("spec.variables[{i}] {}", v.name),
