@@ -1,13 +1,15 @@
-//! The simulated API server's writes: defaulting, the admission policy on every StatefulSet write, the `scale` subresource, and pod DELETE with preconditions.
+//! The simulated API server's writes: defaulting, admission, `scale`, pod DELETE with preconditions.
 //!
-//! Every StatefulSet write goes through [`admit`], the one place that calls the policy's pure decision
-//! (`sts_safe_rollout::decision`), as the mutating webhook would.
+//! Defaulting runs on every request. Every StatefulSet write goes through [`admit`], the one place that
+//! calls the policy's pure decision (`sts_safe_rollout::decision`), as the mutating webhook would; the
+//! `scale` subresource bypasses it. A pod DELETE checks `uid`/`resourceVersion` preconditions.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Preconditions;
 use serde_json::{Value, json};
 use sts_safe_rollout::decision::{self, Row};
 
+use super::kubelet::SimPod;
 use super::world::World;
 
 /// API server defaulting (Kubernetes `SetDefaults_StatefulSet`): `updateStrategy.type` RollingUpdate
@@ -125,11 +127,7 @@ impl World {
     /// delete pod`): the pod at `ordinal` gets its `deletionTimestamp` and starts terminating. Returns
     /// false when there is no such pod or it is terminating already.
     pub fn delete_pod(&mut self, ordinal: u32) -> bool {
-        if !self
-            .pods
-            .get(&ordinal)
-            .is_some_and(|p| p.deleted_at.is_none())
-        {
+        if self.pods.get(&ordinal).is_none_or(SimPod::terminating) {
             return false;
         }
         let (t, version) = (self.t, self.next_pod_version());

@@ -1,4 +1,7 @@
-//! The StatefulSet controller: one sync of upstream `pkg/controller/statefulset/stateful_set_control.go` (`updateStatefulSet`, `processReplica`, `processCondemned`, `updateStatefulSetStatus`) over the simulated world.
+//! The StatefulSet controller: one sync after upstream `stateful_set_control.go`.
+//!
+//! Upstream file: `pkg/controller/statefulset/stateful_set_control.go` (`updateStatefulSet`,
+//! `processReplica`, `processCondemned`, `updateStatefulSetStatus`).
 //!
 //! Written from upstream's behaviour, not copied; each function names the one it follows. What is not
 //! modelled (PVCs, `Failed`/`Succeeded` pods, `spec.ordinals.start`, the `MaxUnavailableStatefulSet`

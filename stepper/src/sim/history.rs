@@ -1,7 +1,7 @@
-//! ControllerRevisions: the snapshots of `spec.template` the StatefulSet controller keeps, their names, and the templates the scenarios write.
+//! ControllerRevisions: the set's `spec.template` snapshots, their names, and scenario templates.
 //!
-//! Upstream: `pkg/controller/history/controller_history.go` (`ControllerRevisionName`, `HashControllerRevision`)
-//! and `getStatefulSetRevisions` in `pkg/controller/statefulset/stateful_set_control.go`.
+//! Upstream: `pkg/controller/history/controller_history.go` (`ControllerRevisionName`,
+//! `HashControllerRevision`) and `getStatefulSetRevisions` in `stateful_set_control.go`.
 
 use serde_json::{Value, json};
 

@@ -1,4 +1,7 @@
-//! Pods in time: what the kubelet and the node lifecycle controller do to a simulated pod (Pending → Running → Ready, node failures, eviction, graceful termination).
+//! Pods in time: the kubelet's and the node lifecycle controller's part of a simulated pod.
+//!
+//! Pending → Running → Ready, node failures, taint-based eviction, graceful termination, and the
+//! pod's `resourceVersion` following what the API server serves.
 
 use super::world::World;
 

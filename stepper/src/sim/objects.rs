@@ -1,4 +1,4 @@
-//! What the simulated API server returns on a GET or LIST: the stored StatefulSet, its pods and its PodDisruptionBudget as typed Kubernetes objects.
+//! What the simulated API server returns on a GET or LIST: the set, its pods, its PDB, typed.
 
 use std::collections::BTreeMap;
 

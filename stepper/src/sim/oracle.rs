@@ -1,4 +1,6 @@
-//! The harm oracle: the simulation's own, independent account of slots down, steps taken while a gate failed, and pods restarted while another was down — what the tests and the summary judge the stepper by.
+//! The harm oracle: the simulation's own account of what the stepper is judged by.
+//!
+//! Slots down, steps taken while a gate failed, pods restarted while another was down.
 //!
 //! It reads the world and writes only its own records ([`World::steps`], [`World::restarts`],
 //! [`World::harmful_restarts`], [`World::down_since`], [`World::ever_ready`]); nothing the controller,

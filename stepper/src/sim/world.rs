@@ -1,4 +1,4 @@
-//! The simulated world: what the API server stores for one StatefulSet, on a virtual clock, and its accessors.
+//! The simulated world: what the API server stores for one StatefulSet, on a virtual clock.
 //!
 //! Time is whole virtual seconds `t` (an `i64`) since [`BASE_SECOND`]. The parts that act on the world
 //! live beside it: [`super::apiserver`] (writes, admission, DELETE), [`super::objects`] (what a GET or

@@ -1,4 +1,6 @@
-//! One line of the timeline: the state of the set after a virtual second — partition, each pod as revision letter and state symbol, slots down.
+//! One line of the timeline: the set's state after a virtual second.
+//!
+//! The partition, each pod as revision letter and state symbol, the slots down, the notes.
 
 use crate::sim::world::World;
 

@@ -1,4 +1,4 @@
-//! Scenarios behind `sts-stepper simulate`: the file format, the run on the simulated cluster with the real stepper, the timeline and summary.
+//! Scenarios behind `sts-stepper simulate`: format, run, timeline and summary.
 //!
 //! - [`spec`]: the YAML format ([`Scenario`], its events and [`Action`]s);
 //! - [`run`](mod@run): [`Player`] plays one second at a time, [`run()`] a whole scenario into a

@@ -1,4 +1,7 @@
-//! The scenario's actions on the simulated cluster (`kubectl apply`, a node failure, API faults, …) and the stepper's pass each interval — whole, killed between its read and its write, or two steppers racing.
+//! A scenario's actions on the simulated cluster, and the stepper's pass each interval.
+//!
+//! Actions: `kubectl apply`, a node failure, API faults, …; the pass: whole, killed between its
+//! read and its write, or two steppers racing.
 
 use std::collections::BTreeSet;
 

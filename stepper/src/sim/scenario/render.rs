@@ -1,4 +1,4 @@
-//! The timeline a person reads: one line per second on which something changed, then the summary block.
+//! The timeline a person reads: one line per second that changed, then the summary.
 
 use std::fmt::Write as _;
 

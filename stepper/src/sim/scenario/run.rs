@@ -1,4 +1,4 @@
-//! Plays a scenario second by second on a [`SimCluster`] with the real stepper pass, and totals what happened.
+//! Plays a scenario second by second with the real stepper pass, and totals what happened.
 //!
 //! Each virtual second: the scenario's events due at that second (a `kubectl apply`, a node failure,
 //! …), then the pods progress and the StatefulSet controller syncs once ([`World::tick`]), then — every

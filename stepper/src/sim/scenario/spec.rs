@@ -1,4 +1,6 @@
-//! The scenario file format (YAML under `scenarios/`): the StatefulSet, pod timing, the stepper, and the events played at virtual seconds.
+//! The scenario file format (YAML under `scenarios/`).
+//!
+//! The StatefulSet, pod timing, the stepper, and the events played at virtual seconds.
 
 use std::collections::BTreeMap;
 
