@@ -130,10 +130,15 @@ publish: ## kwctl annotate, then kwctl push to registry://$(POLICY_REF)
 deploy-manifests: ## Render deploy/ for $(POLICY_REF) and $(IMAGE) into $(DIST)/
 	deploy/render.sh registry://$(POLICY_REF) $(IMAGE) $(DIST)
 
-demo: policy.wasm runner ## policy.wasm deciding real AdmissionReviews, then the MOCO incident native vs guarded
+# The runner and the stepper in one cargo invocation: the dependencies they share are built once, with one
+# feature set, and cargo keeps both cores busy beside wasmtime's long serial chain (BENCHMARKS.md).
+demo: ## policy.wasm deciding real AdmissionReviews, then the MOCO incident native vs guarded
+	scripts/setup.sh demo
+	$(MAKE) policy.wasm
+	$(CARGO) build --locked -p runner -p sts-stepper
 	SHARED=$(SHARED) RUNNER=$(RUNNER) scripts/demo-policy.sh
 	@echo
-	scripts/demo-moco.sh
+	STEPPER=$(TARGET_DIR)/debug/sts-stepper scripts/demo-moco.sh
 
 SOAK_CASES ?= 100000
 soak: ## The simulation's property test with $(SOAK_CASES) random rollouts (optimized build)

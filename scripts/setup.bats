@@ -64,9 +64,9 @@ EOF
   chmod +x "$bin/apt-get"
 }
 
-# run_setup: scripts/setup.sh with only the fake PATH, bounded to 20 s.
+# run_setup [SCOPE]: scripts/setup.sh with only the fake PATH, bounded to 20 s.
 run_setup() {
-  run timeout 20 env PATH="$bin" /bin/bash "$repo/scripts/setup.sh"
+  run timeout 20 env PATH="$bin" /bin/bash "$repo/scripts/setup.sh" "$@"
   echo "status = $status"
   echo "output = $output"
   echo "calls:"
@@ -163,6 +163,23 @@ EOF
   [ "$status" -eq 0 ]
   grep -qx 'rustup target add wasm32-wasip1 x86_64-unknown-linux-musl' "$calls"
   grep -qx 'rustup component add clippy rustfmt' "$calls"
+}
+
+@test "demo scope: make demo needs jq and wasm32-wasip1 only" {
+  fake_apt_get
+  rm "$bin/prometheus" "$bin/skopeo"
+  printf '%s\n' wasm32-wasip1 >"$sandbox/targets"
+  : >"$sandbox/components"
+  run_setup demo
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"all 1 tools, 1 rustup targets and 0 components present"* ]]
+  rm "$bin/jq"
+  run_setup demo
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"jq (package jq: "* ]]
+  [[ "$output" != *prometheus* ]]
+  [[ "$output" == *"sudo apt-get install -y --no-install-recommends jq"* ]]
+  [[ "$output" == *"then run make demo again"* ]]
 }
 
 @test "make test stops at setup, naming prometheus, before cargo compiles anything" {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Everything `make test` needs beyond Rust itself, in one list: checks it, and installs what is missing.
+# Everything `make test` (and, a part of it, `make demo`) needs beyond Rust itself, in one list: checks it,
+# and installs what is missing.
 #
-#   scripts/setup.sh    (run first by `make test` and by .ci/run, before anything is compiled)
+#   scripts/setup.sh        everything (run first by `make test` and by .ci/run, before anything is compiled)
+#   scripts/setup.sh demo   only what `make demo` needs (run first by `make demo`)
 #
 # A tool is present when its command is on PATH (so any distribution's package, or a local build, counts).
 # Missing system packages are installed with apt-get (one `apt-get update`, then one `apt-get install`)
@@ -12,24 +14,42 @@
 # Exit status: 0 when everything is present (installing nothing when it already was), 1 otherwise.
 set -euo pipefail
 
-# The list. Each row: the command looked up on PATH, the Debian/Ubuntu package providing it, and what
-# needs it.
+# The list. Each row: `demo` when make demo needs it too (make test needs everything), the command looked
+# up on PATH, the Debian/Ubuntu package providing it, and what needs it.
 TOOLS=(
-    "bats            bats             e2e.bats, scripts/setup.bats"
-    "jq              jq               e2e.bats, scripts/registry-test.sh"
-    "curl            curl             scripts/registry-test.sh"
-    "docker-registry docker-registry  scripts/registry-test.sh: a real OCI registry on 127.0.0.1"
-    "buildah         buildah          make image: the stepper image"
-    "skopeo          skopeo           scripts/registry-test.sh: reads the pushed image back"
-    "musl-gcc        musl-tools       make stepper-static: ring's C code for x86_64-unknown-linux-musl"
-    "prometheus      prometheus       stepper/tests/prometheus_real.rs: the PrometheusCheck gate"
-    "promtool        prometheus       checking Prometheus rule files"
-    "python3         python3          deploy/validate.sh"
-    "pip3            python3-pip      deploy/validate.sh: installs kubernetes-validate from PyPI"
+    "demo jq              jq               scripts/demo-policy.sh, e2e.bats, scripts/registry-test.sh"
+    "test bats            bats             e2e.bats, scripts/setup.bats"
+    "test curl            curl             scripts/registry-test.sh"
+    "test docker-registry docker-registry  scripts/registry-test.sh: a real OCI registry on 127.0.0.1"
+    "test buildah         buildah          make image: the stepper image"
+    "test skopeo          skopeo           scripts/registry-test.sh: reads the pushed image back"
+    "test musl-gcc        musl-tools       make stepper-static: ring's C code for x86_64-unknown-linux-musl"
+    "test prometheus      prometheus       stepper/tests/prometheus_real.rs: the PrometheusCheck gate"
+    "test promtool        prometheus       checking Prometheus rule files"
+    "test python3         python3          deploy/validate.sh"
+    "test pip3            python3-pip      deploy/validate.sh: installs kubernetes-validate from PyPI"
 )
 # rustup targets (policy.wasm; the static stepper in the image) and components (make fmt, make lint).
-RUST_TARGETS=(wasm32-wasip1 x86_64-unknown-linux-musl)
-RUST_COMPONENTS=(clippy rustfmt)
+RUST_TARGETS=("demo wasm32-wasip1" "test x86_64-unknown-linux-musl")
+RUST_COMPONENTS=("test clippy" "test rustfmt")
+
+scope=${1:-test}
+case "$scope" in
+    demo | test) ;;
+    *) echo "usage: scripts/setup.sh [demo|test]   (test, the default, checks everything)" >&2; exit 2 ;;
+esac
+# Keeps the rows of the scope, without the scope word: make test needs every row, make demo its own.
+in_scope() { # $1: array name
+    local -n rows=$1
+    local kept=() row
+    for row in "${rows[@]}"; do
+        [ "$scope" = test ] || [ "${row%% *}" = demo ] && kept+=("${row#* }")
+    done
+    rows=("${kept[@]}")
+}
+in_scope TOOLS
+in_scope RUST_TARGETS
+in_scope RUST_COMPONENTS
 
 say() { echo "setup: $*"; }
 
@@ -90,7 +110,7 @@ check_tools
 check_rust
 if ! command -v rustup >/dev/null 2>&1; then
     say "rustup is not on PATH: make needs it to add the ${RUST_TARGETS[*]} targets and the ${RUST_COMPONENTS[*]} components."
-    say "Install Rust with rustup (https://rustup.rs), then run make test again."
+    say "Install Rust with rustup (https://rustup.rs), then run make $scope again."
     exit 1
 fi
 if [ ${#missing_tools[@]} -eq 0 ] && [ ${#missing_targets[@]} -eq 0 ] && [ ${#missing_components[@]} -eq 0 ]; then
@@ -101,7 +121,7 @@ list_missing
 
 if [ ${#missing_packages[@]} -gt 0 ]; then
     if ! command -v apt-get >/dev/null 2>&1; then
-        say "no apt-get here (not Debian/Ubuntu): install these with the machine's package manager, then run make test again."
+        say "no apt-get here (not Debian/Ubuntu): install these with the machine's package manager, then run make $scope again."
         say "Debian/Ubuntu package names: ${missing_packages[*]}"
         [ -z "$(rust_commands)" ] || { say "and the Rust parts:"; rust_commands; }
         exit 1
@@ -114,7 +134,7 @@ if [ ${#missing_packages[@]} -gt 0 ]; then
             say "cannot install them: not root, and sudo is absent or asks for a password. Install them with:"
             echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing_packages[*]}"
             rust_commands
-            say "then run make test again."
+            say "then run make $scope again."
             exit 1
         fi
     fi
