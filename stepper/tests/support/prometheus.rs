@@ -73,7 +73,7 @@ pub fn prometheus_bin() -> Option<PathBuf> {
             .find(|p| p.is_file())
     });
     if found.is_none() {
-        skip_or_fail("prometheus not installed (apt-get install prometheus, or scripts/setup.sh)");
+        skip_or_fail("prometheus not installed (Debian package prometheus)");
     }
     found
 }
