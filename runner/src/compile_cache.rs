@@ -7,7 +7,7 @@
 //! `DIR` is wasmtime's default, `$XDG_CACHE_HOME/wasmtime` (else `~/.cache/wasmtime`), shared with
 //! the `wasmtime` CLI, unless a directory is given.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use wasmtime_provider::wasmtime::{Cache, CacheConfig, Config, Engine};
@@ -17,7 +17,9 @@ use wasmtime_provider::wasmtime::{Cache, CacheConfig, Config, Engine};
 pub enum CacheSetting {
     /// Compile every time; nothing is read or written.
     Off,
-    /// wasmtime's default directory: `$XDG_CACHE_HOME/wasmtime`, else `$HOME/.cache/wasmtime`.
+    /// wasmtime's default directory: `$XDG_CACHE_HOME/wasmtime`, else `$HOME/.cache/wasmtime`; when
+    /// neither variable is set or the directory cannot be created, the module is compiled uncached (as
+    /// wasmtime-provider does), since nobody asked for that directory.
     Default,
     /// This directory (created when missing; made absolute against the working directory).
     Dir(PathBuf),
@@ -57,23 +59,18 @@ impl CachingEngine {
     /// Builds the engine; the cache worker thread starts with it.
     ///
     /// # Errors
-    /// The cache directory cannot be created or made canonical (e.g. `Default` with neither
-    /// `XDG_CACHE_HOME` nor `HOME` set), or wasmtime refuses the configuration.
+    /// A `Dir` that cannot be created or made canonical, or wasmtime refuses the configuration.
     pub fn new(setting: &CacheSetting) -> Result<CachingEngine> {
         let cache = match setting {
             CacheSetting::Off => None,
-            CacheSetting::Default => Some(Cache::new(CacheConfig::new())),
-            CacheSetting::Dir(dir) => {
-                let dir = std::path::absolute(dir)
-                    .with_context(|| format!("cache directory {}", dir.display()))?;
-                let mut config = CacheConfig::new();
-                config.with_directory(dir);
-                Some(Cache::new(config))
-            }
-        }
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("{e:#}"))
-        .context("cannot set up the compilation cache (turn it off with --no-cache)")?;
+            CacheSetting::Default => Cache::new(CacheConfig::new()).ok(),
+            CacheSetting::Dir(dir) => Some(cache_in(dir).with_context(|| {
+                format!(
+                    "cannot set up the compilation cache in {} (turn it off with --no-cache)",
+                    dir.display()
+                )
+            })?),
+        };
         let mut config = Config::default();
         config.cache(cache.clone());
         let engine = Engine::new(&config).map_err(|e| anyhow::anyhow!("{e:#}"))?;
@@ -91,6 +88,13 @@ impl CachingEngine {
             Some(_) => Compilation::Stored,
         }
     }
+}
+
+/// wasmtime's cache in `dir`, made absolute against the working directory (wasmtime wants it absolute).
+fn cache_in(dir: &Path) -> Result<Cache> {
+    let mut config = CacheConfig::new();
+    config.with_directory(std::path::absolute(dir)?);
+    Cache::new(config).map_err(|e| anyhow::anyhow!("{e:#}"))
 }
 
 #[cfg(test)]
@@ -121,6 +125,16 @@ mod tests {
         Module::new(&second.engine, &wasm).unwrap();
         assert_eq!(second.compilation(), Compilation::Reused);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_directory_that_cannot_be_made_is_an_error_naming_it() {
+        let err = CachingEngine::new(&CacheSetting::Dir("/dev/null/cache".into()))
+            .err()
+            .expect("/dev/null is a file");
+        let msg = format!("{err:#}");
+        assert!(msg.contains("/dev/null/cache"), "{msg}");
+        assert!(msg.contains("--no-cache"), "{msg}");
     }
 
     #[test]

@@ -107,8 +107,10 @@ struct RunArgs {
 /// wasmtime's compilation cache, as kwctl keeps it: a module is compiled once, later runs read it back.
 #[derive(Args, Debug)]
 struct CacheArgs {
-    /// Compile the module every time: neither read nor write the compilation cache.
-    #[arg(long, env = "RUNNER_NO_CACHE", conflicts_with = "cache_dir")]
+    /// Compile the module every time: neither read nor write the compilation cache
+    /// (RUNNER_NO_CACHE=1, true, yes or on).
+    #[arg(long, env = "RUNNER_NO_CACHE", conflicts_with = "cache_dir",
+          value_parser = clap::builder::FalseyValueParser::new())]
     no_cache: bool,
     /// Where compiled modules are cached [default: $XDG_CACHE_HOME/wasmtime, else ~/.cache/wasmtime].
     #[arg(long, value_name = "DIR", env = "RUNNER_CACHE_DIR")]

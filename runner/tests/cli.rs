@@ -368,27 +368,34 @@ fn a_second_run_reads_the_compiled_module_from_the_cache() {
     // The default cache is wasmtime's, under $XDG_CACHE_HOME.
     let xdg = tmp.join("xdg");
     let cache = xdg.join("wasmtime");
-    let run = |extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_runner"))
+    let run = |extra: &[&str], no_cache_env: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
+        command
             .args(["run", "-r", request.to_str().unwrap()])
             .args(extra)
             .arg(&policy)
             .env("XDG_CACHE_HOME", &xdg)
             .env_remove("RUNNER_NO_CACHE")
-            .env_remove("RUNNER_CACHE_DIR")
-            .output()
-            .expect("runner starts");
+            .env_remove("RUNNER_CACHE_DIR");
+        if let Some(value) = no_cache_env {
+            command.env("RUNNER_NO_CACHE", value);
+        }
+        let out = command.output().expect("runner starts");
         assert!(out.status.success(), "{}", stderr(&out));
         stdout_json(&out)
     };
 
-    let uncached = run(&["--no-cache"]);
-    assert!(!xdg.exists(), "--no-cache wrote to the cache");
+    let uncached = run(&["--no-cache"], None);
+    assert_eq!(run(&[], Some("1")), uncached);
+    assert!(
+        !xdg.exists(),
+        "--no-cache or RUNNER_NO_CACHE=1 wrote to the cache"
+    );
 
-    let first = run(&[]);
+    let first = run(&[], None);
     let stored = files_under(&cache.join("modules"));
     assert_eq!(stored.len(), 1, "one compiled module cached: {stored:?}");
-    let second = run(&[]);
+    let second = run(&[], None);
     assert_eq!(files_under(&cache.join("modules")), stored, "nothing new");
     assert_eq!(
         first, uncached,
