@@ -55,7 +55,8 @@ test result: ok. 10 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; fin
 test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.20s
 EOF
   printf '1..3\nok 1 first\nok 2 second # skip not today\nok 3 third\n' >"$report/e2e.tap"
-  printf 'ok   push\n37 passed, 0 failed\n' >"$report/registry-test.checks.log"
+  # scripts/registry-test.sh's last line.
+  printf 'ok   push\n\nregistry: 37 passed, 0 failed\n' >"$report/registry-test.checks.log"
 }
 
 @test "test-summary.sh: nothing skipped" {

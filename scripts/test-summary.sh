@@ -6,7 +6,7 @@
 # REPORT_DIR holds each step's output, saved by the Makefile (tee), read by its name:
 #   *.cargo.log    cargo test output: the "test result: ok. N passed; N failed; N ignored" lines are summed
 #   *.tap          bats --tap output: "ok" / "not ok" lines; "ok … # skip" is a skip
-#   *.checks.log   a script printing "N passed, N failed" last (scripts/registry-test.sh)
+#   *.checks.log   a script printing "[NAME: ]N passed, N failed" last (scripts/registry-test.sh)
 # SKIP_LOG holds one line per test skipped under ALLOW_SKIP=1 (the test returned early, so cargo counted
 # it as passed: it is moved from passed to skipped); a line starting "registry-test.sh:" is a whole
 # script that skipped before printing counts.
@@ -36,7 +36,8 @@ for f in "$report"/*.tap; do
 done
 
 for f in "$report"/*.checks.log; do
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$f" | tail -n 1 || true)
+    line=$(grep -E '^([a-z0-9-]+: )?[0-9]+ passed, [0-9]+ failed$' "$f" | tail -n 1 || true)
+    line=${line#*: }
     if [ -z "$line" ] && grep -q "^$(basename "$f" .checks.log)" "$skip_log" 2>/dev/null; then
         echo "$(basename "$f" .checks.log): skipped"
         continue
