@@ -13,9 +13,9 @@ use kube::core::Status;
 use serde_json::{Value, json};
 use sts_stepper::api_error::{ApiAnswer, MissingRule, classify};
 use sts_stepper::cluster::{Cluster, ClusterError, PatchOutcome};
-use sts_stepper::reasons::Reason;
 use sts_stepper::kube_cluster::{KubeCluster, Scope};
 use sts_stepper::pass::{Outcome, PassOptions, run_pass};
+use sts_stepper::reasons::Reason;
 use tokio::task::JoinHandle;
 use tower_test::mock::{self, Handle};
 

@@ -2,12 +2,12 @@
 
 use std::collections::BTreeMap;
 
+use crate::set as sts;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use serde_json::json;
-use crate::set as sts;
 
 use super::kubelet::SimPod;
 use super::world::{World, timestamp};
