@@ -84,6 +84,14 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub dry_run: bool,
 
+    /// Stuck-pod recovery: delete a pod that has not been Ready for <prefix>/recover-after-seconds
+    /// (default 300) and runs a revision its ordinal should no longer run, so the StatefulSet
+    /// controller recreates it (with OrderedReady it waits for such a pod forever). One pod per set
+    /// per pass, only when no other pod of the set is down; never for a paused set, never with
+    /// --dry-run. Needs pod `delete` (the opt-in RBAC component deploy/stepper/recovery/).
+    #[arg(long, global = true)]
+    pub recover_stuck_pods: bool,
+
     /// Turn the PdbBlocked gate off (by default a PDB selecting the pods with
     /// status.disruptionsAllowed < 1 blocks the step).
     #[arg(long, global = true)]

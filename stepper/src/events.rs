@@ -16,7 +16,8 @@ pub enum EventType {
 pub struct EventNote {
     /// The Event's `type`.
     pub type_: EventType,
-    /// PascalCase reason: `Stepped`, `Blocked`, `RolloutPaused`, `RolloutComplete`, `ForcedStep`.
+    /// PascalCase reason: `Stepped`, `Blocked`, `RolloutPaused`, `RolloutComplete`, `ForcedStep`,
+    /// `RecoveredStuckPod`.
     pub reason: String,
     /// PascalCase action: `Step`, `Gate`, `Complete`.
     pub action: String,
@@ -76,6 +77,25 @@ impl EventNote {
             reason: "ForcedStep".into(),
             action: "Step".into(),
             note,
+        }
+    }
+
+    /// The `RecoveredStuckPod` Event (`Warning`): stuck-pod recovery ([`crate::recovery`]) deleted `pod`,
+    /// which ran `revision` instead of `expected_revision` and had not been Ready for `stuck_seconds`.
+    pub fn recovered(
+        pod: &str,
+        revision: &str,
+        expected_revision: &str,
+        stuck_seconds: i64,
+    ) -> Self {
+        EventNote {
+            type_: EventType::Warning,
+            reason: "RecoveredStuckPod".into(),
+            action: "Recover".into(),
+            note: format!(
+                "deleted pod {pod}: not Ready for {stuck_seconds}s on revision {revision}, its ordinal \
+                 runs {expected_revision}; the StatefulSet controller recreates it"
+            ),
         }
     }
 

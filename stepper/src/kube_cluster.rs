@@ -8,14 +8,16 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, Preconditions,
+};
 use kube::core::GroupVersionKind;
 use kube::discovery::{self, ApiCapabilities};
 use kube::runtime::events::{Event, EventType as KubeEventType, Recorder, Reporter};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
-use crate::cluster::{Cluster, ClusterError, PatchOutcome};
+use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome};
 use crate::events::{EventNote, EventType};
 
 /// The field manager and Event reporting controller name.
@@ -222,6 +224,40 @@ impl Cluster for KubeCluster {
             }
             Ok(None) => Ok(None),
             Err(e) => Err(error(action(), e)),
+        }
+    }
+
+    async fn delete_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+        resource_version: &str,
+    ) -> Result<DeleteOutcome, ClusterError> {
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: Some(uid.into()),
+                resource_version: Some(resource_version.into()),
+            }),
+            ..DeleteParams::default()
+        };
+        match api.delete(name, &params).await {
+            Ok(_) => Ok(DeleteOutcome::Deleted),
+            Err(kube::Error::Api(status)) if matches!(status.code, 404 | 409) => {
+                Ok(DeleteOutcome::Conflict(one_line(&status.message)))
+            }
+            Err(kube::Error::Api(status)) if status.code == 403 => Err(ClusterError::Api {
+                action: format!("delete pod {namespace}/{name}"),
+                code: 403,
+                message: format!(
+                    "{}; stuck-pod recovery needs the RBAC rule apiGroups [\"\"] resources [\"pods\"] \
+                     verbs [\"delete\"]: apply the opt-in component deploy/stepper/recovery/, or run \
+                     without --recover-stuck-pods",
+                    one_line(&status.message)
+                ),
+            }),
+            Err(e) => Err(error(format!("delete pod {namespace}/{name}"), e)),
         }
     }
 

@@ -17,7 +17,7 @@ use anyhow::{Context as _, Result};
 use jiff::{SignedDuration, Timestamp};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
-use tracing::{debug, error, info};
+use tracing::{debug, error, info, warn};
 
 pub use status::{status_table, status_table_with, table};
 pub use step::{Forced, step_once, step_once_with};
@@ -29,6 +29,7 @@ use crate::gates::{GateOptions, Idle};
 use crate::kube_cluster::{KubeCluster, Scope};
 use crate::metrics::Metrics;
 use crate::pass::{self, Outcome, PassOptions, PassReport, SetReport};
+use crate::pass_recovery::RecoveryOutcome;
 use crate::prometheus_client::{Auth, PrometheusClient, PrometheusConfig};
 
 /// Process exit status of a subcommand that ran to its end (errors exit 1 through `main`).
@@ -118,6 +119,7 @@ impl Context {
             },
             dry_run: g.dry_run,
             always_list_pods,
+            recover_stuck_pods: g.recover_stuck_pods,
         }
     }
 }
@@ -244,6 +246,16 @@ async fn timed_pass<C: Cluster, P: Prometheus>(
         Ok(report) => {
             for s in &report.sets {
                 log_set(s);
+            }
+            for r in &report.recoveries {
+                match r.outcome {
+                    RecoveryOutcome::Failed(_) => {
+                        error!(namespace = %r.namespace, statefulset = %r.statefulset, pod = %r.pod.name, "{r}")
+                    }
+                    _ => {
+                        warn!(namespace = %r.namespace, statefulset = %r.statefulset, pod = %r.pod.name, "{r}")
+                    }
+                }
             }
             log_summary(report, seconds);
             if let Some(m) = metrics {

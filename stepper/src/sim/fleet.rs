@@ -201,6 +201,7 @@ pub fn run_fleet(spec: &FleetSpec) -> Result<FleetRun, String> {
         gates: spec.gates.clone(),
         dry_run: false,
         always_list_pods: false,
+        recover_stuck_pods: false,
     };
     let mut run = FleetRun {
         completed: spec.names.iter().map(|n| (n.clone(), None)).collect(),

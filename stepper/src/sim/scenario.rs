@@ -415,6 +415,7 @@ pub fn run(scenario: &Scenario, native: bool, seed: u64) -> Result<Run, String> 
         },
         dry_run: false,
         always_list_pods: false,
+        recover_stuck_pods: false,
     };
     let interval = scenario.stepper.interval_seconds.max(1);
     let mut events = scenario.events.clone();
