@@ -7,6 +7,7 @@ mod support;
 use common::*;
 use http::Method;
 use serde_json::{Value, json};
+use sts_stepper::commands::status_table;
 use sts_stepper::kube_cluster::{KubeCluster, Scope};
 use sts_stepper::pass::{PassOptions, PassReport, run_pass};
 use sts_stepper::pass_recovery::RecoveryOutcome;
@@ -168,4 +169,38 @@ async fn recovery_off_by_default_sends_no_delete() {
     let (report, seen) = pass(PassOptions::default(), lists()).await;
     assert!(seen.iter().all(|s| s.method == Method::GET));
     assert!(report.recoveries.is_empty());
+}
+
+#[tokio::test]
+async fn status_shows_the_stuck_pod_and_whether_recovery_is_on() {
+    for (enabled, want) in [
+        (true, "deleted this pass"),
+        (false, "not deleted: recovery off"),
+    ] {
+        let (client, server) = mock_client(lists());
+        let cluster = KubeCluster::new(client, Scope::default(), None);
+        let opts = PassOptions {
+            always_list_pods: true,
+            ..recovering(false)
+        };
+        let opts = PassOptions {
+            recover_stuck_pods: enabled,
+            ..opts
+        };
+        let out = status_table(&cluster, &opts, None, now()).await.expect("status");
+        drop(cluster);
+        let seen = server.await.expect("script");
+        assert!(seen.iter().all(|s| s.method == Method::GET), "status writes nothing");
+        let on = if enabled { "recovery on" } else { "recovery off" };
+        assert!(out.contains(&format!("Stuck pods ({on}")), "{out}");
+        let line = out
+            .lines()
+            .find(|l| l.contains("demo/web web-1"))
+            .unwrap_or_else(|| panic!("no stuck line in {out}"));
+        assert!(
+            line.contains(&format!("not Ready for 554s on revision {REV_OLD}, its ordinal runs {REV_NEW}"))
+                && line.contains(want),
+            "{line}"
+        );
+    }
 }
