@@ -1,9 +1,10 @@
-//! Command line: `sts-stepper [FLAGS] <once|watch|status|step|wait>`.
+//! Command line: `sts-stepper [FLAGS] <once|watch|status|step|wait|pause|resume|simulate>`, also run as
+//! the kubectl plugin `kubectl safe-rollout` (a `kubectl-safe_rollout` link to the same binary).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use jiff::SignedDuration;
 use sts_safe_rollout::annotations;
 
@@ -39,7 +40,58 @@ Examples:
   sts-stepper status                      what every guarded StatefulSet waits for
   sts-stepper once --dry-run -n demo      what one pass would do in namespace demo
   sts-stepper wait demo/web --timeout 20m CI: block until demo/web is really rolled out
-  sts-stepper step demo/web --force --reason \"web-1 is a known-bad node\"";
+  sts-stepper step demo/web --force --reason \"web-1 is a known-bad node\"
+  sts-stepper pause demo/web --reason \"INC-1234\"   hold it; resume with `sts-stepper resume demo/web`
+
+Installed as a kubectl plugin (a link named kubectl-safe_rollout on PATH; `make install`), the
+same commands run as `kubectl safe-rollout status|wait|step|pause|resume`.";
+
+/// The file name of the kubectl plugin: kubectl runs `kubectl-safe_rollout` on PATH for `kubectl
+/// safe-rollout …` (kubectl plugins: a `-` in the command is `_` in the file name).
+pub const PLUGIN_FILE: &str = "kubectl-safe_rollout";
+/// How a person types the plugin.
+pub const PLUGIN_COMMAND: &str = "kubectl safe-rollout";
+
+/// True when `argv0` (the path the binary was run as) is the kubectl plugin link ([`PLUGIN_FILE`]).
+pub fn is_plugin(argv0: &str) -> bool {
+    std::path::Path::new(argv0)
+        .file_name()
+        .and_then(|f| f.to_str())
+        .is_some_and(|f| f == PLUGIN_FILE || f == format!("{PLUGIN_FILE}.exe"))
+}
+
+/// The clap command as run from `argv0`: as the kubectl plugin, usage lines, examples and errors
+/// say `kubectl safe-rollout …`; otherwise `sts-stepper …`.
+pub fn command(argv0: &str) -> clap::Command {
+    let cmd = Cli::command();
+    if is_plugin(argv0) {
+        cmd.name(PLUGIN_FILE)
+            .bin_name(PLUGIN_COMMAND)
+            .display_name(PLUGIN_COMMAND)
+            .long_about(LONG_ABOUT.replace("sts-stepper ", &format!("{PLUGIN_COMMAND} ")))
+    } else {
+        cmd
+    }
+}
+
+/// Parses a command line whose first item is the path the binary was run as ([`command`]).
+///
+/// # Errors
+/// clap's error (its `exit()` prints usage or help and exits 2 or 0).
+pub fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let argv0 = args
+        .first()
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut cmd = command(&argv0);
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+}
 
 /// The command line (`sts-stepper --help` prints [`LONG_ABOUT`]).
 #[derive(Debug, Parser)]
@@ -204,6 +256,15 @@ pub enum Command {
     /// update complete.
     Wait(WaitArgs),
 
+    /// Hold the rollout of NAMESPACE/NAME (like `kubectl rollout pause`): sets <prefix>/paused and
+    /// <prefix>/paused-reason, and records who and why in a RolloutPaused Event.
+    Pause(PauseArgs),
+
+    /// Resume the rollout of NAMESPACE/NAME (like `kubectl rollout resume`): removes <prefix>/paused,
+    /// <prefix>/paused-reason and the Prometheus check's counts (<prefix>/prometheus-check), and
+    /// records who in a RolloutResumed Event.
+    Resume(ResumeArgs),
+
     /// Play a scenario (YAML, see scenarios/) on a simulated StatefulSet controller with a virtual
     /// clock, with the real policy decision and the real stepper pass, and print its timeline and a
     /// summary (rollout duration, max pods unavailable at once, …). Talks to no cluster.
@@ -265,6 +326,26 @@ pub struct StepArgs {
     /// Why the step is forced (recorded in the ForcedStep Event).
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
+}
+
+/// `pause` arguments.
+#[derive(Debug, Args)]
+pub struct PauseArgs {
+    /// The StatefulSet, as NAMESPACE/NAME.
+    #[arg(value_parser = parse_target)]
+    pub target: Target,
+
+    /// Why the rollout is held (stored in <prefix>/paused-reason and the RolloutPaused Event).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+}
+
+/// `resume` arguments.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The StatefulSet, as NAMESPACE/NAME.
+    #[arg(value_parser = parse_target)]
+    pub target: Target,
 }
 
 /// `wait` arguments.

@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod pass;
 pub mod pass_recovery;
 pub mod patch;
+pub mod pause;
 pub mod plan;
 pub mod pods;
 pub mod prometheus;

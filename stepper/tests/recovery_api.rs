@@ -187,19 +187,29 @@ async fn status_shows_the_stuck_pod_and_whether_recovery_is_on() {
             recover_stuck_pods: enabled,
             ..opts
         };
-        let out = status_table(&cluster, &opts, None, now()).await.expect("status");
+        let out = status_table(&cluster, &opts, None, now())
+            .await
+            .expect("status");
         drop(cluster);
         let seen = server.await.expect("script");
-        assert!(seen.iter().all(|s| s.method == Method::GET), "status writes nothing");
-        let on = if enabled { "recovery on" } else { "recovery off" };
+        assert!(
+            seen.iter().all(|s| s.method == Method::GET),
+            "status writes nothing"
+        );
+        let on = if enabled {
+            "recovery on"
+        } else {
+            "recovery off"
+        };
         assert!(out.contains(&format!("Stuck pods ({on}")), "{out}");
         let line = out
             .lines()
             .find(|l| l.contains("demo/web web-1"))
             .unwrap_or_else(|| panic!("no stuck line in {out}"));
         assert!(
-            line.contains(&format!("not Ready for 554s on revision {REV_OLD}, its ordinal runs {REV_NEW}"))
-                && line.contains(want),
+            line.contains(&format!(
+                "not Ready for 554s on revision {REV_OLD}, its ordinal runs {REV_NEW}"
+            )) && line.contains(want),
             "{line}"
         );
     }

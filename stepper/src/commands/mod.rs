@@ -4,6 +4,8 @@
 //! kube-rs `controller-rs` shares its `Context` with its reconciler.
 
 mod once;
+mod pause;
+mod resume;
 mod simulate;
 mod status;
 mod step;
@@ -19,6 +21,8 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use tracing::{debug, error, info, warn};
 
+pub use pause::pause_set;
+pub use resume::resume_set;
 pub use status::{status_table, status_table_with, table};
 pub use step::{Forced, step_once, step_once_with};
 pub use wait::check_complete;
@@ -56,6 +60,8 @@ pub async fn run(cli: Cli) -> Result<Exit> {
         Command::Status(args) => status::run(&ctx, args).await,
         Command::Step(args) => step::run(&ctx, args).await,
         Command::Wait(args) => wait::run(&ctx, args).await,
+        Command::Pause(args) => pause::run(&ctx, args).await,
+        Command::Resume(args) => resume::run(&ctx, args).await,
         Command::Simulate(_) => unreachable!("handled above"),
     }
 }

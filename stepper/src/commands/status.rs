@@ -120,7 +120,9 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
         .collect();
     if !stuck.is_empty() {
         let on = if opts.recover_stuck_pods { "on" } else { "off" };
-        out.push_str(&format!("\nStuck pods (recovery {on}, --recover-stuck-pods):\n"));
+        out.push_str(&format!(
+            "\nStuck pods (recovery {on}, --recover-stuck-pods):\n"
+        ));
         for (i, f) in stuck {
             out.push_str(&stuck_line(&plans[*i].namespace, &plans[*i].name, f));
         }
