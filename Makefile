@@ -114,8 +114,10 @@ publish: ## kwctl annotate, then kwctl push to registry://$(POLICY_REF)
 	$(MAKE) annotated-policy.wasm
 	kwctl push annotated-policy.wasm registry://$(POLICY_REF)
 
-deploy-manifests: ## Render deploy/ for $(POLICY_REF) and $(IMAGE) into $(DIST)/
-	deploy/render.sh registry://$(POLICY_REF) $(IMAGE) $(DIST)
+# The native policy's annotation prefix (deploy/native/; the Kubewarden policy's is its `annotationPrefix`).
+ANNOTATION_PREFIX ?= safe-rollout.dev
+deploy-manifests: ## Render deploy/ for $(POLICY_REF) and $(IMAGE) (and deploy/native/) into $(DIST)/
+	ANNOTATION_PREFIX=$(ANNOTATION_PREFIX) deploy/render.sh registry://$(POLICY_REF) $(IMAGE) $(DIST)
 
 demo: policy.wasm runner ## policy.wasm deciding real AdmissionReviews, then the MOCO incident native vs guarded
 	SHARED=$(SHARED) RUNNER=$(RUNNER) scripts/demo-policy.sh
@@ -132,6 +134,16 @@ install: ## Install sts-stepper and the kubectl plugin link kubectl-safe_rollout
 	install -m 0755 $(INSTALL_FROM) $(DESTDIR)$(BINDIR)/sts-stepper
 	ln -sf sts-stepper $(DESTDIR)$(BINDIR)/kubectl-safe_rollout
 	@echo "installed $(DESTDIR)$(BINDIR)/sts-stepper and $(DESTDIR)$(BINDIR)/kubectl-safe_rollout (kubectl safe-rollout …)"
+
+# `make fuzz`: the policy's fuzz soak (tests/never_traps.rs). --profile soak is optimized and keeps debug
+# assertions and overflow checks; `cargo test` runs the same test with 4,000 cases. The summary is on
+# stderr; stdout (the SDK's native log drain: a line per mutation) is discarded. FUZZ_SEED=N varies it.
+FUZZ_CASES ?= 1000000
+.PHONY: fuzz
+fuzz: ## $(FUZZ_CASES) arbitrary and mutated admission requests through validate, each answer checked
+	$(CARGO) test --locked --profile soak -p sts-safe-rollout --test never_traps --no-run
+	time FUZZ_CASES=$(FUZZ_CASES) $(CARGO) test --locked --profile soak -p sts-safe-rollout --test never_traps \
+	  -- --nocapture --test-threads 1 fuzz_validate >/dev/null
 
 clean: ## Remove build output
 	$(CARGO) clean

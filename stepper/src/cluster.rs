@@ -114,22 +114,14 @@ pub trait Cluster: Sync {
 
     /// DELETE pod `namespace/name` with preconditions `uid` and `resource_version` (`DeleteOptions`
     /// `preconditions`), so a pod recreated or changed since the snapshot is never deleted: stuck-pod
-    /// recovery ([`crate::recovery`]). A cluster that cannot delete pods keeps this default, which
-    /// answers HTTP 405 and deletes nothing.
+    /// recovery ([`crate::recovery`]).
     fn delete_pod(
         &self,
         namespace: &str,
         name: &str,
         uid: &str,
         resource_version: &str,
-    ) -> impl Future<Output = Result<DeleteOutcome, ClusterError>> + Send {
-        let _ = (uid, resource_version);
-        std::future::ready(Err(ClusterError::Api {
-            action: format!("delete pod {namespace}/{name}"),
-            code: 405,
-            message: "this cluster does not delete pods".into(),
-        }))
-    }
+    ) -> impl Future<Output = Result<DeleteOutcome, ClusterError>> + Send;
 
     /// Publish an Event regarding `object`.
     fn publish_event(

@@ -17,6 +17,7 @@ use kube::runtime::events::{Event, EventType as KubeEventType, Recorder, Reporte
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
+use crate::api_error;
 use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome};
 use crate::events::{EventNote, EventType};
 
@@ -135,7 +136,7 @@ fn error(action: String, e: kube::Error) -> ClusterError {
         kube::Error::Api(status) => ClusterError::Api {
             action,
             code: status.code,
-            message: one_line(&status.message),
+            message: one_line(&api_error::classify(&status)),
         },
         other => ClusterError::Transport {
             action,
@@ -188,7 +189,10 @@ impl Cluster for KubeCluster {
             .await
         {
             Ok(set) => Ok(PatchOutcome::Applied(Box::new(set))),
-            Err(kube::Error::Api(status)) if matches!(status.code, 404 | 409 | 422) => {
+            // A lost race or a gone set is re-read next pass; a rejected write is an error.
+            Err(kube::Error::Api(status))
+                if api_error::classify(&status).is_retried_next_pass() =>
+            {
                 Ok(PatchOutcome::Conflict(one_line(&status.message)))
             }
             Err(e) => Err(error(format!("patch statefulset {namespace}/{name}"), e)),
@@ -242,22 +246,24 @@ impl Cluster for KubeCluster {
             }),
             ..DeleteParams::default()
         };
+        let action = || format!("delete pod {namespace}/{name}");
         match api.delete(name, &params).await {
             Ok(_) => Ok(DeleteOutcome::Deleted),
-            Err(kube::Error::Api(status)) if matches!(status.code, 404 | 409) => {
+            Err(kube::Error::Api(status))
+                if api_error::classify(&status).is_retried_next_pass() =>
+            {
                 Ok(DeleteOutcome::Conflict(one_line(&status.message)))
             }
             Err(kube::Error::Api(status)) if status.code == 403 => Err(ClusterError::Api {
-                action: format!("delete pod {namespace}/{name}"),
+                action: action(),
                 code: 403,
                 message: format!(
-                    "{}; stuck-pod recovery needs the RBAC rule apiGroups [\"\"] resources [\"pods\"] \
-                     verbs [\"delete\"]: apply the opt-in component deploy/stepper/recovery/, or run \
-                     without --recover-stuck-pods",
-                    one_line(&status.message)
+                    "{}; stuck-pod recovery needs pod delete: apply the opt-in kustomize Component \
+                     deploy/stepper/recovery/, or run without --recover-stuck-pods",
+                    one_line(&api_error::classify(&status))
                 ),
             }),
-            Err(e) => Err(error(format!("delete pod {namespace}/{name}"), e)),
+            Err(e) => Err(error(action(), e)),
         }
     }
 

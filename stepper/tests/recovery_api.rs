@@ -121,7 +121,7 @@ async fn forbidden_without_the_opt_in_rbac_names_the_missing_rule() {
     for part in [
         "delete pod demo/web-1",
         "cannot delete resource \"pods\"",
-        "verbs [\"delete\"]",
+        "missing RBAC rule: verb \"delete\", resource \"pods\"",
         "deploy/stepper/recovery/",
     ] {
         assert!(msg.contains(part), "{part} in {msg:?}");
