@@ -1,6 +1,6 @@
 //! The RBAC of deploy/stepper/: pod `delete` only in the opt-in Component `recovery/`, never in the
 //! default ClusterRole; the Component turns `--recover-stuck-pods` on in both the Deployment and the
-//! CronJob, with args the command line accepts.
+//! CronJob, with a flag the command line accepts after the manifest's subcommand.
 use serde_yaml::Value;
 use sts_stepper::cli::parse_from;
 
@@ -96,15 +96,12 @@ fn the_component_turns_the_flag_on_for_both_ways_of_running() {
         } else {
             &manifest["spec"]["template"]["spec"]
         };
-        let mut args = vec!["sts-stepper".to_string()];
-        args.extend(
-            spec["containers"][0]["args"]
-                .as_sequence()
-                .expect("args")
-                .iter()
-                .map(|a| a.as_str().expect("str").to_string()),
-        );
-        args.push(ops[0]["value"].as_str().expect("flag").to_string());
+        // The manifest's subcommand with the appended flag (the other flags are the manifest's own).
+        let subcommand = spec["containers"][0]["args"][0]
+            .as_str()
+            .expect("subcommand");
+        let flag = ops[0]["value"].as_str().expect("flag");
+        let args = ["sts-stepper", subcommand, flag];
         let cli = parse_from(&args).unwrap_or_else(|e| panic!("{kind} args {args:?}: {e}"));
         assert!(cli.global.recover_stuck_pods, "{kind}");
     }
