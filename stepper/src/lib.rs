@@ -23,6 +23,7 @@ pub mod pass_recovery;
 pub mod patch;
 pub mod pause;
 pub mod plan;
+pub mod plugin;
 pub mod pods;
 pub mod prometheus;
 pub mod prometheus_client;

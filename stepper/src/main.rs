@@ -3,8 +3,9 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use sts_stepper::cli::{self, LogFormat};
+use sts_stepper::cli::LogFormat;
 use sts_stepper::commands::{self, Exit};
+use sts_stepper::plugin;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
@@ -22,7 +23,7 @@ fn main() -> ExitCode {
             .unwrap_or_default();
         eprintln!("sts-stepper: internal error{at}: {msg}");
     }));
-    let cli = match cli::parse_from(std::env::args_os()) {
+    let cli = match plugin::parse_from(std::env::args_os()) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };

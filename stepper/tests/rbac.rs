@@ -2,7 +2,7 @@
 //! default ClusterRole; the Component turns `--recover-stuck-pods` on in both the Deployment and the
 //! CronJob, with a flag the command line accepts after the manifest's subcommand.
 use serde_yaml::Value;
-use sts_stepper::cli::parse_from;
+use sts_stepper::plugin::parse_from;
 
 fn docs(path: &str) -> Vec<Value> {
     let full = format!("{}/../deploy/stepper/{path}", env!("CARGO_MANIFEST_DIR"));
@@ -102,7 +102,7 @@ fn the_component_turns_the_flag_on_for_both_ways_of_running() {
             .expect("subcommand");
         let flag = ops[0]["value"].as_str().expect("flag");
         let args = ["sts-stepper", subcommand, flag];
-        let cli = parse_from(&args).unwrap_or_else(|e| panic!("{kind} args {args:?}: {e}"));
+        let cli = parse_from(args).unwrap_or_else(|e| panic!("{kind} args {args:?}: {e}"));
         assert!(cli.global.recover_stuck_pods, "{kind}");
     }
 }

@@ -157,13 +157,11 @@ impl SimCluster {
         }
     }
 
-    /// `DELETE` of pod `namespace/name` with `uid` and `resourceVersion` preconditions, through the
-    /// API faults, then [`World::delete_pod_with_preconditions`] (as [`Cluster::delete_pod`], 404 and
-    /// 409 are [`DeleteOutcome::Conflict`]).
+    /// `DELETE` of pod `namespace/name` with uid and resourceVersion preconditions, through the faults,
+    /// then [`World::delete_pod_with_preconditions`]; [`Cluster::delete_pod`] makes 404/409 a Conflict.
     ///
     /// # Errors
-    /// [`ClusterError::Api`] with the API server's code: 404 no such pod, 409 a precondition failed
-    /// (or an injected conflict), 500 an injected error.
+    /// [`ClusterError::Api`]: 404 no such pod, 409 a precondition failed or an injected conflict, 500.
     pub fn delete_pod(
         &self,
         namespace: &str,
@@ -370,11 +368,9 @@ impl Cluster for SimCluster {
     ) -> impl Future<Output = Result<DeleteOutcome, ClusterError>> + Send {
         let r = match SimCluster::delete_pod(self, namespace, name, uid, resource_version) {
             Ok(()) => Ok(DeleteOutcome::Deleted),
-            Err(ClusterError::Api {
-                code: 404 | 409,
-                message,
-                ..
-            }) => Ok(DeleteOutcome::Conflict(message)),
+            Err(e) if matches!(e.code(), Some(404 | 409)) => {
+                Ok(DeleteOutcome::Conflict(e.to_string()))
+            }
             Err(e) => Err(e),
         };
         async move { r }
