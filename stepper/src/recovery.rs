@@ -151,9 +151,9 @@ fn other_pods_down(
         .collect()
 }
 
-/// The recovery decision for one set at `now` (`enabled`: `--recover-stuck-pods`): its stuck pod with
-/// the highest ordinal, if any, and whether to delete it. Held when recovery is off, the set is not
-/// guarded, paused (a person or a failed Prometheus check holds the rollout, and may be looking at that
+/// The recovery decision for one guarded set at `now` (`enabled`: `--recover-stuck-pods`): its stuck
+/// pod with the highest ordinal, if any, and whether to delete it (`None` for a set the stepper does
+/// not manage: `OnDelete`, or `force-rolling-update`). Held when recovery is off, the set is (a person or a failed Prometheus check holds the rollout, and may be looking at that
 /// very pod: a pause stops every write of the stepper to the set), its `recover-after-seconds` is
 /// unreadable, the controller has not observed its spec (the revisions in its status may be stale), or
 /// another pod of the set is down (deleting would take a second pod down). Waits until the pod has been
@@ -165,13 +165,14 @@ pub fn decide(
     enabled: bool,
     now: Timestamp,
 ) -> Option<Finding> {
+    if !config.guarded(set) {
+        return None;
+    }
     let pod = stuck_pods(set, pods, now).into_iter().next()?;
     let hold = |why: String| Decision::Hold(why);
     let observed = set.status.as_ref().and_then(|s| s.observed_generation);
     let decision = if !enabled {
         hold("recovery off (--recover-stuck-pods)".into())
-    } else if !config.guarded(set) {
-        hold("the set is not guarded".into())
     } else if config.paused {
         hold("the rollout is paused".into())
     } else if let Err(e) = &config.recover_after_seconds {

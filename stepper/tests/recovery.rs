@@ -102,9 +102,7 @@ fn held_when_off(#[case] enabled: bool, #[case] why: &str) {
 #[case::paused(annotate("paused", "true"), "paused")]
 #[case::unreadable_recover_after(annotate("recover-after-seconds", "5m"), "recover-after-seconds")]
 #[case::zero_recover_after(annotate("recover-after-seconds", "0"), "whole number of seconds")]
-#[case::forced(annotate("force-rolling-update", "true"), "not guarded")]
 #[case::not_observed(|s: &mut Value| s["metadata"]["generation"] = json!(3), "not observed")]
-#[case::on_delete(|s: &mut Value| s["spec"]["updateStrategy"]["type"] = json!("OnDelete"), "not guarded")]
 fn held_by_the_set(#[case] edit: impl FnOnce(&mut Value), #[case] why: &str) {
     let got = decision(true, edit, |pods| {
         pods[1] = not_ready(1, "b", "2026-11-23T01:00:00Z");
@@ -131,6 +129,16 @@ fn held_while_another_pod_is_down(#[case] edit: impl FnOnce(&mut Vec<Value>), #[
         matches!(&got, Some((name, Decision::Hold(h))) if name == "web-4" && h.contains("another pod is down") && h.contains(why)),
         "{got:?}"
     );
+}
+
+#[rstest]
+#[case::forced(annotate("force-rolling-update", "true"))]
+#[case::on_delete(|s: &mut Value| s["spec"]["updateStrategy"]["type"] = json!("OnDelete"))]
+fn sets_the_stepper_does_not_manage_are_left_alone(#[case] edit: impl FnOnce(&mut Value)) {
+    let got = decision(true, edit, |pods| {
+        pods[1] = not_ready(1, "b", "2026-11-23T01:00:00Z");
+    });
+    assert_eq!(got, None);
 }
 
 #[test]
@@ -219,5 +227,36 @@ fn the_highest_stuck_ordinal_is_named_and_reports_how_long() {
     assert_eq!(
         (stuck[0].uid.as_str(), stuck[0].resource_version.as_str()),
         ("uid-web-4", "7")
+    );
+}
+
+#[rstest]
+#[case("300", Ok(Some(300)))]
+#[case("1", Ok(Some(1)))]
+#[case("0", Err(()))]
+#[case("-5", Err(()))]
+#[case("5m", Err(()))]
+#[case("+60", Err(()))]
+fn recover_after_seconds_is_parsed_at_the_border(
+    #[case] value: &str,
+    #[case] want: Result<Option<i64>, ()>,
+) {
+    let mut s = set_json("web", 5, Some(3), 2);
+    s["metadata"]["annotations"]["safe-rollout.dev/recover-after-seconds"] = json!(value);
+    let config = SetConfig::parse(&set_from(s), &Arc::new(Keys::default()));
+    assert_eq!(
+        config.recover_after_seconds.clone().map_err(|_| ()),
+        want,
+        "{value}"
+    );
+    // An unreadable value is also the InvalidAnnotation detail, naming the annotation.
+    assert_eq!(
+        config
+            .invalid
+            .as_deref()
+            .is_some_and(|d| d.contains("safe-rollout.dev/recover-after-seconds")),
+        want.is_err(),
+        "{value}: {:?}",
+        config.invalid
     );
 }
