@@ -25,6 +25,11 @@ BUILDAH ?= buildah --storage-driver vfs
 TLS_VERIFY ?= true
 MUSL_TARGET := x86_64-unknown-linux-musl
 STEPPER_STATIC ?= $(TARGET_DIR)/$(MUSL_TARGET)/image/sts-stepper
+# `make install`: sts-stepper and its kubectl plugin link in $(PREFIX)/bin (cargo profile $(INSTALL_PROFILE)).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+INSTALL_PROFILE ?= release
+INSTALL_FROM = $(TARGET_DIR)/$(if $(filter dev,$(INSTALL_PROFILE)),debug,$(INSTALL_PROFILE))/sts-stepper
 # Rendered manifests, the image's build context and the pushed image's digest go here.
 DIST ?= dist
 # Each test step's output, read by scripts/test-summary.sh for make test's last line; and the tests a run
@@ -34,7 +39,7 @@ export SKIP_LOG := $(abspath $(TARGET_DIR))/tmp/test-skips.log
 
 .PHONY: fmt lint check unit-tests e2e-tests validate-manifests registry-tests test demo soak clean runner help \
 	setup setup-tests \
-	stepper-static image push-image publish deploy-manifests
+	stepper-static image push-image publish deploy-manifests install
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
@@ -151,6 +156,13 @@ demo: ## policy.wasm deciding real AdmissionReviews, then the MOCO incident nati
 SOAK_CASES ?= 100000
 soak: ## The simulation's property test with $(SOAK_CASES) random rollouts (optimized build)
 	time SIM_CASES=$(SOAK_CASES) $(CARGO) test --locked --profile soak -p sts-stepper --test sim_properties
+
+install: ## Install sts-stepper and the kubectl plugin link kubectl-safe_rollout into $(PREFIX)/bin
+	$(CARGO) build --locked --profile $(INSTALL_PROFILE) -p sts-stepper
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(INSTALL_FROM) $(DESTDIR)$(BINDIR)/sts-stepper
+	ln -sf sts-stepper $(DESTDIR)$(BINDIR)/kubectl-safe_rollout
+	@echo "installed $(DESTDIR)$(BINDIR)/sts-stepper and $(DESTDIR)$(BINDIR)/kubectl-safe_rollout (kubectl safe-rollout …)"
 
 # `make fuzz`: the policy's fuzz soak (tests/never_traps.rs). --profile soak is optimized and keeps debug
 # assertions and overflow checks; `cargo test` runs the same test with 4,000 cases. The summary is on

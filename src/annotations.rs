@@ -49,10 +49,15 @@ pub const BLOCKED_REASON: &str = "blocked-reason";
 /// Written by the stepper: the `updateRevision` whose `RolloutComplete` Event was sent.
 pub const COMPLETED_REVISION: &str = "completed-revision";
 
+/// Seconds a pod must have been not Ready, on a revision its ordinal should no longer run, before the
+/// stepper deletes it with `--recover-stuck-pods` (default 300 with the flag on; stuck-rollout recovery,
+/// kubernetes#67250).
+pub const RECOVER_AFTER_SECONDS: &str = "recover-after-seconds";
+
 /// Every annotation name the policy and the stepper read or write (the user-facing API; README's
 /// annotation table lists the same names). `prometheus-query-<N>` is the numbered form of
 /// [`PROMETHEUS_QUERY`].
-pub const ALL: [&str; 17] = [
+pub const ALL: [&str; 18] = [
     STEP,
     INITIAL_DELAY_SECONDS,
     PAUSED,
@@ -65,6 +70,7 @@ pub const ALL: [&str; 17] = [
     FAILURE_LIMIT,
     RECENT_STEPS,
     PROMETHEUS_CHECK,
+    RECOVER_AFTER_SECONDS,
     FORCE_ROLLING_UPDATE,
     INITIALIZED,
     LAST_PARTITION_UPDATE,

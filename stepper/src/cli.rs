@@ -1,4 +1,5 @@
-//! Command line: `sts-stepper [FLAGS] <once|watch|status|step|wait>`.
+//! Command line: `sts-stepper [FLAGS] <once|watch|status|step|wait|pause|resume|simulate>`, also run as
+//! the kubectl plugin `kubectl safe-rollout` ([`crate::plugin`]).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -39,7 +40,11 @@ Examples:
   sts-stepper status                      what every guarded StatefulSet waits for
   sts-stepper once --dry-run -n demo      what one pass would do in namespace demo
   sts-stepper wait demo/web --timeout 20m CI: block until demo/web is really rolled out
-  sts-stepper step demo/web --force --reason \"web-1 is a known-bad node\"";
+  sts-stepper step demo/web --force --reason \"web-1 is a known-bad node\"
+  sts-stepper pause demo/web --reason \"INC-1234\"   hold it; resume with `sts-stepper resume demo/web`
+
+Installed as a kubectl plugin (a link named kubectl-safe_rollout on PATH; `make install`), the
+same commands run as `kubectl safe-rollout status|wait|step|pause|resume`.";
 
 /// The command line (`sts-stepper --help` prints [`LONG_ABOUT`]).
 #[derive(Debug, Parser)]
@@ -83,6 +88,14 @@ pub struct GlobalArgs {
     /// Decide and report, write nothing (no patch, no Event).
     #[arg(long, global = true)]
     pub dry_run: bool,
+
+    /// Stuck-pod recovery: delete a pod that has not been Ready for <prefix>/recover-after-seconds
+    /// (default 300) and runs a revision its ordinal should no longer run, so the StatefulSet
+    /// controller recreates it (with OrderedReady it waits for such a pod forever). One pod per set
+    /// per pass, only when no other pod of the set is down; never for a paused set, never with
+    /// --dry-run. Needs pod `delete` (the opt-in RBAC component deploy/stepper/recovery/).
+    #[arg(long, global = true)]
+    pub recover_stuck_pods: bool,
 
     /// Turn the PdbBlocked gate off (by default a PDB selecting the pods with
     /// status.disruptionsAllowed < 1 blocks the step).
@@ -196,6 +209,15 @@ pub enum Command {
     /// update complete.
     Wait(WaitArgs),
 
+    /// Hold the rollout of NAMESPACE/NAME (like `kubectl rollout pause`): sets <prefix>/paused and
+    /// <prefix>/paused-reason, and records who and why in a RolloutPaused Event.
+    Pause(PauseArgs),
+
+    /// Resume the rollout of NAMESPACE/NAME (like `kubectl rollout resume`): removes <prefix>/paused,
+    /// <prefix>/paused-reason and the Prometheus check's counts (<prefix>/prometheus-check), and
+    /// records who in a RolloutResumed Event.
+    Resume(ResumeArgs),
+
     /// Play a scenario (YAML, see scenarios/) on a simulated StatefulSet controller with a virtual
     /// clock, with the real policy decision and the real stepper pass, and print its timeline and a
     /// summary (rollout duration, max pods unavailable at once, …). Talks to no cluster.
@@ -257,6 +279,26 @@ pub struct StepArgs {
     /// Why the step is forced (recorded in the ForcedStep Event).
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
+}
+
+/// `pause` arguments.
+#[derive(Debug, Args)]
+pub struct PauseArgs {
+    /// The StatefulSet, as NAMESPACE/NAME.
+    #[arg(value_parser = parse_target)]
+    pub target: Target,
+
+    /// Why the rollout is held (stored in <prefix>/paused-reason and the RolloutPaused Event).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+}
+
+/// `resume` arguments.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The StatefulSet, as NAMESPACE/NAME.
+    #[arg(value_parser = parse_target)]
+    pub target: Target,
 }
 
 /// `wait` arguments.

@@ -1,7 +1,7 @@
 //! The cluster interface: everything a pass needs from the world, and nothing more.
 //!
-//! A pass reads a snapshot with three LISTs, writes with JSON Patches on StatefulSets and publishes
-//! Events. [`crate::kube_cluster::KubeCluster`] implements it against a real API server; a simulated
+//! A pass reads a snapshot with three LISTs, writes with JSON Patches on StatefulSets, publishes
+//! Events, and (stuck-pod recovery, opt-in) deletes a pod. [`crate::kube_cluster::KubeCluster`] implements it against a real API server; a simulated
 //! StatefulSet controller with a virtual clock can implement it too (time is never read here: the
 //! caller passes `now`).
 
@@ -23,6 +23,16 @@ pub enum PatchOutcome {
     /// A `test` op failed or the object changed underneath (HTTP 422 Unprocessable Entity or 409
     /// Conflict), or the object is gone (404): nothing was written. Not an error: the set is re-read
     /// next pass. The string is the API server's message.
+    Conflict(String),
+}
+
+/// What became of a pod DELETE with uid and resourceVersion preconditions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeleteOutcome {
+    /// The API server accepted it (the pod is terminating or gone).
+    Deleted,
+    /// A precondition failed (HTTP 409: the pod was recreated or changed since the snapshot) or the pod
+    /// is gone (404): nothing was deleted. Not an error; the string is the API server's message.
     Conflict(String),
 }
 
@@ -101,6 +111,17 @@ pub trait Cluster: Sync {
         namespace: &str,
         owner: &OwnerReference,
     ) -> impl Future<Output = Result<Option<serde_json::Value>, ClusterError>> + Send;
+
+    /// DELETE pod `namespace/name` with preconditions `uid` and `resource_version` (`DeleteOptions`
+    /// `preconditions`), so a pod recreated or changed since the snapshot is never deleted: stuck-pod
+    /// recovery ([`crate::recovery`]).
+    fn delete_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+        resource_version: &str,
+    ) -> impl Future<Output = Result<DeleteOutcome, ClusterError>> + Send;
 
     /// Publish an Event regarding `object`.
     fn publish_event(

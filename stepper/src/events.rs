@@ -16,7 +16,8 @@ pub enum EventType {
 pub struct EventNote {
     /// The Event's `type`.
     pub type_: EventType,
-    /// PascalCase reason: `Stepped`, `Blocked`, `RolloutPaused`, `RolloutComplete`, `ForcedStep`.
+    /// PascalCase reason: `Stepped`, `Blocked`, `RolloutPaused`, `RolloutComplete`, `ForcedStep`,
+    /// `RecoveredStuckPod`, `RolloutResumed`.
     pub reason: String,
     /// PascalCase action: `Step`, `Gate`, `Complete`.
     pub action: String,
@@ -76,6 +77,53 @@ impl EventNote {
             reason: "ForcedStep".into(),
             action: "Step".into(),
             note,
+        }
+    }
+
+    /// The `RolloutPaused` Event (`Normal`) of a person's `pause --reason`: `who` paused it and why.
+    pub fn paused_by(who: &str, reason: &str) -> Self {
+        let mut note = format!("paused by {who}: {reason}");
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: EventType::Normal,
+            reason: "RolloutPaused".into(),
+            action: "Pause".into(),
+            note,
+        }
+    }
+
+    /// The `RolloutResumed` Event (`Normal`) of a person's `resume`: `who` resumed it; `was` is the
+    /// `paused-reason` removed, if any. The Prometheus check's counts were cleared too.
+    pub fn resumed(who: &str, was: Option<&str>) -> Self {
+        let mut note = format!("resumed by {who}; Prometheus check counts cleared");
+        if let Some(was) = was {
+            note.push_str(&format!(" (was paused: {was})"));
+        }
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: EventType::Normal,
+            reason: "RolloutResumed".into(),
+            action: "Resume".into(),
+            note,
+        }
+    }
+
+    /// The `RecoveredStuckPod` Event (`Warning`): stuck-pod recovery ([`crate::recovery`]) deleted `pod`,
+    /// which ran `revision` instead of `expected_revision` and had not been Ready for `stuck_seconds`.
+    pub fn recovered(
+        pod: &str,
+        revision: &str,
+        expected_revision: &str,
+        stuck_seconds: i64,
+    ) -> Self {
+        EventNote {
+            type_: EventType::Warning,
+            reason: "RecoveredStuckPod".into(),
+            action: "Recover".into(),
+            note: format!(
+                "deleted pod {pod}: not Ready for {stuck_seconds}s on revision {revision}, its ordinal \
+                 runs {expected_revision}; the StatefulSet controller recreates it"
+            ),
         }
     }
 

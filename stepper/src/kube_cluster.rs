@@ -8,7 +8,9 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, Preconditions,
+};
 use kube::core::GroupVersionKind;
 use kube::discovery::{self, ApiCapabilities};
 use kube::runtime::events::{Event, EventType as KubeEventType, Recorder, Reporter};
@@ -16,7 +18,7 @@ use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
 use crate::api_error;
-use crate::cluster::{Cluster, ClusterError, PatchOutcome};
+use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome};
 use crate::events::{EventNote, EventType};
 
 /// The field manager and Event reporting controller name.
@@ -225,6 +227,42 @@ impl Cluster for KubeCluster {
                     })
             }
             Ok(None) => Ok(None),
+            Err(e) => Err(error(action(), e)),
+        }
+    }
+
+    async fn delete_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+        resource_version: &str,
+    ) -> Result<DeleteOutcome, ClusterError> {
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: Some(uid.into()),
+                resource_version: Some(resource_version.into()),
+            }),
+            ..DeleteParams::default()
+        };
+        let action = || format!("delete pod {namespace}/{name}");
+        match api.delete(name, &params).await {
+            Ok(_) => Ok(DeleteOutcome::Deleted),
+            Err(kube::Error::Api(status))
+                if api_error::classify(&status).is_retried_next_pass() =>
+            {
+                Ok(DeleteOutcome::Conflict(one_line(&status.message)))
+            }
+            Err(kube::Error::Api(status)) if status.code == 403 => Err(ClusterError::Api {
+                action: action(),
+                code: 403,
+                message: format!(
+                    "{}; stuck-pod recovery needs pod delete: apply the opt-in kustomize Component \
+                     deploy/stepper/recovery/, or run without --recover-stuck-pods",
+                    one_line(&api_error::classify(&status))
+                ),
+            }),
             Err(e) => Err(error(action(), e)),
         }
     }

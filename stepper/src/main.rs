@@ -3,9 +3,9 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use clap::Parser;
-use sts_stepper::cli::{Cli, LogFormat};
+use sts_stepper::cli::LogFormat;
 use sts_stepper::commands::{self, Exit};
+use sts_stepper::plugin;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
@@ -23,7 +23,10 @@ fn main() -> ExitCode {
             .unwrap_or_default();
         eprintln!("sts-stepper: internal error{at}: {msg}");
     }));
-    let cli = Cli::parse();
+    let cli = match plugin::parse_from(std::env::args_os()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -60,6 +60,7 @@ pub struct Metrics {
     last_partition_update: Family<SetLabels, FloatGauge>,
     blocked: Family<BlockedLabels, Gauge>,
     steps: Family<SetLabels, Counter>,
+    recovered_pods: Family<SetLabels, Counter>,
     pass_duration: Histogram,
     passes: Family<PassLabels, Counter>,
     last_pass: FloatGauge,
@@ -84,6 +85,7 @@ impl Metrics {
             last_partition_update: Family::default(),
             blocked: Family::default(),
             steps: Family::default(),
+            recovered_pods: Family::default(),
             pass_duration: Histogram::new(exponential_buckets(0.01, 2.0, 14)),
             passes: Family::default(),
             last_pass: FloatGauge::default(),
@@ -124,6 +126,11 @@ impl Metrics {
             "sts_safe_rollout_steps",
             "Steps taken by this process (partition lowered)",
             m.steps.clone(),
+        );
+        registry.register(
+            "sts_safe_rollout_recovered_pods",
+            "Stuck pods deleted by --recover-stuck-pods (not Ready on a revision their ordinal should no longer run)",
+            m.recovered_pods.clone(),
         );
         registry.register(
             "sts_safe_rollout_pass_duration_seconds",
@@ -181,6 +188,16 @@ impl Metrics {
             self.set_blocked(&labels, s.blocked_reason());
             seen.insert(labels);
         }
+        for r in &report.recoveries {
+            if r.outcome == crate::pass_recovery::RecoveryOutcome::Deleted {
+                self.recovered_pods
+                    .get_or_create(&SetLabels {
+                        namespace: r.namespace.clone(),
+                        statefulset: r.statefulset.clone(),
+                    })
+                    .inc();
+            }
+        }
         let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
         for gone in known.difference(&seen) {
             self.forget(gone);
@@ -237,6 +254,7 @@ impl Metrics {
         self.partition.remove(labels);
         self.last_partition_update.remove(labels);
         self.steps.remove(labels);
+        self.recovered_pods.remove(labels);
         self.set_blocked(labels, None);
     }
 

@@ -14,10 +14,11 @@ use crate::cluster::{Cluster, ClusterError, NoPrometheus, PatchOutcome, Promethe
 use crate::config::Keys;
 use crate::events::EventNote;
 use crate::gates::{GateOptions, Idle, Need, OwnerProbe, Verdict};
+use crate::pass_recovery::{self, RecoveryOutcome, RecoveryReport};
 use crate::plan::{self, Figures, Planner, ProbeMap, SetPlan, Snapshot};
 use crate::prometheus::QueryOutcome;
 use crate::reasons::{Blocked, Reason};
-use crate::set;
+use crate::{recovery, set};
 
 /// Settings of a pass.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -28,6 +29,8 @@ pub struct PassOptions {
     pub dry_run: bool,
     /// LIST pods and PDBs even when nothing is staged (`wait`, `status` need pods for every set).
     pub always_list_pods: bool,
+    /// Delete stuck pods (`--recover-stuck-pods`, [`crate::recovery`]).
+    pub recover_stuck_pods: bool,
 }
 
 /// What a pass did with one StatefulSet.
@@ -113,12 +116,18 @@ impl SetReport {
 pub struct PassReport {
     /// One report per StatefulSet in scope, in LIST order.
     pub sets: Vec<SetReport>,
+    /// The stuck pods recovery deleted (or would have, or failed to), at most one per set.
+    pub recoveries: Vec<RecoveryReport>,
 }
 
 impl PassReport {
-    /// True when some StatefulSet was blocked by an API error.
+    /// True when some StatefulSet was blocked by an API error, or a recovery DELETE failed.
     pub fn any_errored(&self) -> bool {
         self.sets.iter().any(|s| s.error.is_some())
+            || self
+                .recoveries
+                .iter()
+                .any(|r| matches!(r.outcome, RecoveryOutcome::Failed(_)))
     }
 }
 
@@ -138,7 +147,9 @@ pub async fn snapshot<C: Cluster>(
         ..Snapshot::default()
     };
     let keys = Arc::new(Keys::new(&opts.gates.prefix));
-    let wanted = opts.always_list_pods || plan::needs_pods(&snap.statefulsets, &keys);
+    let wanted = opts.always_list_pods
+        || plan::needs_pods(&snap.statefulsets, &keys)
+        || (opts.recover_stuck_pods && recovery::needs_pods(&snap.statefulsets, &keys));
     if wanted && !snap.statefulsets.is_empty() {
         snap.pods = cluster.list_pods().await?;
         if opts.gates.pdb_gate {
@@ -162,7 +173,8 @@ pub async fn run_pass<C: Cluster>(
 }
 
 /// Runs one pass at time `now`: snapshot, the I/O gates' reads ([`gather_probes`]), the pure
-/// [`plan::plan_with`], then the writes.
+/// [`plan::plan_with`], stuck-pod recovery ([`pass_recovery`], with `recover_stuck_pods`), then the
+/// writes.
 ///
 /// # Errors
 /// A failed LIST: no StatefulSet is touched. Write failures do not fail the pass: they block their
@@ -178,7 +190,11 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     let planner = Planner::new(&snap, &opts.gates);
     let (probes, mut probe_errors) = gather_probes(cluster, prometheus, &planner, &snap, now).await;
     let plans = planner.plan(now, &probes);
-    let mut report = PassReport::default();
+    let findings = pass_recovery::findings(&snap, &plans, opts.recover_stuck_pods, now);
+    let mut report = PassReport {
+        recoveries: pass_recovery::recover(cluster, &plans, findings, opts.dry_run).await,
+        ..PassReport::default()
+    };
     for (i, p) in plans.into_iter().enumerate() {
         let mut set = execute(cluster, p, opts.dry_run).await;
         if set.error.is_none() {

@@ -12,8 +12,10 @@ use jiff::Timestamp;
 use sts_stepper::gates::Idle;
 use sts_stepper::metrics::Metrics;
 use sts_stepper::pass::{Outcome, PassReport, SetReport};
+use sts_stepper::pass_recovery::{RecoveryOutcome, RecoveryReport};
 use sts_stepper::plan::Figures;
 use sts_stepper::reasons::{Blocked, Reason};
+use sts_stepper::recovery::StuckPod;
 use sts_stepper::server::{Health, OPENMETRICS, router};
 use tower::ServiceExt;
 
@@ -52,6 +54,7 @@ fn figures_steps_and_blocked_reason_per_statefulset() {
                 Outcome::Blocked(Blocked::new(Reason::PodNotReady, "db-1: missing")),
             ),
         ],
+        ..PassReport::default()
     };
     m.observe(&pass1, 0.25, 1_795_000_000.0);
     let text = m.encode();
@@ -100,6 +103,7 @@ fn figures_steps_and_blocked_reason_per_statefulset() {
             "db",
             Outcome::Blocked(Blocked::new(Reason::Settling, "db: 5s left")),
         )],
+        ..PassReport::default()
     };
     m.observe(&pass2, 0.1, 1_795_000_030.0);
     let text = m.encode();
@@ -125,11 +129,52 @@ fn figures_steps_and_blocked_reason_per_statefulset() {
     m.observe(
         &PassReport {
             sets: vec![report("db", Outcome::Idle(Idle::UpToDate))],
+            ..PassReport::default()
         },
         0.1,
         1_795_000_090.0,
     );
     assert!(!m.encode().contains("sts_safe_rollout_blocked{"));
+}
+
+#[test]
+fn recovered_pods_count_only_deletions() {
+    let m = Metrics::new();
+    let recovery = |outcome: RecoveryOutcome| RecoveryReport {
+        namespace: "demo".into(),
+        statefulset: "web".into(),
+        pod: StuckPod {
+            name: "web-2".into(),
+            uid: "u".into(),
+            resource_version: "7".into(),
+            ordinal: 2,
+            revision: "b".into(),
+            expected_revision: "a".into(),
+            not_ready_seconds: 400,
+        },
+        outcome,
+        event_error: None,
+    };
+    for outcome in [
+        RecoveryOutcome::Deleted,
+        RecoveryOutcome::WouldDelete,
+        RecoveryOutcome::Conflict("changed".into()),
+        RecoveryOutcome::Deleted,
+    ] {
+        let pass = PassReport {
+            sets: vec![report("web", Outcome::Idle(Idle::PartitionZero))],
+            recoveries: vec![recovery(outcome)],
+        };
+        m.observe(&pass, 0.1, 1_795_000_000.0);
+    }
+    let text = m.encode();
+    assert!(
+        has(
+            &text,
+            r#"sts_safe_rollout_recovered_pods_total{namespace="demo",statefulset="web"} 2"#
+        ),
+        "{text}"
+    );
 }
 
 async fn get(app: axum::Router, path: &str) -> (StatusCode, String, String) {

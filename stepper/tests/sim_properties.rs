@@ -181,6 +181,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     stepper: StepperSpec {
                         interval_seconds: interval,
                         pdb_gate: true,
+                        recover_stuck_pods: false,
                     },
                     duration: 0,
                     events,

@@ -162,7 +162,10 @@ async fn two_steppers_never_step_twice_for_one_observation() {
     let plan_b = plan_pass(&sim, &sim, &seen_by_b, &opts, now).await;
     let b = execute(&sim, plan_b.into_iter().next().expect("plan B"), false).await;
     assert!(matches!(b.outcome, Outcome::Conflict(_)), "{:?}", b.outcome);
-    let b = PassReport { sets: vec![b] };
+    let b = PassReport {
+        sets: vec![b],
+        ..PassReport::default()
+    };
     assert!(!b.any_errored(), "a lost race is not an error");
     assert_eq!(sim.world().partition(), 4, "one step for one observation");
 }

@@ -4,6 +4,8 @@
 //! kube-rs `controller-rs` shares its `Context` with its reconciler.
 
 mod once;
+mod pause;
+mod resume;
 mod simulate;
 mod status;
 mod step;
@@ -17,8 +19,10 @@ use anyhow::{Context as _, Result};
 use jiff::{SignedDuration, Timestamp};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
-use tracing::{debug, error, info};
+use tracing::{debug, error, info, warn};
 
+pub use pause::pause_set;
+pub use resume::resume_set;
 pub use status::{status_table, status_table_with, table};
 pub use step::{Forced, step_once, step_once_with};
 pub use wait::check_complete;
@@ -29,6 +33,7 @@ use crate::gates::{GateOptions, Idle};
 use crate::kube_cluster::{KubeCluster, Scope};
 use crate::metrics::Metrics;
 use crate::pass::{self, Outcome, PassOptions, PassReport, SetReport};
+use crate::pass_recovery::RecoveryOutcome;
 use crate::prometheus_client::{Auth, PrometheusClient, PrometheusConfig};
 
 /// Process exit status of a subcommand that ran to its end (errors exit 1 through `main`).
@@ -55,6 +60,8 @@ pub async fn run(cli: Cli) -> Result<Exit> {
         Command::Status(args) => status::run(&ctx, args).await,
         Command::Step(args) => step::run(&ctx, args).await,
         Command::Wait(args) => wait::run(&ctx, args).await,
+        Command::Pause(args) => pause::run(&ctx, args).await,
+        Command::Resume(args) => resume::run(&ctx, args).await,
         Command::Simulate(_) => unreachable!("handled above"),
     }
 }
@@ -118,6 +125,7 @@ impl Context {
             },
             dry_run: g.dry_run,
             always_list_pods,
+            recover_stuck_pods: g.recover_stuck_pods,
         }
     }
 }
@@ -244,6 +252,16 @@ async fn timed_pass<C: Cluster, P: Prometheus>(
         Ok(report) => {
             for s in &report.sets {
                 log_set(s);
+            }
+            for r in &report.recoveries {
+                match r.outcome {
+                    RecoveryOutcome::Failed(_) => {
+                        error!(namespace = %r.namespace, statefulset = %r.statefulset, pod = %r.pod.name, "{r}")
+                    }
+                    _ => {
+                        warn!(namespace = %r.namespace, statefulset = %r.statefulset, pod = %r.pod.name, "{r}")
+                    }
+                }
             }
             log_summary(report, seconds);
             if let Some(m) = metrics {

@@ -1,6 +1,7 @@
 //! `status`: the table of guarded StatefulSets with their next step or first blocking gate.
 //!
 //! Columns: partition, updated/ready/replicas, revisions, next action; one named set, or all in scope.
+//! Below the table, the stuck pods ([`crate::recovery`]) and what recovery does with them.
 
 use anyhow::{Result, bail};
 use jiff::Timestamp;
@@ -10,6 +11,8 @@ use crate::cli::{StatusArgs, Target};
 use crate::cluster::{Cluster, NoPrometheus, Prometheus};
 use crate::gates::{Idle, Verdict};
 use crate::pass::{self, PassOptions};
+use crate::pass_recovery;
+use crate::recovery::{Decision, Finding};
 
 /// One row of the `status` table.
 fn next_action(verdict: &Verdict) -> String {
@@ -109,7 +112,37 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
             next_action(&p.verdict),
         ]);
     }
-    Ok(table(&rows))
+    let mut out = table(&rows);
+    let findings = pass_recovery::findings(&snap, &plans, opts.recover_stuck_pods, now);
+    let stuck: Vec<_> = findings
+        .iter()
+        .filter(|(i, _)| is_target(&plans[*i].namespace, &plans[*i].name))
+        .collect();
+    if !stuck.is_empty() {
+        let on = if opts.recover_stuck_pods { "on" } else { "off" };
+        out.push_str(&format!(
+            "\nStuck pods (recovery {on}, --recover-stuck-pods):\n"
+        ));
+        for (i, f) in stuck {
+            out.push_str(&stuck_line(&plans[*i].namespace, &plans[*i].name, f));
+        }
+    }
+    Ok(out)
+}
+
+/// One stuck pod of the `status` output: the pod, how long not Ready on which revision, and what
+/// recovery does with it.
+fn stuck_line(namespace: &str, name: &str, f: &Finding) -> String {
+    let p = &f.pod;
+    let next = match &f.decision {
+        Decision::Delete => "deleted this pass".to_string(),
+        Decision::Wait { remaining_seconds } => format!("deleted in {remaining_seconds}s"),
+        Decision::Hold(why) => format!("not deleted: {why}"),
+    };
+    format!(
+        "  {namespace}/{name} {}: not Ready for {}s on revision {}, its ordinal runs {}: {next}\n",
+        p.name, p.not_ready_seconds, p.revision, p.expected_revision
+    )
 }
 
 /// Left-aligned columns separated by two spaces; the last column is not padded.

@@ -17,8 +17,9 @@ use crate::gates::{Idle, Verdict};
 use crate::pass::{self, Outcome, PassOptions, SetReport};
 use crate::patch;
 
-/// Who runs `step --force`: the API server's SelfSubjectReview username, and the local user.
-async fn whoami(client: &Client) -> String {
+/// Who runs `step --force`, `pause` or `resume`: the API server's SelfSubjectReview username, and the
+/// local user.
+pub(super) async fn whoami(client: &Client) -> String {
     let local = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
     let api: Api<SelfSubjectReview> = Api::all(client.clone());
     match api

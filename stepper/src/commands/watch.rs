@@ -270,6 +270,7 @@ mod tests {
                 report("stepped", Outcome::Stepped { from: 2, to: 1 }),
                 report("finishing", Outcome::Idle(Idle::PartitionZero)),
             ],
+            ..PassReport::default()
         };
         remember_rolling(&rolling, &pass);
         for (name, want) in [

@@ -36,6 +36,7 @@ pub struct Keys {
     pub failure_limit: String,
     pub recent_steps: String,
     pub prometheus_check: String,
+    pub recover_after_seconds: String,
     pub force_rolling_update: String,
     pub initialized: String,
     pub last_partition_update: String,
@@ -61,6 +62,7 @@ impl Keys {
             failure_limit: k(names::FAILURE_LIMIT),
             recent_steps: k(names::RECENT_STEPS),
             prometheus_check: k(names::PROMETHEUS_CHECK),
+            recover_after_seconds: k(names::RECOVER_AFTER_SECONDS),
             force_rolling_update: k(names::FORCE_ROLLING_UPDATE),
             initialized: k(names::INITIALIZED),
             last_partition_update: k(names::LAST_PARTITION_UPDATE),
@@ -117,10 +119,15 @@ pub struct SetConfig {
     pub owner_condition: Option<String>,
     /// The Prometheus check (`prometheus-query*` and its settings), when configured and readable.
     pub prometheus: Option<CheckConfig>,
+    /// Seconds from `recover-after-seconds` (stuck-pod recovery, `--recover-stuck-pods`): `Ok(None)`
+    /// when absent (the flag's default applies); an unreadable value is also [`SetConfig::invalid`], and
+    /// no pod of the set is recovered.
+    pub recover_after_seconds: Result<Option<i64>, String>,
     /// What the stepper wrote on the set.
     pub stamps: Stamps,
     /// The first unreadable annotation, in gate order (`step`, `initial-delay-seconds`, with a delay
-    /// `last-partition-update`, `rollout-group`, `owner-condition`, the Prometheus check): the detail of
+    /// `last-partition-update`, `rollout-group`, `owner-condition`, the Prometheus check,
+    /// `recover-after-seconds`): the detail of
     /// gate `InvalidAnnotation`.
     pub invalid: Option<String>,
 }
@@ -149,6 +156,10 @@ impl SetConfig {
         let rollout_group = keep(&mut errors, rollout_group(set, keys)).flatten();
         let owner_condition = keep(&mut errors, owner_condition(set, keys)).flatten();
         let prometheus = keep(&mut errors, check_config(set, keys)).flatten();
+        let recover_after = recover_after_seconds(get(&keys.recover_after_seconds), keys);
+        if let Err(e) = &recover_after {
+            errors.push(e.clone());
+        }
         let owned = |key: &str| get(key).map(str::to_string);
         SetConfig {
             keys: keys.clone(),
@@ -161,6 +172,7 @@ impl SetConfig {
             rollout_group: rollout_group.map(str::to_string),
             owner_condition: owner_condition.map(str::to_string),
             prometheus,
+            recover_after_seconds: recover_after,
             stamps: Stamps {
                 last_partition_update_raw: owned(&keys.last_partition_update),
                 last_partition_update: last,
@@ -249,6 +261,24 @@ pub fn initial_delay_seconds(value: Option<&str>, keys: &Keys) -> Result<i64, St
         _ => Err(format!(
             "{}: {value:?} is not a delay; expected a whole number of seconds (\"60\")",
             keys.initial_delay_seconds
+        )),
+    }
+}
+
+/// Seconds from `recover-after-seconds`: `Ok(None)` when absent (the `--recover-stuck-pods` default,
+/// [`crate::recovery::DEFAULT_RECOVER_AFTER_SECONDS`], applies).
+///
+/// # Errors
+/// A value that is not a whole number of seconds ≥ 1, naming the annotation (reason `InvalidAnnotation`).
+pub fn recover_after_seconds(value: Option<&str>, keys: &Keys) -> Result<Option<i64>, String> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    match value.parse::<u32>() {
+        Ok(n) if n >= 1 && value.bytes().all(|b| b.is_ascii_digit()) => Ok(Some(i64::from(n))),
+        _ => Err(format!(
+            "{}: {value:?} is not a duration; expected a whole number of seconds ≥ 1 (\"300\")",
+            keys.recover_after_seconds
         )),
     }
 }

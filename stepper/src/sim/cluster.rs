@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Preconditio
 use serde::Deserialize;
 
 use super::world::World;
-use crate::cluster::{Cluster, ClusterError, PatchOutcome, Prometheus};
+use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, Prometheus};
 use crate::events::EventNote;
 use crate::prometheus::QueryOutcome;
 
@@ -157,13 +157,11 @@ impl SimCluster {
         }
     }
 
-    /// `DELETE` of pod `namespace/name` with `uid` and `resourceVersion` preconditions, through the
-    /// API faults, then [`World::delete_pod_with_preconditions`]. Not a [`Cluster`] method yet: the
-    /// stepper's stuck-pod recovery will call it through one.
+    /// `DELETE` of pod `namespace/name` with uid and resourceVersion preconditions, through the faults,
+    /// then [`World::delete_pod_with_preconditions`]; [`Cluster::delete_pod`] makes 404/409 a Conflict.
     ///
     /// # Errors
-    /// [`ClusterError::Api`] with the API server's code: 404 no such pod, 409 a precondition failed
-    /// (or an injected conflict), 500 an injected error.
+    /// [`ClusterError::Api`]: 404 no such pod, 409 a precondition failed or an injected conflict, 500.
     pub fn delete_pod(
         &self,
         namespace: &str,
@@ -358,6 +356,23 @@ impl Cluster for SimCluster {
         owner: &OwnerReference,
     ) -> impl Future<Output = Result<Option<serde_json::Value>, ClusterError>> + Send {
         let r = self.do_get_owner(namespace, owner);
+        async move { r }
+    }
+
+    fn delete_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+        resource_version: &str,
+    ) -> impl Future<Output = Result<DeleteOutcome, ClusterError>> + Send {
+        let r = match SimCluster::delete_pod(self, namespace, name, uid, resource_version) {
+            Ok(()) => Ok(DeleteOutcome::Deleted),
+            Err(e) if matches!(e.code(), Some(404 | 409)) => {
+                Ok(DeleteOutcome::Conflict(e.to_string()))
+            }
+            Err(e) => Err(e),
+        };
         async move { r }
     }
 

@@ -18,7 +18,7 @@ use super::cluster::SimCluster;
 use super::history::template;
 use super::kubelet::Timing;
 use super::world::{SetShape, World, timestamp};
-use crate::cluster::{Cluster, ClusterError, PatchOutcome, Prometheus};
+use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, Prometheus};
 use crate::events::EventNote;
 use crate::gates::GateOptions;
 use crate::pass::{self, PassOptions};
@@ -90,6 +90,22 @@ impl Cluster for Fleet {
             }
         }
         Ok(None)
+    }
+
+    async fn delete_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+        resource_version: &str,
+    ) -> Result<DeleteOutcome, ClusterError> {
+        let set = name.rsplit_once('-').map_or("", |(set, _)| set);
+        match self.member(namespace, set) {
+            Some(m) => Cluster::delete_pod(m, namespace, name, uid, resource_version).await,
+            None => Ok(DeleteOutcome::Conflict(format!(
+                "pods \"{name}\" not found"
+            ))),
+        }
     }
 
     async fn publish_event(
@@ -203,6 +219,7 @@ pub fn run_fleet(spec: &FleetSpec) -> Result<FleetRun, String> {
         gates: spec.gates.clone(),
         dry_run: false,
         always_list_pods: false,
+        recover_stuck_pods: false,
     };
     let mut run = FleetRun {
         completed: spec.names.iter().map(|n| (n.clone(), None)).collect(),

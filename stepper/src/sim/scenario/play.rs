@@ -218,10 +218,9 @@ pub(super) fn stepper_pass(
         return notes;
     }
     match futures::executor::block_on(pass::run_pass_with(cluster, cluster, opts, now)) {
-        Ok(report) => report
-            .sets
-            .iter()
-            .map(|s| format!("stepper: {}", outcome_note(&s.outcome)))
+        Ok(report) => (report.recoveries.iter())
+            .map(|r| format!("stepper: recovery: {r}"))
+            .chain((report.sets.iter()).map(|s| format!("stepper: {}", outcome_note(&s.outcome))))
             .collect(),
         Err(e) => vec![format!("stepper: pass failed: {e}")],
     }

@@ -134,6 +134,7 @@ impl Player {
             },
             dry_run: false,
             always_list_pods: false,
+            recover_stuck_pods: scenario.stepper.recover_stuck_pods,
         };
         let mut events = scenario.events.clone();
         events.sort_by_key(|e| e.at);

@@ -135,6 +135,9 @@ pub struct StepperSpec {
     /// Whether the `PdbBlocked` gate runs (default true).
     #[serde(default = "yes")]
     pub pdb_gate: bool,
+    /// `--recover-stuck-pods` (default false).
+    #[serde(default)]
+    pub recover_stuck_pods: bool,
 }
 
 fn yes() -> bool {
@@ -146,6 +149,7 @@ impl Default for StepperSpec {
         StepperSpec {
             interval_seconds: 5,
             pdb_gate: true,
+            recover_stuck_pods: false,
         }
     }
 }

@@ -1,0 +1,49 @@
+//! `resume NAMESPACE/NAME`: undo a pause (a person's or a Prometheus check's), as `kubectl rollout
+//! resume` does; who resumed it goes into a `RolloutResumed` Event.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+
+use super::pause::{apply, target_set};
+use super::{Context, Exit, Listing};
+use crate::cli::{ResumeArgs, Target};
+use crate::cluster::Cluster;
+use crate::config::Keys;
+use crate::events::EventNote;
+use crate::pause::resume_patch;
+
+/// Resumes the target and prints what it did.
+///
+/// # Errors
+/// See [`resume_set`].
+pub async fn run(ctx: &Context, args: &ResumeArgs) -> Result<Exit> {
+    let cluster = ctx.cluster(Some((&args.target, Listing::OnlyTarget)));
+    let who = super::step::whoami(cluster.client()).await;
+    let keys = Arc::new(Keys::new(&ctx.global.annotation_prefix));
+    let done = resume_set(&cluster, &keys, &args.target, &who, ctx.global.dry_run).await?;
+    println!("{done}");
+    Ok(Exit::Ok)
+}
+
+/// `resume`: removes `paused`, `paused-reason` and the Prometheus check's counts
+/// (`prometheus-check`) from `target` (the only set `cluster` lists) in one JSON Patch that first
+/// `test`s each value it read, then a `RolloutResumed` Event naming `who`. A set with none of them is
+/// left alone (`… is not paused`).
+///
+/// # Errors
+/// As [`target_set`] and [`apply`].
+pub async fn resume_set<C: Cluster>(
+    cluster: &C,
+    keys: &Arc<Keys>,
+    target: &Target,
+    who: &str,
+    dry_run: bool,
+) -> Result<String> {
+    let (set, config) = target_set(cluster, keys, target).await?;
+    let Some(patch) = resume_patch(&set, &config) else {
+        return Ok(format!("{target} is not paused: nothing to resume"));
+    };
+    let event = EventNote::resumed(who, config.paused_reason.as_deref());
+    apply(cluster, &set, &patch, &event, dry_run).await
+}
