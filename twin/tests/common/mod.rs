@@ -10,6 +10,7 @@ use native_twin::evaluate::{Outcome, Twin};
 use native_twin::policy::{MutatingPolicy, POLICY_PATH, rewrite_prefix};
 use runner::admission::{request_from_json, validate_payload};
 use runner::host::Policy;
+use runner::compile_cache::CacheSetting;
 use serde_json::{Value, json};
 
 pub fn repo() -> PathBuf {
@@ -39,7 +40,8 @@ pub fn wasm() -> Policy {
             path.display()
         )
     });
-    Policy::load(&bytes).expect("policy.wasm loads")
+    // No compilation cache: a test leaves nothing in the user's cache directory.
+    Policy::load(&bytes, &CacheSetting::Off).expect("policy.wasm loads")
 }
 
 /// The request as the API server presents it to admission: a StatefulSet `object` and `oldObject` with
