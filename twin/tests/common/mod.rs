@@ -9,8 +9,8 @@ use native_twin::defaulting::default_update_strategy;
 use native_twin::evaluate::{Outcome, Twin};
 use native_twin::policy::{MutatingPolicy, POLICY_PATH, rewrite_prefix};
 use runner::admission::{request_from_json, validate_payload};
-use runner::host::Policy;
 use runner::compile_cache::CacheSetting;
+use runner::host::Policy;
 use serde_json::{Value, json};
 
 pub fn repo() -> PathBuf {
