@@ -96,6 +96,7 @@ fn snapshot(sets: usize) -> Snapshot {
             .into_iter()
             .map(|v| serde_json::from_value(v).expect("pdb"))
             .collect(),
+        ..Snapshot::default()
     }
 }
 

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
-use kube::core::GroupVersionKind;
+use kube::core::{GroupVersionKind, Selector};
 use kube::discovery::{self, ApiCapabilities};
 use kube::runtime::events::{Event, EventType as KubeEventType, Recorder, Reporter};
 use kube::{Client, Resource};
@@ -165,9 +165,40 @@ impl Cluster for KubeCluster {
         self.list("pods", &ListParams::default()).await
     }
 
+    async fn list_set_pods(
+        &self,
+        namespace: &str,
+        selector: &Selector,
+    ) -> Result<Vec<Pod>, ClusterError> {
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+        let params = ListParams::default().labels_from(selector);
+        api.list(&params).await.map(|l| l.items).map_err(|e| {
+            error(
+                format!("list pods in namespace {namespace} ({selector})"),
+                e,
+            )
+        })
+    }
+
     async fn list_pdbs(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
         self.list("poddisruptionbudgets", &ListParams::default())
             .await
+    }
+
+    async fn list_namespace_pdbs(
+        &self,
+        namespace: &str,
+    ) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
+        let api: Api<PodDisruptionBudget> = Api::namespaced(self.client.clone(), namespace);
+        api.list(&ListParams::default())
+            .await
+            .map(|l| l.items)
+            .map_err(|e| {
+                error(
+                    format!("list poddisruptionbudgets in namespace {namespace}"),
+                    e,
+                )
+            })
     }
 
     async fn patch_statefulset(

@@ -1,21 +1,20 @@
-//! One pass: snapshot → I/O gates' reads → plan → writes, through a [`Cluster`].
+//! One pass: snapshot ([`crate::reads`]) → I/O gates' reads → plan → writes, through a [`Cluster`].
 //!
 //! The only state is on the StatefulSets: a pass reads it, decides with the pure [`crate::plan`], and
 //! writes JSON Patches whose `test` ops pin what it saw. A pass killed anywhere leaves either a whole
 //! patch or none; the next pass (in this process or another) starts from the objects again.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use jiff::Timestamp;
 use tracing::warn;
 
 use crate::cluster::{Cluster, ClusterError, NoPrometheus, PatchOutcome, Prometheus};
-use crate::config::Keys;
 use crate::events::EventNote;
 use crate::gates::{GateOptions, Idle, Need, OwnerProbe, Verdict};
-use crate::plan::{self, Figures, Planner, ProbeMap, SetPlan, Snapshot};
+use crate::plan::{Figures, Planner, ProbeMap, SetPlan, Snapshot};
 use crate::prometheus::QueryOutcome;
+use crate::reads::{self, PodReads};
 use crate::reasons::{Blocked, Reason};
 use crate::set;
 
@@ -26,8 +25,8 @@ pub struct PassOptions {
     pub gates: GateOptions,
     /// Decide and report, write nothing (`--dry-run`).
     pub dry_run: bool,
-    /// LIST pods and PDBs even when nothing is staged (`wait`, `status` need pods for every set).
-    pub always_list_pods: bool,
+    /// Which pods and PDBs are read after the StatefulSet list ([`PodReads`]).
+    pub pod_reads: PodReads,
 }
 
 /// What a pass did with one StatefulSet.
@@ -122,32 +121,6 @@ impl PassReport {
     }
 }
 
-/// Reads the snapshot: one LIST of StatefulSets, then — only if some set has a staged update and a
-/// partition > 0, or `always_list_pods` and some set was listed — one LIST of Pods and one of PDBs
-/// (PDBs only with the PDB gate on).
-///
-/// # Errors
-/// The first LIST that failed; nothing is decided on a partial snapshot.
-pub async fn snapshot<C: Cluster>(
-    cluster: &C,
-    opts: &PassOptions,
-) -> Result<Snapshot, ClusterError> {
-    let statefulsets = cluster.list_statefulsets().await?;
-    let mut snap = Snapshot {
-        statefulsets,
-        ..Snapshot::default()
-    };
-    let keys = Arc::new(Keys::new(&opts.gates.prefix));
-    let wanted = opts.always_list_pods || plan::needs_pods(&snap.statefulsets, &keys);
-    if wanted && !snap.statefulsets.is_empty() {
-        snap.pods = cluster.list_pods().await?;
-        if opts.gates.pdb_gate {
-            snap.pdbs = cluster.list_pdbs().await?;
-        }
-    }
-    Ok(snap)
-}
-
 /// Runs one pass at time `now` (from the caller's clock) with no Prometheus ([`NoPrometheus`]: a set
 /// with a Prometheus check never steps).
 ///
@@ -162,7 +135,7 @@ pub async fn run_pass<C: Cluster>(
 }
 
 /// Runs one pass at time `now`: snapshot, the I/O gates' reads ([`gather_probes`]), the pure
-/// [`plan::plan_with`], then the writes.
+/// [`crate::plan::plan_with`], then the writes.
 ///
 /// # Errors
 /// A failed LIST: no StatefulSet is touched. Write failures do not fail the pass: they block their
@@ -174,7 +147,7 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     opts: &PassOptions,
     now: Timestamp,
 ) -> Result<PassReport, ClusterError> {
-    let snap = snapshot(cluster, opts).await?;
+    let snap = reads::snapshot(cluster, opts, now).await?;
     let planner = Planner::new(&snap, &opts.gates);
     let (probes, mut probe_errors) = gather_probes(cluster, prometheus, &planner, &snap, now).await;
     let plans = planner.plan(now, &probes);

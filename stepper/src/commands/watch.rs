@@ -26,6 +26,7 @@ use crate::config::Keys;
 use crate::gates::Idle;
 use crate::kube_cluster::Scope;
 use crate::pass::{Outcome, PassReport};
+use crate::reads::PodReads;
 use crate::{plan, server};
 
 /// Passes on every interval tick and on (debounced) StatefulSet/Pod changes until SIGTERM or Ctrl-C.
@@ -70,7 +71,7 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
         let _ = stop_tx.send(true);
     });
 
-    let opts = ctx.pass_options(false);
+    let opts = ctx.pass_options(PodReads::Candidates);
     let mut stop = stop_rx.clone();
     loop {
         // The pass is never raced against the shutdown signal: it always finishes.

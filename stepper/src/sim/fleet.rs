@@ -21,6 +21,7 @@ use crate::events::EventNote;
 use crate::gates::GateOptions;
 use crate::pass::{self, PassOptions};
 use crate::prometheus::QueryOutcome;
+use crate::reads::PodReads;
 
 /// The members, each one StatefulSet with its own simulated controller.
 #[derive(Debug)]
@@ -200,7 +201,7 @@ pub fn run_fleet(spec: &FleetSpec) -> Result<FleetRun, String> {
     let opts = PassOptions {
         gates: spec.gates.clone(),
         dry_run: false,
-        always_list_pods: false,
+        pod_reads: PodReads::Candidates,
     };
     let mut run = FleetRun {
         completed: spec.names.iter().map(|n| (n.clone(), None)).collect(),

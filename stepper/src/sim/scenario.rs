@@ -17,6 +17,7 @@ use super::cluster::{ApiFault, Call, FaultKind, SimCluster};
 use super::model::{SetShape, StepRecord, Timing, World, template, template_image, timestamp};
 use crate::gates::GateOptions;
 use crate::pass::{self, Outcome, PassOptions};
+use crate::reads::{self, PodReads};
 
 use sts_safe_rollout::annotations;
 
@@ -414,7 +415,7 @@ pub fn run(scenario: &Scenario, native: bool, seed: u64) -> Result<Run, String> 
             ..GateOptions::default()
         },
         dry_run: false,
-        always_list_pods: false,
+        pod_reads: PodReads::Candidates,
     };
     let interval = scenario.stepper.interval_seconds.max(1);
     let mut events = scenario.events.clone();
@@ -684,9 +685,10 @@ fn stepper_pass(
     let now = timestamp(t);
     if *kill_next {
         *kill_next = false;
-        let planned = futures::executor::block_on(pass::snapshot(cluster, opts)).map(|snap| {
-            futures::executor::block_on(pass::plan_pass(cluster, cluster, &snap, opts, now))
-        });
+        let planned =
+            futures::executor::block_on(reads::snapshot(cluster, opts, now)).map(|snap| {
+                futures::executor::block_on(pass::plan_pass(cluster, cluster, &snap, opts, now))
+            });
         return vec![match planned {
             Ok(plans) => format!(
                 "killed: the stepper died after its read; its decision ({}) was never written",
@@ -700,8 +702,8 @@ fn stepper_pass(
         }];
     }
     if t < concurrent_until {
-        let a = futures::executor::block_on(pass::snapshot(cluster, opts));
-        let b = futures::executor::block_on(pass::snapshot(cluster, opts));
+        let a = futures::executor::block_on(reads::snapshot(cluster, opts, now));
+        let b = futures::executor::block_on(reads::snapshot(cluster, opts, now));
         let mut notes = Vec::new();
         for (who, snap) in [("stepper A", a), ("stepper B", b)] {
             match snap {

@@ -1,0 +1,108 @@
+//! What a pass reads, and when: the StatefulSet list first, then pods and PDBs for the candidates only.
+//!
+//! Every read here is a LIST without `resourceVersion`: a consistent read (the API server answers as of
+//! now; from Kubernetes 1.31 served from its watch cache after a quorum check), so no step is decided
+//! on a stale object. What is read follows the work (DESIGN.md, "Reads follow the work"): a pass with
+//! no candidate reads no pod.
+
+use std::collections::BTreeSet;
+
+use jiff::Timestamp;
+
+use crate::cluster::{Cluster, ClusterError};
+use crate::pass::PassOptions;
+use crate::plan::{Planner, Snapshot};
+use crate::set;
+
+/// Which pods (and PDBs) a pass reads after the StatefulSet list.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum PodReads {
+    /// The candidates' own ([`Planner::candidates`]): per candidate one LIST of its namespace with its
+    /// [`set::pod_selector`], per candidate namespace one LIST of PDBs (`once`, `watch`).
+    #[default]
+    Candidates,
+    /// The pods of the set `namespace/name` only, whatever its gates say, and the PDBs of its
+    /// namespace (`status`, `step` and `wait` on one set).
+    Set {
+        /// `metadata.namespace`.
+        namespace: String,
+        /// `metadata.name`.
+        name: String,
+    },
+    /// Every pod and PDB in scope, one LIST each (`status` over the whole scope).
+    Scope,
+}
+
+/// Reads the snapshot at time `now`: one LIST of StatefulSets, then the pods and PDBs
+/// `opts.pod_reads` asks for (PDBs only with the PDB gate on). No StatefulSet listed, or no
+/// candidate: no pod is read.
+///
+/// # Errors
+/// The first LIST that failed; nothing is decided on a partial snapshot.
+pub async fn snapshot<C: Cluster>(
+    cluster: &C,
+    opts: &PassOptions,
+    now: Timestamp,
+) -> Result<Snapshot, ClusterError> {
+    let statefulsets = cluster.list_statefulsets().await?;
+    let mut snap = Snapshot {
+        statefulsets,
+        ..Snapshot::default()
+    };
+    let gates = &opts.gates;
+    let chosen: Vec<usize> = match &opts.pod_reads {
+        PodReads::Scope => {
+            if !snap.statefulsets.is_empty() {
+                snap.pods = cluster.list_pods().await?;
+                if gates.pdb_gate {
+                    snap.pdbs = cluster.list_pdbs().await?;
+                }
+            }
+            return Ok(snap);
+        }
+        PodReads::Candidates => Planner::new(&snap, gates).candidates(now),
+        PodReads::Set { namespace, name } => snap
+            .statefulsets
+            .iter()
+            .position(|s| {
+                s.metadata.namespace.as_deref() == Some(namespace.as_str())
+                    && s.metadata.name.as_deref() == Some(name.as_str())
+            })
+            .into_iter()
+            .collect(),
+    };
+    read_pods_of(cluster, &mut snap, &chosen, gates.pdb_gate).await?;
+    snap.pods_read_for = Some(chosen.into_iter().collect());
+    Ok(snap)
+}
+
+/// Adds to `snap` the pods of the sets at indexes `chosen` (one LIST per distinct namespace and
+/// selector) and, with `pdb_gate`, the PDBs of their namespaces (one LIST per namespace).
+///
+/// # Errors
+/// The first LIST that failed.
+pub async fn read_pods_of<C: Cluster>(
+    cluster: &C,
+    snap: &mut Snapshot,
+    chosen: &[usize],
+    pdb_gate: bool,
+) -> Result<(), ClusterError> {
+    let mut selectors = BTreeSet::new();
+    let mut namespaces = BTreeSet::new();
+    for &i in chosen {
+        let s = &snap.statefulsets[i];
+        let ns = s.metadata.namespace.clone().unwrap_or_default();
+        let selector = set::pod_selector(s);
+        if selectors.insert((ns.clone(), selector.to_string())) {
+            snap.pods
+                .extend(cluster.list_set_pods(&ns, &selector).await?);
+        }
+        namespaces.insert(ns);
+    }
+    if pdb_gate {
+        for ns in &namespaces {
+            snap.pdbs.extend(cluster.list_namespace_pdbs(ns).await?);
+        }
+    }
+    Ok(())
+}
