@@ -121,6 +121,16 @@ SOAK_CASES ?= 100000
 soak: ## The simulation's property test with $(SOAK_CASES) random rollouts (optimized build)
 	time SIM_CASES=$(SOAK_CASES) $(CARGO) test --locked --profile soak -p sts-stepper --test sim_properties
 
+# `make fuzz`: the policy's fuzz soak (tests/never_traps.rs). --profile soak is optimized and keeps debug
+# assertions and overflow checks; `cargo test` runs the same test with 4,000 cases. The summary is on
+# stderr; stdout (the SDK's native log drain: a line per mutation) is discarded. FUZZ_SEED=N varies it.
+FUZZ_CASES ?= 1000000
+.PHONY: fuzz
+fuzz: ## $(FUZZ_CASES) arbitrary and mutated admission requests through validate, each answer checked
+	$(CARGO) test --locked --profile soak -p sts-safe-rollout --test never_traps --no-run
+	time FUZZ_CASES=$(FUZZ_CASES) $(CARGO) test --locked --profile soak -p sts-safe-rollout --test never_traps \
+	  -- --nocapture --test-threads 1 fuzz_validate >/dev/null
+
 clean: ## Remove build output
 	$(CARGO) clean
 	rm -rf policy.wasm annotated-policy.wasm dist

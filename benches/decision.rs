@@ -25,6 +25,15 @@ fn bench(c: &mut Criterion) {
         c.bench_function(&format!("validate/{fixture}"), |b| {
             b.iter(|| sts_safe_rollout::validate(black_box(&bytes)).unwrap())
         });
+        c.bench_function(&format!("parse_payload/{fixture}"), |b| {
+            b.iter(|| sts_safe_rollout::request::parse_payload(black_box(&bytes)).unwrap())
+        });
+        c.bench_function(&format!("sdk_parse/{fixture}"), |b| {
+            b.iter(|| {
+                kubewarden_policy_sdk::request::ValidationRequest::<Value>::new(black_box(&bytes))
+                    .unwrap()
+            })
+        });
         c.bench_function(&format!("decision_only/{fixture}"), |b| {
             b.iter_batched(
                 || {
@@ -33,7 +42,7 @@ fn bench(c: &mut Criterion) {
                         .request
                 },
                 |request| {
-                    sts_safe_rollout::decision::evaluate(black_box(request), "safe-rollout.dev")
+                    sts_safe_rollout::response::evaluate(black_box(request), "safe-rollout.dev")
                 },
                 criterion::BatchSize::SmallInput,
             )

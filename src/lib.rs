@@ -1,13 +1,19 @@
 //! sts-safe-rollout: a Kubewarden policy that stages StatefulSet template changes behind the
 //! rolling-update partition, plus the pieces the stepper shares with it.
 //!
-//! This file holds the waPC entry points only; the decision table is [`decision`], a pure function.
+//! This file holds the waPC entry points only: the payload is read by [`request`], answered by
+//! [`response::evaluate`], whose table is [`decision`], a pure function over the request's own JSON.
 
 pub mod annotations;
 pub mod decision;
+mod edit;
+pub mod field_error;
 pub mod request;
+pub mod response;
 pub mod settings;
+mod spec_compare;
 pub mod statefulset;
+pub mod view;
 
 use kubewarden_policy_sdk::settings::{SettingsValidationResponse, Validatable};
 use kubewarden_policy_sdk::wapc_guest as guest;
@@ -17,7 +23,7 @@ use kubewarden_policy_sdk::{
 use lazy_static::lazy_static;
 use slog::{Logger, info, o, warn};
 
-use decision::Verdict;
+use response::Response;
 
 lazy_static! {
     static ref LOG_DRAIN: Logger = Logger::root(
@@ -57,13 +63,13 @@ pub fn validate(payload: &[u8]) -> guest::CallResult {
         }
     };
     let uid = payload.request.uid.clone().unwrap_or_default();
-    match decision::evaluate(payload.request, &settings.annotation_prefix) {
-        Verdict::Accept(_) => accept_request(),
-        Verdict::Mutate(row, object) => {
+    match response::evaluate(payload.request, &settings.annotation_prefix) {
+        Response::Accept(_) => accept_request(),
+        Response::Mutate(row, object) => {
             info!(LOG_DRAIN, "mutating StatefulSet"; "uid" => uid, "row" => format!("{row:?}"));
             mutate_request(object)
         }
-        Verdict::Reject(message) => {
+        Response::Reject(message) => {
             warn!(LOG_DRAIN, "rejecting malformed request"; "uid" => uid, "reason" => &message);
             reject_request(Some(message), Some(BAD_REQUEST), None, None)
         }

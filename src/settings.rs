@@ -1,8 +1,10 @@
 //! Policy settings (`spec.settings` of the ClusterAdmissionPolicy), checked by `validate_settings`.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
+use serde_json::Value;
 
 use crate::annotations;
+use crate::field_error;
 
 /// The policy's settings. Unknown fields are refused (a misspelt setting must not be silently ignored).
 ///
@@ -10,8 +12,7 @@ use crate::annotations;
 /// settings:
 ///   annotationPrefix: moco.cybozu.com   # default: safe-rollout.dev
 /// ```
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
     /// Prefix of every annotation the policy reads or writes (`<prefix>/force-rolling-update`, …): a DNS
     /// subdomain of at most 253 characters. Must match the stepper's `--annotation-prefix`.
@@ -33,31 +34,38 @@ impl kubewarden_policy_sdk::settings::Validatable for Settings {
     }
 }
 
+/// The one settings field, as written in the ClusterAdmissionPolicy.
+const ANNOTATION_PREFIX: &str = "annotationPrefix";
+
 /// Parses settings from JSON; `null` or absent means all defaults.
 ///
 /// # Errors
-/// A message naming the offending field and the expected form, e.g.
+/// A message naming the offending field and the expected form, in serde's wording, e.g.
 /// ``settings: unknown field `prefix`, expected `annotationPrefix` `` or
 /// `annotationPrefix: invalid type: integer `3`, expected a string`.
-pub fn parse(value: &serde_json::Value) -> Result<Settings, String> {
-    match value {
-        serde_json::Value::Null => return Ok(Settings::default()),
-        serde_json::Value::Object(_) => {}
+pub fn parse(value: &Value) -> Result<Settings, String> {
+    let map = match value {
+        Value::Null => return Ok(Settings::default()),
+        Value::Object(map) => map,
         other => {
-            return Err(format!(
-                "settings: expected an object such as {{\"annotationPrefix\": \"safe-rollout.dev\"}}, got {}",
-                crate::decision::json_type(other)
-            ));
+            let got = field_error::json_type(other);
+            let problem = format!(
+                "expected an object such as {{\"annotationPrefix\": \"safe-rollout.dev\"}}, got {got}"
+            );
+            return Err(field_error::at("settings", problem));
         }
+    };
+    if let Some(unknown) = map.keys().find(|k| *k != ANNOTATION_PREFIX) {
+        let problem = format!("unknown field `{unknown}`, expected `{ANNOTATION_PREFIX}`");
+        return Err(field_error::at("settings", problem));
     }
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        if path == "." || e.inner().to_string().starts_with("unknown field") {
-            format!("settings: {}", e.inner())
-        } else {
-            format!("{path}: {}", e.inner())
-        }
-    })
+    match map.get(ANNOTATION_PREFIX) {
+        None => Ok(Settings::default()),
+        // `null` is refused, as serde refuses it for a string with a default.
+        Some(v) => String::deserialize(v)
+            .map(|annotation_prefix| Settings { annotation_prefix })
+            .map_err(|e| field_error::at(ANNOTATION_PREFIX, e)),
+    }
 }
 
 #[cfg(test)]

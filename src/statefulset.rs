@@ -1,4 +1,4 @@
-//! Small predicates over a typed StatefulSet, shared by the policy and the stepper.
+//! Small predicates over a typed StatefulSet, used by the stepper (the policy reads the JSON: `view.rs`).
 //!
 //! Each follows DESIGN.md's vocabulary; where a rule comes from Kubernetes, the doc comment names the
 //! source. All are total: absent fields take the Kubernetes defaults, never panic.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use kubewarden_policy_sdk::response::ValidationResponse;
 use serde_json::{Value, json};
-use sts_safe_rollout::decision::{self, Verdict};
+use sts_safe_rollout::response::{self, Response};
 
 fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/admission")
@@ -78,9 +78,9 @@ fn shared_admission_reviews_are_decided_as_the_table_says() {
         // The row of the table that applied, through the pure function.
         let parsed =
             sts_safe_rollout::request::parse_payload(payload.to_string().as_bytes()).unwrap();
-        let row = match decision::evaluate(parsed.request, "safe-rollout.dev") {
-            Verdict::Accept(row) | Verdict::Mutate(row, _) => Value::from(format!("{row:?}")),
-            Verdict::Reject(_) => Value::Null,
+        let row = match response::evaluate(parsed.request, "safe-rollout.dev") {
+            Response::Accept(row) | Response::Mutate(row, _) => Value::from(format!("{row:?}")),
+            Response::Reject(_) => Value::Null,
         };
         assert_eq!(row, want["row"], "{file}: row");
     }

@@ -15,6 +15,7 @@ use kube::runtime::events::{Event, EventType as KubeEventType, Recorder, Reporte
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
+use crate::api_error;
 use crate::cluster::{Cluster, ClusterError, PatchOutcome};
 use crate::events::{EventNote, EventType};
 
@@ -133,7 +134,7 @@ fn error(action: String, e: kube::Error) -> ClusterError {
         kube::Error::Api(status) => ClusterError::Api {
             action,
             code: status.code,
-            message: one_line(&status.message),
+            message: one_line(&api_error::classify(&status)),
         },
         other => ClusterError::Transport {
             action,
@@ -217,7 +218,10 @@ impl Cluster for KubeCluster {
             .await
         {
             Ok(set) => Ok(PatchOutcome::Applied(Box::new(set))),
-            Err(kube::Error::Api(status)) if matches!(status.code, 404 | 409 | 422) => {
+            // A lost race or a gone set is re-read next pass; a rejected write is an error.
+            Err(kube::Error::Api(status))
+                if api_error::classify(&status).is_retried_next_pass() =>
+            {
                 Ok(PatchOutcome::Conflict(one_line(&status.message)))
             }
             Err(e) => Err(error(format!("patch statefulset {namespace}/{name}"), e)),

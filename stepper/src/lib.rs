@@ -7,6 +7,7 @@
 //! stepper: one pass".
 #![warn(missing_docs)]
 
+pub mod api_error;
 pub mod cli;
 pub mod cluster;
 pub mod commands;
@@ -16,6 +17,7 @@ pub mod events;
 pub mod figures;
 pub mod gates;
 pub mod kube_cluster;
+pub mod leader;
 pub mod metrics;
 pub mod pass;
 pub mod patch;

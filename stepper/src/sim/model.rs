@@ -350,9 +350,7 @@ impl World {
             next_uid: 0,
         };
         if policy {
-            let typed: StatefulSet =
-                serde_json::from_value(set.clone()).map_err(|e| e.to_string())?;
-            let d = decision::decide(&typed, &set, None, prefix)?;
+            let d = decision::decide(&set, None, prefix)?;
             decision::apply(&d.change, &mut set, prefix);
             world.admissions.push((0, "create".into(), d.row));
         }
@@ -524,11 +522,7 @@ impl World {
         apply_defaults(&mut new);
         let mut row = None;
         if self.policy {
-            let new_t: StatefulSet =
-                serde_json::from_value(new.clone()).map_err(|e| e.to_string())?;
-            let old_t: StatefulSet =
-                serde_json::from_value(old.clone()).map_err(|e| e.to_string())?;
-            let d = decision::decide(&new_t, &new, Some((&old_t, &old)), &self.prefix)?;
+            let d = decision::decide(&new, Some(&old), &self.prefix)?;
             decision::apply(&d.change, &mut new, &self.prefix);
             apply_defaults(&mut new);
             self.admissions.push((self.t, source.to_string(), d.row));
