@@ -79,7 +79,8 @@ pub struct SetReport {
     pub namespace: String,
     /// `metadata.name`.
     pub name: String,
-    /// Figures as observed in the snapshot (the partition after a step is in the outcome).
+    /// Figures as observed in the snapshot (the partition after a step is in the outcome), except
+    /// `last_partition_update`: after a step, the stamp the step wrote.
     pub figures: Figures,
     /// What happened.
     pub outcome: Outcome,
@@ -241,10 +242,12 @@ fn api_error(e: ClusterError) -> (Outcome, Option<ClusterError>) {
     )
 }
 
-/// Carries out one set's plan: the status-annotations patch and its Events, then the step patch and its
-/// `Stepped` Event. With `dry_run` nothing is written.
+/// Carries out one set's plan: the status-annotations patch and its Events, or the step patch (which
+/// carries the status annotations: one write) with those Events and its `Stepped` Event. With
+/// `dry_run` nothing is written.
 pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetReport {
     let mut event_errors = Vec::new();
+    let mut stamp = None;
     let (outcome, error) = 'outcome: {
         if dry_run {
             break 'outcome (verdict_outcome(&p.verdict, true), None);
@@ -283,9 +286,16 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                         ),
                     });
                 }
+                if p.status_annotations.is_none() {
+                    for ev in &p.status_events {
+                        publish(cluster, &p, ev, &mut event_errors).await;
+                    }
+                }
                 let update_revision = p.figures.update_revision.as_deref().unwrap_or("");
                 let ev = EventNote::stepped(*from, *to, update_revision);
                 publish(cluster, &p, &ev, &mut event_errors).await;
+                // Report the stamp this step wrote, not the one it replaced.
+                stamp = stored_stamp(&stored, &p.config.keys.last_partition_update);
                 (
                     Outcome::Stepped {
                         from: *from,
@@ -298,14 +308,23 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
             Err(e) => api_error(e),
         }
     };
+    let mut figures = p.figures;
+    if stamp.is_some() {
+        figures.last_partition_update = stamp;
+    }
     SetReport {
         namespace: p.namespace,
         name: p.name,
-        figures: p.figures,
+        figures,
         outcome,
         error,
         event_errors,
     }
+}
+
+/// `<prefix>/last-partition-update` (`key`) on the stored `set`, when readable.
+fn stored_stamp(set: &k8s_openapi::api::apps::v1::StatefulSet, key: &str) -> Option<Timestamp> {
+    set.metadata.annotations.as_ref()?.get(key)?.parse().ok()
 }
 
 async fn publish<C: Cluster>(

@@ -69,10 +69,10 @@ pub struct SetPlan {
     pub verdict: Verdict,
     /// The step past the gates, or why none can be pinned ([`Evaluation::next_step`]).
     pub next_step: Option<Result<NextStep, String>>,
-    /// Metadata-only JSON Patch of the status annotations
-    /// ([`status_annotations::status_annotations`]), sent before the step; `None` when nothing changes.
+    /// Metadata-only JSON Patch of the status annotations ([`status_annotations::status_changes`]);
+    /// `None` when nothing changes or a step carries them in its own patch.
     pub status_annotations: Option<Patch>,
-    /// Events to publish once `status_annotations` is applied.
+    /// Events to publish once `status_annotations` (or the step carrying them) is applied.
     pub status_events: Vec<EventNote>,
     /// The step's JSON Patch ([`patch::step_patch`]) when the verdict is [`Verdict::Step`].
     pub step: Option<Patch>,
@@ -348,21 +348,20 @@ fn plan_evaluated(
     ev: Evaluation,
     now: Timestamp,
 ) -> SetPlan {
-    let (annotations, events) = status_annotations::status_annotations(set, config, pods, &ev, now);
-    let step = match &ev.verdict {
+    let mut status = status_annotations::status_changes(set, config, pods, &ev, now);
+    let events = std::mem::take(&mut status.events);
+    // A step carries its bookkeeping in its own patch: one write, so its `resourceVersion` pin holds.
+    let (annotations, step) = match &ev.verdict {
         Verdict::Step {
             from,
             to,
             update_revision,
-        } => Some(patch::step_patch(
-            set,
-            config,
-            *from,
-            *to,
-            update_revision,
-            now,
-        )),
-        _ => None,
+        } => {
+            let mut step = patch::step_patch(set, config, *from, *to, update_revision, now);
+            patch::fold_annotations(set, &status.changes, &mut step);
+            (None, Some(step))
+        }
+        _ => (status.patch(set), None),
     };
     SetPlan {
         namespace: set.metadata.namespace.clone().unwrap_or_default(),

@@ -80,12 +80,16 @@ fn set_partition(p: i32) -> impl FnOnce(&mut Value) {
 
 #[tokio::test]
 async fn staged_moment_is_stepped_with_one_pinned_json_patch() {
+    let stamped = |s: &mut Value| {
+        set_partition(4)(s);
+        s["metadata"]["annotations"]["safe-rollout.dev/last-partition-update"] =
+            json!("2026-11-23T01:20:00Z");
+    };
     let (report, seen) = pass_in_default_scope(lists_then(
         "1-staged",
         |_| {},
         vec![
-            patch(PATCH_WEB, 200, stored("1-staged", |_| {})),
-            patch(PATCH_WEB, 200, stored("1-staged", set_partition(4))),
+            patch(PATCH_WEB, 200, stored("1-staged", stamped)),
             post_event("demo"),
         ],
     ))
@@ -94,12 +98,20 @@ async fn staged_moment_is_stepped_with_one_pinned_json_patch() {
     assert_eq!(report.sets.len(), 1);
     assert_eq!(report.sets[0].outcome, Outcome::Stepped { from: 5, to: 4 });
     assert!(!report.any_errored());
-    // Fully Ready and not yet stamped: the metadata-only `initialized` stamp comes first.
-    assert_eq!(seen[3].body, initialized_patch());
-    // The step: test partition and updateRevision, replace, stamp — exactly.
-    assert_eq!(seen[4].body, step_body(5, 4));
+    // The step is ONE write: test partition and updateRevision, replace, stamp — and the set's first
+    // `initialized` stamp folded in (issue 12 item 5).
+    let mut want = step_body(5, 4);
+    want.as_array_mut()
+        .expect("ops")
+        .extend(initialized_patch().as_array().expect("ops").clone());
+    assert_eq!(seen[3].body, want);
+    // The report (and so the `Stepped` log line) carries the stamp this step wrote.
+    assert_eq!(
+        report.sets[0].figures.last_partition_update,
+        Some(at("2026-11-23T01:20:00Z"))
+    );
     // The Stepped Event, on the StatefulSet.
-    let ev = &seen[5].body;
+    let ev = &seen[4].body;
     assert_eq!(ev["reason"], "Stepped");
     assert_eq!(ev["type"], "Normal");
     assert_eq!(ev["note"], "partition 5→4 (updateRevision web-7d7598bf9d)");
@@ -107,6 +119,45 @@ async fn staged_moment_is_stepped_with_one_pinned_json_patch() {
     assert_eq!(ev["regarding"]["name"], "web");
     assert_eq!(ev["regarding"]["uid"], WEB_UID);
     assert_eq!(ev["reportingController"], "sts-stepper");
+}
+
+#[tokio::test]
+async fn a_set_with_no_annotations_steps_in_one_write_pinned_by_its_resource_version() {
+    // Before: a bookkeeping patch changed the resourceVersion and the step's `test` on it then
+    // failed once every time. Now the whole annotations map comes with the step.
+    let bare = |s: &mut Value| {
+        s["metadata"]
+            .as_object_mut()
+            .expect("metadata")
+            .remove("annotations");
+    };
+    let list: Value = serde_json::from_slice(&list_with("1-staged", bare)).expect("json");
+    let rv = list["items"][0]["metadata"]["resourceVersion"].clone();
+    let (report, seen) = pass_in_default_scope(lists_then(
+        "1-staged",
+        bare,
+        vec![
+            patch(PATCH_WEB, 200, stored("1-staged", set_partition(4))),
+            post_event("demo"),
+        ],
+    ))
+    .await;
+    assert_eq!(
+        report.expect("pass").sets[0].outcome,
+        Outcome::Stepped { from: 5, to: 4 }
+    );
+    let patches: Vec<&Seen> = seen.iter().filter(|s| s.method == Method::PATCH).collect();
+    assert_eq!(patches.len(), 1, "one write");
+    let ops = patches[0].body.as_array().expect("ops");
+    assert!(ops.contains(&json!({"op": "test", "path": "/metadata/resourceVersion", "value": rv})));
+    assert!(ops.contains(
+        &json!({"op": "add", "path": "/metadata/annotations", "value": {
+        "safe-rollout.dev/last-partition-update": "2026-11-23T01:20:00Z"}})
+    ));
+    assert_eq!(
+        ops.last(),
+        initialized_patch().as_array().expect("op").first()
+    );
 }
 
 #[tokio::test]
