@@ -61,6 +61,7 @@ pub struct Metrics {
     blocked: Family<BlockedLabels, Gauge>,
     steps: Family<SetLabels, Counter>,
     pass_duration: Histogram,
+    step_decision_age: Histogram,
     passes: Family<PassLabels, Counter>,
     last_pass: FloatGauge,
     known: Mutex<HashSet<SetLabels>>,
@@ -85,6 +86,7 @@ impl Metrics {
             blocked: Family::default(),
             steps: Family::default(),
             pass_duration: Histogram::new(exponential_buckets(0.01, 2.0, 14)),
+            step_decision_age: Histogram::new(exponential_buckets(0.005, 2.0, 12)),
             passes: Family::default(),
             last_pass: FloatGauge::default(),
             known: Mutex::new(HashSet::new()),
@@ -131,6 +133,11 @@ impl Metrics {
             m.pass_duration.clone(),
         );
         registry.register(
+            "sts_safe_rollout_step_decision_age_seconds",
+            "Age of the pod read a step was decided on, when its write was about to go (seconds)",
+            m.step_decision_age.clone(),
+        );
+        registry.register(
             "sts_safe_rollout_passes",
             "Passes by result: ok, errored (an API error blocked a StatefulSet), failed (a LIST failed)",
             m.passes.clone(),
@@ -174,6 +181,9 @@ impl Metrics {
                 None => {
                     self.last_partition_update.remove(&labels);
                 }
+            }
+            if let Some(age) = s.decision_age_seconds {
+                self.step_decision_age.observe(age);
             }
             if matches!(s.outcome, crate::pass::Outcome::Stepped { .. }) {
                 self.steps.get_or_create(&labels).inc();

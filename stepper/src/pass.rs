@@ -5,6 +5,7 @@
 //! patch or none; the next pass (in this process or another) starts from the objects again.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use jiff::Timestamp;
 use tracing::warn;
@@ -19,7 +20,7 @@ use crate::reasons::{Blocked, Reason};
 use crate::set;
 
 /// Settings of a pass.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PassOptions {
     /// Gate settings (annotation prefix, PDB gate).
     pub gates: GateOptions,
@@ -27,7 +28,24 @@ pub struct PassOptions {
     pub dry_run: bool,
     /// Which pods and PDBs are read after the StatefulSet list ([`PodReads`]).
     pub pod_reads: PodReads,
+    /// `--max-decision-age` (default 1 s): a step decided on pods read longer ago is decided again on
+    /// that set's freshly read pods before it is written.
+    pub max_decision_age: Duration,
 }
+
+impl Default for PassOptions {
+    fn default() -> Self {
+        PassOptions {
+            gates: GateOptions::default(),
+            dry_run: false,
+            pod_reads: PodReads::default(),
+            max_decision_age: DEFAULT_MAX_DECISION_AGE,
+        }
+    }
+}
+
+/// The default of `--max-decision-age`: 1 s (DESIGN.md, "A step is decided on fresh pods").
+pub const DEFAULT_MAX_DECISION_AGE: Duration = Duration::from_secs(1);
 
 /// What a pass did with one StatefulSet.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,6 +106,9 @@ pub struct SetReport {
     pub error: Option<ClusterError>,
     /// Events that could not be published (the writes they describe did happen).
     pub event_errors: Vec<ClusterError>,
+    /// For a step about to be written: the age of the pod read it was decided on, in seconds
+    /// (`sts_safe_rollout_step_decision_age_seconds`); `None` when no step was about to be written.
+    pub decision_age_seconds: Option<f64>,
 }
 
 impl SetReport {
@@ -154,13 +175,58 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     let plans = planner.plan(now, &probes);
     let mut report = PassReport::default();
     for (i, p) in plans.into_iter().enumerate() {
+        let (p, age, reread_error) = decide_fresh(cluster, &snap, i, p, &probes, opts, now).await;
         let mut set = execute(cluster, p, opts.dry_run).await;
+        set.decision_age_seconds = age;
         if set.error.is_none() {
-            set.error = probe_errors.remove(&i);
+            set.error = reread_error.or_else(|| probe_errors.remove(&i));
         }
         report.sets.push(set);
     }
     Ok(report)
+}
+
+/// The plan `p` for the set at index `i`, decided again on a fresh read of its pods when it is a step
+/// and the pod read of `snap` is older than `opts.max_decision_age` (DESIGN.md, "A step is decided on
+/// fresh pods": nothing in the step's JSON Patch pins a pod's readiness). Returns the plan to carry
+/// out, the age in seconds of the pod read it stands on (for a step; measured now, right before the
+/// write), and the error of a failed re-read (the set is then blocked `ApiError`).
+async fn decide_fresh<C: Cluster>(
+    cluster: &C,
+    snap: &Snapshot,
+    i: usize,
+    mut p: SetPlan,
+    probes: &ProbeMap,
+    opts: &PassOptions,
+    now: Timestamp,
+) -> (SetPlan, Option<f64>, Option<ClusterError>) {
+    let (Verdict::Step { .. }, false, Some(read_at)) =
+        (&p.verdict, opts.dry_run, snap.pods_read_at)
+    else {
+        return (p, None, None);
+    };
+    if read_at.elapsed() <= opts.max_decision_age {
+        return (p, Some(read_at.elapsed().as_secs_f64()), None);
+    }
+    match reads::reread_set(cluster, &snap.statefulsets[i], opts.gates.pdb_gate).await {
+        Ok(fresh) => {
+            let probes: ProbeMap = probes
+                .get(&i)
+                .map(|pr| (0, pr.clone()))
+                .into_iter()
+                .collect();
+            let age = fresh.pods_read_at.map(|t| t.elapsed().as_secs_f64());
+            match Planner::new(&fresh, &opts.gates).plan(now, &probes).pop() {
+                Some(fresh_plan) => (fresh_plan, age, None),
+                None => (p, age, None),
+            }
+        }
+        Err(e) => {
+            p.verdict = Verdict::Blocked(Blocked::new(Reason::ApiError, e.to_string()));
+            p.step = None;
+            (p, None, Some(e))
+        }
+    }
 }
 
 /// The plan for `snap` after the I/O gates' reads ([`gather_probes`], errors dropped: for planning
@@ -319,6 +385,7 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
         outcome,
         error,
         event_errors,
+        decision_age_seconds: None,
     }
 }
 

@@ -40,6 +40,9 @@ pub struct Snapshot {
     /// ([`gates::list_gate_block`]); past them it is `Throttled` when the step budget is spent, else
     /// blocked as not read — never stepped.
     pub pods_read_for: Option<BTreeSet<usize>>,
+    /// When the pod reads started (monotonic clock; `None`: no pod read). A step decided on pods read
+    /// longer ago than `--max-decision-age` is decided again on a fresh read before it is written.
+    pub pods_read_at: Option<std::time::Instant>,
 }
 
 /// True when some StatefulSet of `sets` is guarded, has a staged update and a partition > 0: only then

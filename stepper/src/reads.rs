@@ -6,6 +6,7 @@
 //! no candidate reads no pod.
 
 use std::collections::BTreeSet;
+use std::time::Instant;
 
 use jiff::Timestamp;
 
@@ -13,6 +14,7 @@ use crate::cluster::{Cluster, ClusterError};
 use crate::pass::PassOptions;
 use crate::plan::{Planner, Snapshot};
 use crate::set;
+use k8s_openapi::api::apps::v1::StatefulSet;
 
 /// Which pods (and PDBs) a pass reads after the StatefulSet list.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -53,6 +55,7 @@ pub async fn snapshot<C: Cluster>(
     let chosen: Vec<usize> = match &opts.pod_reads {
         PodReads::Scope => {
             if !snap.statefulsets.is_empty() {
+                snap.pods_read_at = Some(Instant::now());
                 snap.pods = cluster.list_pods().await?;
                 if gates.pdb_gate {
                     snap.pdbs = cluster.list_pdbs().await?;
@@ -71,6 +74,9 @@ pub async fn snapshot<C: Cluster>(
             .into_iter()
             .collect(),
     };
+    if !chosen.is_empty() {
+        snap.pods_read_at = Some(Instant::now());
+    }
     read_pods_of(cluster, &mut snap, &chosen, gates.pdb_gate).await?;
     snap.pods_read_for = Some(chosen.into_iter().collect());
     Ok(snap)
@@ -105,4 +111,25 @@ pub async fn read_pods_of<C: Cluster>(
         }
     }
     Ok(())
+}
+
+/// A snapshot of the one set `set` with its pods (and, with `pdb_gate`, its namespace's PDBs) read
+/// now: the fresh consistent read a step waits for when its decision has grown old (DESIGN.md, "A
+/// step is decided on fresh pods"). The set itself is as listed: its step patch pins `partition`
+/// and `updateRevision`, so a changed set fails the write instead.
+///
+/// # Errors
+/// The LIST that failed.
+pub async fn reread_set<C: Cluster>(
+    cluster: &C,
+    set: &StatefulSet,
+    pdb_gate: bool,
+) -> Result<Snapshot, ClusterError> {
+    let mut snap = Snapshot {
+        statefulsets: vec![set.clone()],
+        pods_read_at: Some(Instant::now()),
+        ..Snapshot::default()
+    };
+    read_pods_of(cluster, &mut snap, &[0], pdb_gate).await?;
+    Ok(snap)
 }

@@ -189,3 +189,78 @@ fn as_stored(mut set: Value) -> Vec<u8> {
     set["apiVersion"] = json!("apps/v1");
     serde_json::to_vec(&set).expect("json")
 }
+
+#[tokio::test]
+async fn a_step_decided_on_old_pods_is_decided_again_on_a_fresh_read() {
+    // `--max-decision-age 0`: the step 4→3 was decided on Ready pods; before the write the set's pods
+    // are read again, web-1 is now NotReady, and no step is written (DESIGN.md, "A step is decided on
+    // fresh pods").
+    let mut web = list_body_item("2-stepped-4");
+    web["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
+    let opts = PassOptions {
+        max_decision_age: std::time::Duration::ZERO,
+        ..PassOptions::default()
+    };
+    let fresh = web_candidate_reads(
+        fixture_body("3-web1-notready-pods.json"),
+        fixture_body("3-web1-notready-pdbs.json"),
+    );
+    let (report, seen) = pass_with(
+        Scope::default(),
+        opts,
+        script(
+            script(
+                vec![get(STS_ALL, list_of(vec![web.clone()]))],
+                web_candidate_reads(
+                    fixture_body("2-stepped-4-pods.json"),
+                    fixture_body("2-stepped-4-pdbs.json"),
+                ),
+            ),
+            script(
+                fresh.into(),
+                [patch(PATCH_WEB, 200, as_stored(web)), post_event("demo")],
+            ),
+        ),
+    )
+    .await;
+    let set = &report.expect("pass").sets[0];
+    assert_eq!(set.blocked_reason(), Some(Reason::PodNotReady));
+    assert!(set.decision_age_seconds.is_some_and(|a| a < 5.0));
+    // The only write announces the block; no partition is touched.
+    let writes: Vec<&Seen> = seen.iter().filter(|s| s.method == Method::PATCH).collect();
+    assert_eq!(writes.len(), 1);
+    assert!(
+        !writes[0].body.to_string().contains("partition"),
+        "{:?}",
+        writes[0].body
+    );
+}
+
+#[tokio::test]
+async fn a_step_on_fresh_pods_is_written_without_a_second_read() {
+    let mut web = list_body_item("2-stepped-4");
+    web["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
+    let mut stored = web.clone();
+    stored["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(3);
+    let (report, seen) = pass_in_default_scope(script(
+        script(
+            vec![get(STS_ALL, list_of(vec![web]))],
+            web_candidate_reads(
+                fixture_body("2-stepped-4-pods.json"),
+                fixture_body("2-stepped-4-pdbs.json"),
+            ),
+        ),
+        [patch(PATCH_WEB, 200, as_stored(stored)), post_event("demo")],
+    ))
+    .await;
+    let set = &report.expect("pass").sets[0];
+    assert_eq!(
+        set.outcome,
+        sts_stepper::pass::Outcome::Stepped { from: 4, to: 3 }
+    );
+    assert!(
+        set.decision_age_seconds
+            .is_some_and(|a| (0.0..1.0).contains(&a))
+    );
+    assert_eq!(seen.len(), 5);
+}

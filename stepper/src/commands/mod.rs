@@ -128,6 +128,7 @@ impl Context {
             },
             dry_run: g.dry_run,
             pod_reads,
+            max_decision_age: to_std(g.max_decision_age),
         }
     }
 }

@@ -254,6 +254,7 @@ mod tests {
             outcome,
             error: None,
             event_errors: vec![],
+            decision_age_seconds: None,
         }
     }
 

@@ -202,6 +202,7 @@ pub fn run_fleet(spec: &FleetSpec) -> Result<FleetRun, String> {
         gates: spec.gates.clone(),
         dry_run: false,
         pod_reads: PodReads::Candidates,
+        ..PassOptions::default()
     };
     let mut run = FleetRun {
         completed: spec.names.iter().map(|n| (n.clone(), None)).collect(),

@@ -416,6 +416,7 @@ pub fn run(scenario: &Scenario, native: bool, seed: u64) -> Result<Run, String> 
         },
         dry_run: false,
         pod_reads: PodReads::Candidates,
+        ..PassOptions::default()
     };
     let interval = scenario.stepper.interval_seconds.max(1);
     let mut events = scenario.events.clone();
