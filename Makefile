@@ -109,8 +109,10 @@ publish: ## kwctl annotate, then kwctl push to registry://$(POLICY_REF)
 	$(MAKE) annotated-policy.wasm
 	kwctl push annotated-policy.wasm registry://$(POLICY_REF)
 
-deploy-manifests: ## Render deploy/ for $(POLICY_REF) and $(IMAGE) into $(DIST)/
-	deploy/render.sh registry://$(POLICY_REF) $(IMAGE) $(DIST)
+# The native policy's annotation prefix (deploy/native/; the Kubewarden policy's is its `annotationPrefix`).
+ANNOTATION_PREFIX ?= safe-rollout.dev
+deploy-manifests: ## Render deploy/ for $(POLICY_REF) and $(IMAGE) (and deploy/native/) into $(DIST)/
+	ANNOTATION_PREFIX=$(ANNOTATION_PREFIX) deploy/render.sh registry://$(POLICY_REF) $(IMAGE) $(DIST)
 
 demo: policy.wasm runner ## policy.wasm deciding real AdmissionReviews, then the MOCO incident native vs guarded
 	SHARED=$(SHARED) RUNNER=$(RUNNER) scripts/demo-policy.sh

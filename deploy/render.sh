@@ -5,8 +5,13 @@
 #   (or: make deploy-manifests REGISTRY=… TAG=…)
 #
 # writes OUTDIR/sts-safe-rollout.yaml (what `kubectl apply -k deploy/` installs: the policy and the stepper
-# CronJob) and OUTDIR/sts-stepper-watch.yaml (deploy/stepper/watch/: the stepper as a Deployment, instead
-# of the CronJob).
+# CronJob), OUTDIR/sts-stepper-watch.yaml (deploy/stepper/watch/: the stepper as a Deployment, instead
+# of the CronJob) and OUTDIR/sts-safe-rollout-native.yaml (deploy/native/: the policy as a Kubernetes
+# MutatingAdmissionPolicy, for clusters >= 1.36 without Kubewarden, instead of deploy/policy/).
+#
+# ANNOTATION_PREFIX (default safe-rollout.dev) sets the native policy's annotation prefix: the one line of
+# deploy/native/mutating-admission-policy.yaml holding the CEL variable `prefix` is rewritten (the
+# Kubewarden policy takes it from its `annotationPrefix` setting instead).
 #
 # kustomize is not needed (nor installed here): deploy/ uses only `resources:` lists, which this script
 # follows in order, recursing into directories. The manifests under deploy/ name the project's own
@@ -82,5 +87,33 @@ emit() {
         "module $(grep -cF "module: $module" "$out/$file" || true)x, image $(grep -cF "image: $image" "$out/$file" || true)x"
 }
 
+# The native policy's annotation prefix: a DNS subdomain (as the Kubewarden setting `annotationPrefix`), so
+# it cannot break out of the CEL string literal it is written into.
+prefix=${ANNOTATION_PREFIX:-safe-rollout.dev}
+label='[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?'
+if ! [[ $prefix =~ ^$label(\.$label)*$ ]] || [ ${#prefix} -gt 253 ]; then
+    echo "render.sh: ANNOTATION_PREFIX '$prefix' is not a DNS subdomain such as safe-rollout.dev" >&2
+    exit 2
+fi
+
+# emit_native FILE: renders deploy/native/ into OUTDIR/FILE with the prefix line rewritten (exactly once).
+emit_native() {
+    local file=$1 tmp
+    local line="      expression: \"'safe-rollout.dev'\""
+    tmp=$(mktemp)
+    {
+        echo "# Rendered from deploy/native/ by deploy/render.sh for annotation prefix $prefix"
+        render "$here/native"
+    } | awk -v old="$line" -v new="${line/safe-rollout.dev/$prefix}" \
+        '$0 == old {print new; n++; next} {print} END {if (n != 1) exit 3}' >"$tmp" || {
+        echo "render.sh: deploy/native/ must hold the line [$line] exactly once" >&2
+        rm -f "$tmp"; return 1
+    }
+    mkdir -p "$out"
+    mv "$tmp" "$out/$file"
+    echo "$out/$file: $(grep -c '^kind:' "$out/$file") objects, annotation prefix $prefix"
+}
+
 emit "$here" sts-safe-rollout.yaml
 emit "$here/stepper/watch" sts-stepper-watch.yaml
+emit_native sts-safe-rollout-native.yaml

@@ -12,7 +12,6 @@ pub mod request;
 pub mod response;
 pub mod settings;
 mod spec_compare;
-pub mod statefulset;
 pub mod view;
 
 use kubewarden_policy_sdk::settings::{SettingsValidationResponse, Validatable};

@@ -37,7 +37,9 @@ use sts_stepper::prometheus::{
 use sts_stepper::prometheus_client::{Auth, ConfigError, PrometheusClient, PrometheusConfig};
 use sts_stepper::reasons::Reason;
 use sts_stepper::sim::cluster::SimCluster;
-use sts_stepper::sim::model::{SetShape, Timing, World, template, timestamp};
+use sts_stepper::sim::history::template;
+use sts_stepper::sim::kubelet::Timing;
+use sts_stepper::sim::world::{SetShape, World, timestamp};
 use support::prometheus::{
     BearerProxy, Exporter, HungServer, PrometheusServer, StubServer, TestCa, Web, prometheus_bin,
     write_file,

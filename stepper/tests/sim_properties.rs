@@ -194,7 +194,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
 /// The image the set's template ends with (what a completed rollout runs).
 fn final_image_is_bad(run: &scenario::Run) -> bool {
     let tpl = &run.world.set["spec"]["template"];
-    sts_stepper::sim::model::template_image(tpl)
+    sts_stepper::sim::history::template_image(tpl)
         .is_some_and(|img| run.world.bad_images.iter().any(|b| b == img))
 }
 

@@ -1,276 +1,129 @@
-//! Whole rollouts through the `Cluster` interface against a small simulated StatefulSet controller
-//! with a virtual clock: the JSON Patches are applied with real JSON Patch semantics (`test` ops
-//! included), so these tests show the safety properties end to end — one step per healthy
-//! observation, none while a pod is down, and never two steps for one observation.
-mod common;
+//! Whole rollouts through the `Cluster` interface against the simulated StatefulSet controller
+//! (`sts_stepper::sim`) on its virtual clock, with the real admission policy on every write and real
+//! JSON Patch semantics (`test` ops included): one step per healthy observation, none while a pod is
+//! down, and never two steps for one observation.
 
-use std::sync::Mutex;
-
-use jiff::{SignedDuration, Timestamp};
-use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ObjectReference, Pod};
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use serde_json::{Value, json};
-use sts_stepper::cluster::{Cluster, ClusterError, PatchOutcome};
-use sts_stepper::events::EventNote;
-use sts_stepper::pass::{Outcome, PassOptions, run_pass};
+use serde_json::json;
+use sts_safe_rollout::annotations::DEFAULT_PREFIX;
+use sts_stepper::pass::{Outcome, PassOptions, PassReport, execute, plan_pass, run_pass};
+use sts_stepper::reads::snapshot;
 use sts_stepper::reasons::Reason;
+use sts_stepper::sim::cluster::SimCluster;
+use sts_stepper::sim::history::template;
+use sts_stepper::sim::kubelet::Timing;
+use sts_stepper::sim::world::{SetShape, World, timestamp};
 
-#[derive(Clone, Debug)]
-struct SimPod {
-    revision: String,
-    ready: bool,
-    terminating: bool,
+/// `ns/web`: `replicas` pods Running and Ready on image v1, with stepper `annotations` (short names),
+/// then a `kubectl apply` of image v2, which the policy stages at partition = replicas; the controller
+/// has observed it (second 0).
+fn staged(replicas: i32, annotations: &[(&str, &str)]) -> SimCluster {
+    let shape = SetShape {
+        name: "web".into(),
+        namespace: "ns".into(),
+        replicas,
+        pod_management_policy: "OrderedReady".into(),
+        min_ready_seconds: 0,
+        image: "v1".into(),
+    };
+    let mut world = World::new(&shape, Timing::default(), true, DEFAULT_PREFIX, 1).expect("create");
+    for (short, value) in annotations {
+        world.set["metadata"]["annotations"][format!("{DEFAULT_PREFIX}/{short}")] = json!(value);
+    }
+    let mut apply = world.set.clone();
+    apply["spec"]["template"] = template("web", "v2");
+    world.write(apply, "apply").expect("apply v2");
+    world.tick(0);
+    assert_eq!(world.partition(), replicas, "staged by the policy");
+    SimCluster::new(world)
 }
 
-#[derive(Debug)]
-struct World {
-    sts: Value,
-    pods: Vec<SimPod>,
-    /// Ordinals whose pods never become Ready again once replaced (a broken node, a bad image).
-    broken: Vec<usize>,
-    events: Vec<(String, EventNote)>,
-    /// When set, LIST StatefulSets answers with this older copy (a stepper with a stale view).
-    stale: Option<Value>,
-}
-
-struct Sim(Mutex<World>);
-
-fn lock(sim: &Sim) -> std::sync::MutexGuard<'_, World> {
-    sim.0.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-impl Sim {
-    /// `web` with `replicas` pods on revision `a`, an update to `b` staged at partition = replicas.
-    fn new(replicas: usize, annotations: Value) -> Sim {
-        let sts = json!({
-            "apiVersion": "apps/v1", "kind": "StatefulSet",
-            "metadata": {"name": "web", "namespace": "ns", "uid": "uid-web", "resourceVersion": "1",
-                         "generation": 2, "annotations": annotations},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}}, "serviceName": "web",
-                     "template": {"metadata": {"labels": {"app": "web"}}},
-                     "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": replicas}}},
-            "status": {"observedGeneration": 2, "currentRevision": "a", "updateRevision": "b"}
-        });
-        let pods = (0..replicas)
-            .map(|_| SimPod {
-                revision: "a".into(),
-                ready: true,
-                terminating: false,
-            })
-            .collect();
-        let sim = Sim(Mutex::new(World {
-            sts,
-            pods,
-            broken: vec![],
-            events: vec![],
-            stale: None,
-        }));
-        lock(&sim).refresh_status();
-        sim
+/// The next 60 virtual seconds after `minute`'s pass: the pods progress and the controller syncs.
+fn one_minute(cluster: &SimCluster, minute: i64) {
+    let mut world = cluster.world();
+    for t in minute * 60 + 1..=minute * 60 + 60 {
+        world.tick(t);
     }
 }
 
-impl World {
-    fn partition(&self) -> i64 {
-        self.sts["spec"]["updateStrategy"]["rollingUpdate"]["partition"]
-            .as_i64()
-            .unwrap_or(0)
-    }
-
-    fn refresh_status(&mut self) {
-        let update = "b";
-        let updated = self.pods.iter().filter(|p| p.revision == update).count();
-        let ready = self
-            .pods
-            .iter()
-            .filter(|p| p.ready && !p.terminating)
-            .count();
-        let n = self.pods.len();
-        let s = &mut self.sts["status"];
-        s["replicas"] = json!(n);
-        s["updatedReplicas"] = json!(updated);
-        s["currentReplicas"] = json!(n - updated);
-        s["readyReplicas"] = json!(ready);
-        s["availableReplicas"] = json!(ready);
-        if updated == n {
-            s["currentRevision"] = json!(update);
-            s["currentReplicas"] = json!(n);
-        }
-    }
-
-    /// One sync of the StatefulSet controller (OrderedReady-like rolling update over ordinals ≥
-    /// partition, highest first, one pod at a time).
-    fn controller_tick(&mut self) {
-        let generation = self.sts["metadata"]["generation"].clone();
-        self.sts["status"]["observedGeneration"] = generation;
-        for (i, p) in self.pods.iter_mut().enumerate() {
-            if p.terminating {
-                *p = SimPod {
-                    revision: "b".into(),
-                    ready: false,
-                    terminating: false,
-                };
-            } else if !p.ready && !self.broken.contains(&i) {
-                p.ready = true;
-            }
-        }
-        let settled = self.pods.iter().all(|p| p.ready && !p.terminating);
-        let partition = usize::try_from(self.partition()).unwrap_or(0);
-        if settled
-            && let Some(i) = (partition..self.pods.len())
-                .rev()
-                .find(|&i| self.pods[i].revision != "b")
-        {
-            self.pods[i].terminating = true;
-        }
-        self.refresh_status();
-    }
-
-    fn pod_json(&self, i: usize) -> Value {
-        let p = &self.pods[i];
-        let mut v = json!({
-            "metadata": {"name": format!("web-{i}"), "namespace": "ns",
-                         "labels": {"app": "web", "controller-revision-hash": p.revision},
-                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet",
-                                              "name": "web", "uid": "uid-web", "controller": true}]},
-            "spec": {"containers": []},
-            "status": {"phase": "Running", "conditions": [{"type": "Ready",
-                "status": if p.ready { "True" } else { "False" },
-                "reason": if p.ready { Value::Null } else { json!("ContainersNotReady") },
-                "lastTransitionTime": "2026-11-23T00:00:00Z"}]}
-        });
-        if p.terminating {
-            v["metadata"]["deletionTimestamp"] = json!("2026-11-23T00:00:00Z");
-        }
-        v
-    }
+/// The stepper's pass at the start of `minute`.
+async fn pass_at(cluster: &SimCluster, minute: i64) -> PassReport {
+    run_pass(cluster, &PassOptions::default(), timestamp(minute * 60))
+        .await
+        .expect("pass")
 }
 
-fn decode<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ClusterError> {
-    serde_json::from_value(v).map_err(|e| ClusterError::Transport {
-        action: "decode".into(),
-        message: e.to_string(),
-    })
+/// Every pod Running and Ready and not terminating.
+fn all_ready(world: &World) -> bool {
+    world
+        .pods
+        .values()
+        .all(|p| p.running_and_ready() && !p.terminating())
 }
 
-impl Cluster for Sim {
-    async fn list_statefulsets(&self) -> Result<Vec<StatefulSet>, ClusterError> {
-        let w = lock(self);
-        Ok(vec![decode(
-            w.stale.clone().unwrap_or_else(|| w.sts.clone()),
-        )?])
-    }
-
-    async fn list_pods(&self) -> Result<Vec<Pod>, ClusterError> {
-        let w = lock(self);
-        (0..w.pods.len()).map(|i| decode(w.pod_json(i))).collect()
-    }
-
-    async fn list_pdbs(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
-        Ok(vec![])
-    }
-
-    async fn patch_statefulset(
-        &self,
-        _namespace: &str,
-        _name: &str,
-        patch: &json_patch::Patch,
-    ) -> Result<PatchOutcome, ClusterError> {
-        let mut w = lock(self);
-        let mut next = w.sts.clone();
-        if let Err(e) = json_patch::patch(&mut next, patch) {
-            return Ok(PatchOutcome::Conflict(e.to_string()));
-        }
-        let spec_changed = next["spec"] != w.sts["spec"];
-        let rv = w.sts["metadata"]["resourceVersion"]
-            .as_str()
-            .and_then(|s| s.parse::<u64>().ok())
-            .unwrap_or(0);
-        next["metadata"]["resourceVersion"] = json!((rv + 1).to_string());
-        if spec_changed {
-            let g = next["metadata"]["generation"].as_i64().unwrap_or(0);
-            next["metadata"]["generation"] = json!(g + 1);
-        }
-        next["status"] = w.sts["status"].clone(); // status is not writable through the main resource
-        w.sts = next;
-        Ok(PatchOutcome::Applied(Box::new(decode(w.sts.clone())?)))
-    }
-
-    async fn get_owner(
-        &self,
-        _namespace: &str,
-        _owner: &k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference,
-    ) -> Result<Option<Value>, ClusterError> {
-        Ok(None)
-    }
-
-    async fn publish_event(
-        &self,
-        object: &ObjectReference,
-        event: &EventNote,
-    ) -> Result<(), ClusterError> {
-        lock(self)
-            .events
-            .push((object.name.clone().unwrap_or_default(), event.clone()));
-        Ok(())
-    }
+/// The notes of the Events published with `reason`.
+fn events(world: &World, reason: &str) -> Vec<String> {
+    world
+        .events
+        .iter()
+        .filter(|(_, r, _)| r == reason)
+        .map(|(_, _, note)| note.clone())
+        .collect()
 }
 
-fn t(minutes: i64) -> Timestamp {
-    common::at("2026-11-23T02:00:00Z") + SignedDuration::from_mins(minutes)
+fn annotation(world: &World, short: &str) -> Option<String> {
+    world.set["metadata"]["annotations"][format!("{DEFAULT_PREFIX}/{short}")]
+        .as_str()
+        .map(str::to_string)
 }
 
 #[tokio::test]
 async fn a_whole_rollout_steps_once_per_healthy_observation() {
-    let sim = Sim::new(5, json!({"safe-rollout.dev/initialized": "true"}));
-    let opts = PassOptions::default();
-    let mut partitions = vec![lock(&sim).partition()];
+    let sim = staged(5, &[]);
+    let mut partitions = vec![sim.world().partition()];
     for minute in 0..40 {
-        let before = lock(&sim).partition();
-        let all_ready = lock(&sim).pods.iter().all(|p| p.ready && !p.terminating);
-        let report = run_pass(&sim, &opts, t(minute)).await.expect("pass");
-        let after = lock(&sim).partition();
+        let (before, ready) = {
+            let w = sim.world();
+            (w.partition(), all_ready(&w))
+        };
+        let report = pass_at(&sim, minute).await;
+        let after = sim.world().partition();
         if after != before {
             assert_eq!(before - after, 1, "one step per pass");
-            assert!(all_ready, "stepped at minute {minute} while a pod was down");
+            assert!(ready, "stepped at minute {minute} while a pod was down");
             assert!(matches!(report.sets[0].outcome, Outcome::Stepped { .. }));
             partitions.push(after);
         }
-        lock(&sim).controller_tick();
+        one_minute(&sim, minute);
     }
     assert_eq!(partitions, [5, 4, 3, 2, 1, 0]);
-    let w = lock(&sim);
-    assert!(w.pods.iter().all(|p| p.revision == "b" && p.ready));
-    let reasons: Vec<&str> = w.events.iter().map(|(_, e)| e.reason.as_str()).collect();
-    assert_eq!(reasons.iter().filter(|r| **r == "Stepped").count(), 5);
-    assert_eq!(
-        reasons.iter().filter(|r| **r == "RolloutComplete").count(),
-        1,
-        "{reasons:?}"
-    );
-    assert_eq!(
-        w.sts["metadata"]["annotations"]["safe-rollout.dev/completed-revision"],
-        "b"
-    );
+    let w = sim.world();
+    let update = w.status_str("updateRevision");
     assert!(
-        w.sts["metadata"]["annotations"]
-            .get("safe-rollout.dev/blocked-reason")
-            .is_none()
+        w.pods
+            .values()
+            .all(|p| p.revision == update && p.running_and_ready())
     );
+    assert_eq!(events(&w, "Stepped").len(), 5);
+    let complete = events(&w, "RolloutComplete");
+    assert_eq!(complete.len(), 1, "{:?}", w.events);
+    assert_eq!(annotation(&w, "completed-revision"), Some(update));
+    assert_eq!(annotation(&w, "blocked-reason"), None);
 }
 
 #[tokio::test]
 async fn a_pod_that_never_recovers_stops_the_rollout_and_says_so_once() {
-    let sim = Sim::new(5, json!({"safe-rollout.dev/initialized": "true"}));
-    lock(&sim).broken = vec![3]; // web-3 comes back on the new revision but never Ready
-    let opts = PassOptions::default();
+    let sim = staged(5, &[]);
     let mut last = None;
     for minute in 0..40 {
-        last = Some(run_pass(&sim, &opts, t(minute)).await.expect("pass"));
-        lock(&sim).controller_tick();
+        if minute == 1 {
+            // web-4 runs v2 by now; from here on, v2's pods never become Ready: web-3 comes back on
+            // the new revision but never Ready (a broken node, a dependency gone).
+            sim.world().bad_images.push("v2".into());
+        }
+        last = Some(pass_at(&sim, minute).await);
+        one_minute(&sim, minute);
     }
-    let w = lock(&sim);
+    let w = sim.world();
     assert_eq!(
         w.partition(),
         3,
@@ -281,12 +134,7 @@ async fn a_pod_that_never_recovers_stops_the_rollout_and_says_so_once() {
         outcome.to_string(),
         "Blocked PodNotReady web-3: ContainersNotReady"
     );
-    let blocked: Vec<&str> = w
-        .events
-        .iter()
-        .filter(|(_, e)| e.reason == "Blocked")
-        .map(|(_, e)| e.note.as_str())
-        .collect();
+    let blocked = events(&w, "Blocked");
     assert_eq!(
         blocked
             .iter()
@@ -296,45 +144,40 @@ async fn a_pod_that_never_recovers_stops_the_rollout_and_says_so_once() {
         "announced once, not once per pass: {blocked:?}"
     );
     assert_eq!(
-        w.sts["metadata"]["annotations"]["safe-rollout.dev/blocked-reason"],
-        Reason::PodNotReady.as_str()
+        annotation(&w, "blocked-reason").as_deref(),
+        Some(Reason::PodNotReady.as_str())
     );
 }
 
 #[tokio::test]
 async fn two_steppers_never_step_twice_for_one_observation() {
-    let sim = Sim::new(5, json!({"safe-rollout.dev/initialized": "true"}));
+    let sim = staged(5, &[]);
     let opts = PassOptions::default();
-    // Stepper B's view is frozen at the observation stepper A acts on.
-    let seen_by_both = lock(&sim).sts.clone();
-    let a = run_pass(&sim, &opts, t(0)).await.expect("pass A");
-    assert_eq!(a.sets[0].outcome, Outcome::Stepped { from: 5, to: 4 });
-    lock(&sim).stale = Some(seen_by_both);
-    let b = run_pass(&sim, &opts, t(0)).await.expect("pass B");
-    assert!(
-        matches!(b.sets[0].outcome, Outcome::Conflict(_)),
-        "{:?}",
-        b.sets[0].outcome
-    );
+    let now = timestamp(0);
+    // Both steppers read the same observation; A writes first.
+    let seen_by_a = snapshot(&sim, &opts, now).await.expect("read A");
+    let seen_by_b = snapshot(&sim, &opts, now).await.expect("read B");
+    let plan_a = plan_pass(&sim, &sim, &seen_by_a, &opts, now).await;
+    let a = execute(&sim, plan_a.into_iter().next().expect("plan A"), false).await;
+    assert_eq!(a.outcome, Outcome::Stepped { from: 5, to: 4 });
+    let plan_b = plan_pass(&sim, &sim, &seen_by_b, &opts, now).await;
+    let b = execute(&sim, plan_b.into_iter().next().expect("plan B"), false).await;
+    assert!(matches!(b.outcome, Outcome::Conflict(_)), "{:?}", b.outcome);
+    let b = PassReport { sets: vec![b] };
     assert!(!b.any_errored(), "a lost race is not an error");
-    assert_eq!(lock(&sim).partition(), 4, "one step for one observation");
+    assert_eq!(sim.world().partition(), 4, "one step for one observation");
 }
 
 #[tokio::test]
 async fn settling_delay_spaces_the_steps_on_the_virtual_clock() {
-    let sim = Sim::new(
-        3,
-        json!({"safe-rollout.dev/initialized": "true",
-                                  "safe-rollout.dev/initial-delay-seconds": "600"}),
-    );
-    let opts = PassOptions::default();
+    let sim = staged(3, &[("initial-delay-seconds", "600")]);
     let mut step_minutes = vec![];
     for minute in 0..60 {
-        let report = run_pass(&sim, &opts, t(minute)).await.expect("pass");
+        let report = pass_at(&sim, minute).await;
         if matches!(report.sets[0].outcome, Outcome::Stepped { .. }) {
             step_minutes.push(minute);
         }
-        lock(&sim).controller_tick();
+        one_minute(&sim, minute);
     }
     assert_eq!(step_minutes, [0, 10, 20], "600 s between steps");
 }

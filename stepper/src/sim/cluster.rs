@@ -10,10 +10,10 @@ use std::sync::{Mutex, MutexGuard};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Preconditions};
 use serde::Deserialize;
 
-use super::model::World;
+use super::world::World;
 use crate::cluster::{Cluster, ClusterError, PatchOutcome, Prometheus};
 use crate::events::EventNote;
 use crate::prometheus::QueryOutcome;
@@ -39,6 +39,8 @@ pub enum Call {
     Patch,
     /// POST Event.
     Event,
+    /// DELETE Pod ([`SimCluster::delete_pod`]).
+    DeletePod,
 }
 
 /// What a faulty call answers.
@@ -153,6 +155,42 @@ impl SimCluster {
             message: message.to_string(),
             code,
         }
+    }
+
+    /// `DELETE` of pod `namespace/name` with `uid` and `resourceVersion` preconditions, through the
+    /// API faults, then [`World::delete_pod_with_preconditions`]. Not a [`Cluster`] method yet: the
+    /// stepper's stuck-pod recovery will call it through one.
+    ///
+    /// # Errors
+    /// [`ClusterError::Api`] with the API server's code: 404 no such pod, 409 a precondition failed
+    /// (or an injected conflict), 500 an injected error.
+    pub fn delete_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+        resource_version: &str,
+    ) -> Result<(), ClusterError> {
+        let action = format!("delete pod {namespace}/{name}");
+        if let Some(kind) = self.fault(Call::DeletePod) {
+            return Err(Self::error(&action, kind));
+        }
+        let preconditions = Preconditions {
+            uid: Some(uid.to_string()),
+            resource_version: Some(resource_version.to_string()),
+        };
+        self.world()
+            .delete_pod_with_preconditions(namespace, name, &preconditions)
+            .map_err(|refusal| {
+                if refusal.code == 409 {
+                    lock(&self.counters).conflicts += 1;
+                }
+                ClusterError::Api {
+                    action,
+                    code: refusal.code,
+                    message: refusal.message,
+                }
+            })
     }
 
     fn do_list_statefulsets(&self) -> Result<Vec<StatefulSet>, ClusterError> {

@@ -15,7 +15,9 @@ use serde_json::json;
 use sts_safe_rollout::annotations;
 
 use super::cluster::SimCluster;
-use super::model::{SetShape, Timing, World, template, timestamp};
+use super::history::template;
+use super::kubelet::Timing;
+use super::world::{SetShape, World, timestamp};
 use crate::cluster::{Cluster, ClusterError, PatchOutcome, Prometheus};
 use crate::events::EventNote;
 use crate::gates::GateOptions;

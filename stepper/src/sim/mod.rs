@@ -2,10 +2,22 @@
 //! virtual clock, reconciled by a model of the upstream StatefulSet controller, behind the stepper's own
 //! [`crate::cluster::Cluster`] interface — so the real, unchanged stepper pass runs against it.
 //!
-//! - [`model`]: the world and the controller (each rule names the upstream function it follows);
+//! The world and the parts that act on it, each in its own file:
+//!
+//! - [`world`]: [`world::World`], what the API server stores for the set (raw JSON), its pods and
+//!   ControllerRevisions, on a virtual clock;
+//! - [`apiserver`]: writes — defaulting, the admission policy on every StatefulSet write (one call
+//!   to `sts_safe_rollout::decision`, in [`apiserver`]'s `admit`), the `scale` subresource, pod
+//!   DELETE with `uid`/`resourceVersion` preconditions; [`objects`]: what a GET or LIST returns;
+//! - [`history`]: ControllerRevisions and the templates scenarios write;
+//! - [`controller`]: the StatefulSet controller, after upstream `stateful_set_control.go` (each rule
+//!   names the upstream function it follows), including `OrderedReady` waiting forever on a pod that
+//!   never becomes Ready (Kubernetes issue #67250);
+//! - [`kubelet`]: pod timing — Pending, Running, Ready, node failures, eviction, termination;
+//! - [`oracle`]: the harm oracle — slots down, steps taken while a gate failed, restarts while
+//!   another pod was down;
 //! - [`cluster`]: [`cluster::SimCluster`], the [`crate::cluster::Cluster`] implementation, with API
-//!   faults (409/500 on any call); every write goes through the real admission decision
-//!   (`sts_safe_rollout::decision`) as the mutating webhook would;
+//!   faults (409/500 on any call); [`fleet`]: several sets behind one cluster;
 //! - [`scenario`]: scenarios as YAML data, the run loop (faults: node failure, bad revision,
 //!   application-unhealthy signal, API faults, a stepper killed between read and write, two steppers
 //!   racing), the timeline and the summary behind `sts-stepper simulate`.
@@ -23,7 +35,8 @@
 //!   node is back (no force delete).
 //! - Revision names have the real shape (`<set>-<hash>`, the safe-encoded FNV-32 alphabet) but not the
 //!   real hash values (the real hash covers the serialized ControllerRevision patch); `collisionCount`
-//!   is always 0.
+//!   is always 0. Pod `resourceVersion`s come from their own counter (the real API server draws every
+//!   object's from one etcd revision); clients only compare them for equality.
 //! - Not modelled: PVCs and their retention policy, `Failed`/`Succeeded` pods (upstream `processReplica`
 //!   recreates them), `spec.ordinals.start`, the `MaxUnavailableStatefulSet` feature gate (off by default:
 //!   the classic one-pod rolling update is what runs), StatefulSet deletion.
@@ -31,7 +44,13 @@
 //!   (what kubectl's strategic-merge patch amounts to); `kubectl scale` as a `scale` subresource write
 //!   (no admission, generation bumped).
 
+pub mod apiserver;
 pub mod cluster;
+pub mod controller;
 pub mod fleet;
-pub mod model;
+pub mod history;
+pub mod kubelet;
+pub mod objects;
+pub mod oracle;
 pub mod scenario;
+pub mod world;

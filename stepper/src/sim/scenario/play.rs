@@ -1,0 +1,230 @@
+//! A scenario's actions on the simulated cluster, and the stepper's pass each interval.
+//!
+//! Actions: `kubectl apply`, a node failure, API faults, …; the pass: whole, killed between its
+//! read and its write, or two steppers racing.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+
+use super::spec::{Action, key};
+use crate::pass::{self, Outcome, PassOptions};
+use crate::reads;
+use crate::sim::cluster::{ApiFault, SimCluster};
+use crate::sim::history::{template, template_image};
+use crate::sim::world::{World, timestamp};
+
+/// What the scenario's events did to the stepper and to the pods, carried from one second to the next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Disruptions {
+    /// The next stepper pass dies between its read and its write.
+    pub(super) kill_next: bool,
+    /// Until this second, every pass is two steppers racing.
+    pub(super) concurrent_until: i64,
+    /// Slots whose pod a person deleted, until a pod is Ready there again (down by a fault).
+    pub(super) fault_deleted: BTreeSet<u32>,
+}
+
+impl Default for Disruptions {
+    fn default() -> Self {
+        Disruptions {
+            kill_next: false,
+            concurrent_until: i64::MIN,
+            fault_deleted: BTreeSet::new(),
+        }
+    }
+}
+
+/// Carries out one scenario action at second `t`; returns the timeline note.
+pub(super) fn play(
+    cluster: &SimCluster,
+    action: &Action,
+    t: i64,
+    disruptions: &mut Disruptions,
+) -> String {
+    let mut world = cluster.world();
+    let name = world.name();
+    let admitted = |world: &World, what: String, before: usize| -> String {
+        match world.admissions.get(before..).and_then(|a| a.last()) {
+            Some((_, _, row)) => {
+                format!("{what} → policy {row:?}, p={}", world.partition())
+            }
+            None => what,
+        }
+    };
+    match action {
+        Action::Apply(spec) => {
+            let mut new = world.set.clone();
+            let mut what = vec![];
+            if let Some(image) = &spec.image {
+                new["spec"]["template"] = template(&name, image);
+                what.push(format!("image {image}"));
+            }
+            if let Some(r) = spec.replicas {
+                new["spec"]["replicas"] = json!(r);
+                what.push(format!("replicas {r}"));
+            }
+            if let Some(p) = spec.partition {
+                new["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(p);
+                what.push(format!("partition {p}"));
+            }
+            for (k, v) in &spec.annotations {
+                new["metadata"]["annotations"][key(k)] = json!(v);
+                what.push(format!("{k}={v}"));
+            }
+            let before = world.admissions.len();
+            let what = format!("apply {}", what.join(", "));
+            match world.write(new, "apply") {
+                Ok(()) => admitted(&world, what, before),
+                Err(e) => format!("{what} refused: {e}"),
+            }
+        }
+        Action::Undo {} => {
+            let Some(tpl) = world.previous_template() else {
+                return "kubectl rollout undo: no previous revision".into();
+            };
+            let image = template_image(&tpl).unwrap_or("?").to_string();
+            let mut new = world.set.clone();
+            new["spec"]["template"] = tpl;
+            let before = world.admissions.len();
+            let what = format!("rollout undo (to image {image})");
+            match world.write(new, "undo") {
+                Ok(()) => admitted(&world, what, before),
+                Err(e) => format!("{what} refused: {e}"),
+            }
+        }
+        Action::Scale(r) => {
+            world.scale_subresource(*r);
+            format!("scale --replicas {r} (subresource: no policy)")
+        }
+        Action::NodeFailure { pod, seconds } => match world.pods.get_mut(pod) {
+            Some(p) => {
+                p.node_down = Some((t, t + seconds));
+                format!("node of {name}-{pod} down for {seconds}s")
+            }
+            None => format!("node failure: no pod {name}-{pod}"),
+        },
+        Action::BadImage(image) => {
+            world.bad_images.push(image.clone());
+            format!("image {image} is bad: its pods never become Ready")
+        }
+        Action::AppUnhealthy(v) => {
+            world.app_unhealthy = *v;
+            format!(
+                "application signal: {}",
+                if *v { "unhealthy" } else { "healthy" }
+            )
+        }
+        Action::ApiFault {
+            call,
+            kind,
+            seconds,
+            probability,
+        } => {
+            drop(world);
+            cluster.add_fault(ApiFault {
+                from: t,
+                until: t + seconds,
+                call: *call,
+                kind: *kind,
+                probability: *probability,
+            });
+            format!("API faults: {kind:?} on {call:?} for {seconds}s (p={probability})")
+        }
+        Action::KillStepper {} => {
+            disruptions.kill_next = true;
+            "the next stepper pass will be killed between its read and its write".into()
+        }
+        Action::ConcurrentSteppers { seconds } => {
+            disruptions.concurrent_until = t + seconds;
+            format!("two steppers race for {seconds}s")
+        }
+        Action::DeleteBadPods {} => {
+            let bad: Vec<u32> = world
+                .pods
+                .values()
+                .filter(|p| world.revision_is_bad(&p.revision))
+                .map(|p| p.ordinal)
+                .collect();
+            let mut deleted = Vec::new();
+            for o in bad {
+                if world.delete_pod(o) {
+                    disruptions.fault_deleted.insert(o);
+                    deleted.push(format!("{name}-{o}"));
+                }
+            }
+            format!(
+                "kubectl delete pod (bad revision): [{}]",
+                deleted.join(", ")
+            )
+        }
+        Action::DeletePod(o) => {
+            if world.delete_pod(*o) {
+                disruptions.fault_deleted.insert(*o);
+                format!("kubectl delete pod {name}-{o}")
+            } else {
+                format!("kubectl delete pod {name}-{o}: not found")
+            }
+        }
+    }
+}
+
+fn outcome_note(outcome: &Outcome) -> String {
+    outcome.to_string()
+}
+
+/// One stepper pass at `t` (or a killed one, or two racing); returns the timeline notes.
+pub(super) fn stepper_pass(
+    cluster: &SimCluster,
+    opts: &PassOptions,
+    t: i64,
+    disruptions: &mut Disruptions,
+) -> Vec<String> {
+    let now = timestamp(t);
+    if disruptions.kill_next {
+        disruptions.kill_next = false;
+        let planned =
+            futures::executor::block_on(reads::snapshot(cluster, opts, now)).map(|snap| {
+                futures::executor::block_on(pass::plan_pass(cluster, cluster, &snap, opts, now))
+            });
+        return vec![match planned {
+            Ok(plans) => format!(
+                "killed: the stepper died after its read; its decision ({}) was never written",
+                plans
+                    .iter()
+                    .map(|p| pass::verdict_outcome(&p.verdict, false).to_string())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            Err(e) => format!("killed: the stepper died; its read had failed: {e}"),
+        }];
+    }
+    if t < disruptions.concurrent_until {
+        let a = futures::executor::block_on(reads::snapshot(cluster, opts, now));
+        let b = futures::executor::block_on(reads::snapshot(cluster, opts, now));
+        let mut notes = Vec::new();
+        for (who, snap) in [("stepper A", a), ("stepper B", b)] {
+            match snap {
+                Ok(snap) => {
+                    let plans = futures::executor::block_on(pass::plan_pass(
+                        cluster, cluster, &snap, opts, now,
+                    ));
+                    for p in plans {
+                        let r = futures::executor::block_on(pass::execute(cluster, p, false));
+                        notes.push(format!("{who}: {}", outcome_note(&r.outcome)));
+                    }
+                }
+                Err(e) => notes.push(format!("{who}: pass failed: {e}")),
+            }
+        }
+        return notes;
+    }
+    match futures::executor::block_on(pass::run_pass_with(cluster, cluster, opts, now)) {
+        Ok(report) => report
+            .sets
+            .iter()
+            .map(|s| format!("stepper: {}", outcome_note(&s.outcome)))
+            .collect(),
+        Err(e) => vec![format!("stepper: pass failed: {e}")],
+    }
+}
