@@ -237,6 +237,10 @@ pub struct WatchArgs {
     /// Address for /metrics and /healthz.
     #[arg(long, default_value = "0.0.0.0:8080")]
     pub metrics_addr: SocketAddr,
+
+    /// Leader election among replicas.
+    #[command(flatten)]
+    pub leader: crate::leader_args::LeaderElectionArgs,
 }
 
 /// `status` arguments.

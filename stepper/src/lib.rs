@@ -18,6 +18,8 @@ pub mod figures;
 pub mod gates;
 pub mod kube_cluster;
 pub mod leader;
+pub mod leader_args;
+pub mod leader_cluster;
 pub mod metrics;
 pub mod pass;
 pub mod patch;

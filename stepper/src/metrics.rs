@@ -4,7 +4,7 @@
 //! `_current_replicas`, `_updated_replicas`, `_partition`, `_last_partition_update_timestamp_seconds`
 //! (Unix seconds), `_blocked{reason}` (1 for the current reason; the series of other reasons are
 //! removed), `_steps_total`. Per process: `_pass_duration_seconds` (histogram), `_passes_total{result}`
-//! and `_last_pass_timestamp_seconds`. Series of StatefulSets that left the scope are removed.
+//! `_last_pass_timestamp_seconds`, and `_leader` (1 while this replica may write). Series of StatefulSets that left the scope are removed.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -64,6 +64,7 @@ pub struct Metrics {
     step_decision_age: Histogram,
     passes: Family<PassLabels, Counter>,
     last_pass: FloatGauge,
+    leader: Gauge,
     known: Mutex<HashSet<SetLabels>>,
 }
 
@@ -89,6 +90,7 @@ impl Metrics {
             step_decision_age: Histogram::new(exponential_buckets(0.005, 2.0, 12)),
             passes: Family::default(),
             last_pass: FloatGauge::default(),
+            leader: Gauge::default(),
             known: Mutex::new(HashSet::new()),
             registry: Registry::default(),
         };
@@ -147,7 +149,19 @@ impl Metrics {
             "Unix time at which the last pass ended",
             m.last_pass.clone(),
         );
+        registry.register(
+            crate::leader::LEADER_METRIC,
+            crate::leader::LEADER_METRIC_HELP,
+            m.leader.clone(),
+        );
+        m.leader.set(1);
         Metrics { registry, ..m }
+    }
+
+    /// Sets `sts_safe_rollout_leader`: 1 while this replica may write (always, without leader
+    /// election), else 0.
+    pub fn set_leader(&self, leader: bool) {
+        self.leader.set(i64::from(leader));
     }
 
     /// Records a finished pass: per-set figures and blocked reason, steps, duration (seconds) and the

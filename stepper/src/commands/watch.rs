@@ -1,7 +1,8 @@
 //! `watch`: passes on a timer and on changes of rolling sets, until SIGTERM or Ctrl-C.
 //!
 //! Changes of rolling StatefulSets and their pods trigger a debounced early pass; `/metrics` and
-//! `/healthz` are served meanwhile.
+//! `/healthz` are served meanwhile. With `--leader-election` only the replica holding the Lease passes
+//! and writes; every replica serves `/metrics` (with `sts_safe_rollout_leader`) and `/healthz`.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use anyhow::{Context as _, Result};
 use futures::{Stream, StreamExt, stream};
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
 use kube::api::Api;
@@ -18,13 +20,16 @@ use kube::core::PartialObjectMeta;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event as WatchEvent};
 use tokio::sync::{Notify, watch};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::{Context, Exit, timed_pass, to_std};
 use crate::cli::WatchArgs;
 use crate::config::Keys;
 use crate::gates::Idle;
-use crate::kube_cluster::Scope;
+use crate::kube_cluster::{KubeCluster, Scope};
+use crate::leader::{self, Leadership};
+use crate::leader_cluster::LeaderCluster;
+use crate::metrics::Metrics;
 use crate::pass::{Outcome, PassReport};
 use crate::reads::PodReads;
 use crate::{plan, server};
@@ -71,12 +76,23 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
         let _ = stop_tx.send(true);
     });
 
+    let (leadership, election) = elect(&cluster, &args.leader)?;
+    let mirror = tokio::spawn(mirror_leadership(leadership.clone(), metrics.clone()));
     let opts = ctx.pass_options(PodReads::Candidates);
     let mut stop = stop_rx.clone();
     loop {
-        // The pass is never raced against the shutdown signal: it always finishes.
-        if let Ok(report) = timed_pass(&cluster, prometheus, &opts, Some(&metrics)).await {
-            remember_rolling(&rolling, &report);
+        // The pass is never raced against the shutdown signal: it always finishes. Only the leader
+        // passes; its writes check the Lease again right before they go.
+        if leadership.is_leader() {
+            let guarded = LeaderCluster {
+                inner: &cluster,
+                leadership: &leadership,
+            };
+            if let Ok(report) = timed_pass(&guarded, prometheus, &opts, Some(&metrics)).await {
+                remember_rolling(&rolling, &report);
+            }
+        } else {
+            debug!("not the leader: no pass (another replica holds the Lease)");
         }
         last_pass.store(Timestamp::now().as_second(), Ordering::Relaxed);
         if *stop.borrow() {
@@ -94,9 +110,45 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
         }
     }
     watchers.abort();
+    leadership.resign();
+    if let Some(election) = election {
+        let _ = election.await;
+    }
+    mirror.abort();
     let _ = server.await;
     info!("stopped");
     Ok(Exit::Ok)
+}
+
+/// This replica's election: [`Leadership::sole`] without `--leader-election`, else the election on
+/// the Lease in the stepper's own namespace ([`leader::spawn`]) and its task.
+///
+/// # Errors
+/// The flags' ([`crate::leader_args::LeaderElectionArgs::config`]).
+fn elect(
+    cluster: &KubeCluster,
+    args: &crate::leader_args::LeaderElectionArgs,
+) -> Result<(Leadership, Option<tokio::task::JoinHandle<()>>)> {
+    let Some((namespace, config)) = args.config().map_err(anyhow::Error::msg)? else {
+        return Ok((Leadership::sole(), None));
+    };
+    info!(lease = %config.lease_name, %namespace, identity = %config.identity, "leader election on");
+    let leases: Api<Lease> = Api::namespaced(cluster.client().clone(), &namespace);
+    let (leadership, task) = leader::spawn(leases, config).map_err(anyhow::Error::msg)?;
+    Ok((leadership, Some(task)))
+}
+
+/// Keeps `sts_safe_rollout_leader` equal to the election's flag, logging each change.
+async fn mirror_leadership(leadership: Leadership, metrics: Arc<Metrics>) {
+    let mut flag = leadership.subscribe();
+    loop {
+        let leads = *flag.borrow_and_update();
+        metrics.set_leader(leads);
+        info!(leader = leads, "leadership");
+        if flag.changed().await.is_err() {
+            return;
+        }
+    }
 }
 
 async fn stopped(mut rx: watch::Receiver<bool>) {
