@@ -104,6 +104,38 @@ pub trait Cluster: Sync {
         }
     }
 
+    /// True when the reads above come from caches (`watch`'s reflector stores): then a step is written
+    /// only after a fresh consistent read of its set and pods ([`Cluster::get_statefulset`],
+    /// [`Cluster::list_set_pods_consistent`]) confirms it.
+    fn cached(&self) -> bool {
+        false
+    }
+
+    /// GET StatefulSet `namespace/name` as of now (a consistent read); `Ok(None)` when it is gone. The
+    /// default finds it in [`Cluster::list_statefulsets`].
+    fn get_statefulset(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<StatefulSet>, ClusterError>> + Send {
+        async move {
+            Ok(self.list_statefulsets().await?.into_iter().find(|s| {
+                s.metadata.namespace.as_deref() == Some(namespace)
+                    && s.metadata.name.as_deref() == Some(name)
+            }))
+        }
+    }
+
+    /// [`Cluster::list_set_pods`] as a consistent read even when the reads are cached. The default is
+    /// [`Cluster::list_set_pods`].
+    fn list_set_pods_consistent(
+        &self,
+        namespace: &str,
+        selector: &Selector,
+    ) -> impl Future<Output = Result<Vec<Pod>, ClusterError>> + Send {
+        self.list_set_pods(namespace, selector)
+    }
+
     /// LIST PodDisruptionBudgets in the scope's namespaces.
     fn list_pdbs(
         &self,

@@ -181,6 +181,17 @@ impl Cluster for KubeCluster {
         })
     }
 
+    async fn get_statefulset(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<StatefulSet>, ClusterError> {
+        let api: Api<StatefulSet> = Api::namespaced(self.client.clone(), namespace);
+        api.get_opt(name)
+            .await
+            .map_err(|e| error(format!("get statefulset {namespace}/{name}"), e))
+    }
+
     async fn list_pdbs(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
         self.list("poddisruptionbudgets", &ListParams::default())
             .await

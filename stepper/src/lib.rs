@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod api_error;
+pub mod caches;
 pub mod cli;
 pub mod cluster;
 pub mod commands;

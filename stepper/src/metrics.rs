@@ -4,7 +4,7 @@
 //! `_current_replicas`, `_updated_replicas`, `_partition`, `_last_partition_update_timestamp_seconds`
 //! (Unix seconds), `_blocked{reason}` (1 for the current reason; the series of other reasons are
 //! removed), `_steps_total`. Per process: `_pass_duration_seconds` (histogram), `_passes_total{result}`
-//! `_last_pass_timestamp_seconds`, and `_leader` (1 while this replica may write). Series of StatefulSets that left the scope are removed.
+//! `_last_pass_timestamp_seconds`, `_leader` (1 while this replica may write) and `_watch_restarts_total{resource}`. Series of StatefulSets that left the scope are removed.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -41,6 +41,13 @@ pub struct BlockedLabels {
     pub reason: String,
 }
 
+/// Labels of `sts_safe_rollout_watch_restarts_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResourceLabels {
+    /// The watched resource: `statefulsets`, `pods`, `poddisruptionbudgets`.
+    pub resource: String,
+}
+
 /// Labels of `sts_safe_rollout_passes_total`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct PassLabels {
@@ -65,6 +72,7 @@ pub struct Metrics {
     passes: Family<PassLabels, Counter>,
     last_pass: FloatGauge,
     leader: Gauge,
+    watch_restarts: Family<ResourceLabels, Counter>,
     known: Mutex<HashSet<SetLabels>>,
 }
 
@@ -91,6 +99,7 @@ impl Metrics {
             passes: Family::default(),
             last_pass: FloatGauge::default(),
             leader: Gauge::default(),
+            watch_restarts: Family::default(),
             known: Mutex::new(HashSet::new()),
             registry: Registry::default(),
         };
@@ -155,7 +164,21 @@ impl Metrics {
             m.leader.clone(),
         );
         m.leader.set(1);
+        registry.register(
+            "sts_safe_rollout_watch_restarts",
+            "Watches (watch's caches) that failed or expired and re-list with backoff, by resource",
+            m.watch_restarts.clone(),
+        );
         Metrics { registry, ..m }
+    }
+
+    /// Counts a watch of `resource` that failed or expired (it re-lists with backoff).
+    pub fn watch_restarted(&self, resource: &str) {
+        self.watch_restarts
+            .get_or_create(&ResourceLabels {
+                resource: resource.to_string(),
+            })
+            .inc();
     }
 
     /// Sets `sts_safe_rollout_leader`: 1 while this replica may write (always, without leader

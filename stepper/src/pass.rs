@@ -186,9 +186,10 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     Ok(report)
 }
 
-/// The plan `p` for the set at index `i`, decided again on a fresh read of its pods when it is a step
-/// and the pod read of `snap` is older than `opts.max_decision_age` (DESIGN.md, "A step is decided on
-/// fresh pods": nothing in the step's JSON Patch pins a pod's readiness). Returns the plan to carry
+/// The plan `p` for the set at index `i`, decided again on a fresh read of the set and its pods
+/// ([`reads::reread_set`]) when it is a step and the pod read of `snap` is older than
+/// `opts.max_decision_age` or came from caches (DESIGN.md, "A step is decided on fresh pods": nothing
+/// in the step's JSON Patch pins a pod's readiness). Returns the plan to carry
 /// out, the age in seconds of the pod read it stands on (for a step; measured now, right before the
 /// write), and the error of a failed re-read (the set is then blocked `ApiError`).
 async fn decide_fresh<C: Cluster>(
@@ -205,7 +206,7 @@ async fn decide_fresh<C: Cluster>(
     else {
         return (p, None, None);
     };
-    if read_at.elapsed() <= opts.max_decision_age {
+    if !cluster.cached() && read_at.elapsed() <= opts.max_decision_age {
         return (p, Some(read_at.elapsed().as_secs_f64()), None);
     }
     match reads::reread_set(cluster, &snap.statefulsets[i], opts.gates.pdb_gate).await {

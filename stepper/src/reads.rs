@@ -113,23 +113,39 @@ pub async fn read_pods_of<C: Cluster>(
     Ok(())
 }
 
-/// A snapshot of the one set `set` with its pods (and, with `pdb_gate`, its namespace's PDBs) read
-/// now: the fresh consistent read a step waits for when its decision has grown old (DESIGN.md, "A
-/// step is decided on fresh pods"). The set itself is as listed: its step patch pins `partition`
-/// and `updateRevision`, so a changed set fails the write instead.
+/// A snapshot of the one set `set` read again as of now: the fresh consistent read a step waits for
+/// when its decision has grown old or was made on caches (DESIGN.md, "A step is decided on fresh
+/// pods"; "Reads follow the work"). The set by a GET ([`Cluster::get_statefulset`]; when it is gone,
+/// as listed: its step patch then fails), its pods by a consistent LIST
+/// ([`Cluster::list_set_pods_consistent`]) and, with `pdb_gate`, its namespace's PDBs.
 ///
 /// # Errors
-/// The LIST that failed.
+/// The read that failed.
 pub async fn reread_set<C: Cluster>(
     cluster: &C,
     set: &StatefulSet,
     pdb_gate: bool,
 ) -> Result<Snapshot, ClusterError> {
-    let mut snap = Snapshot {
-        statefulsets: vec![set.clone()],
-        pods_read_at: Some(Instant::now()),
-        ..Snapshot::default()
+    let ns = set.metadata.namespace.clone().unwrap_or_default();
+    let name = set.metadata.name.clone().unwrap_or_default();
+    let read_at = Instant::now();
+    let fresh = cluster
+        .get_statefulset(&ns, &name)
+        .await?
+        .unwrap_or_else(|| set.clone());
+    let pods = cluster
+        .list_set_pods_consistent(&ns, &set::pod_selector(&fresh))
+        .await?;
+    let pdbs = if pdb_gate {
+        cluster.list_namespace_pdbs(&ns).await?
+    } else {
+        Vec::new()
     };
-    read_pods_of(cluster, &mut snap, &[0], pdb_gate).await?;
-    Ok(snap)
+    Ok(Snapshot {
+        statefulsets: vec![fresh],
+        pods,
+        pdbs,
+        pods_read_for: None,
+        pods_read_at: Some(read_at),
+    })
 }

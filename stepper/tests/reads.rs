@@ -192,8 +192,8 @@ fn as_stored(mut set: Value) -> Vec<u8> {
 
 #[tokio::test]
 async fn a_step_decided_on_old_pods_is_decided_again_on_a_fresh_read() {
-    // `--max-decision-age 0`: the step 4→3 was decided on Ready pods; before the write the set's pods
-    // are read again, web-1 is now NotReady, and no step is written (DESIGN.md, "A step is decided on
+    // `--max-decision-age 0`: the step 4→3 was decided on Ready pods; before the write the set (GET)
+    // and its pods are read again, web-1 is now NotReady, and no step is written (DESIGN.md, "A step is decided on
     // fresh pods").
     let mut web = list_body_item("2-stepped-4");
     web["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
@@ -217,7 +217,7 @@ async fn a_step_decided_on_old_pods_is_decided_again_on_a_fresh_read() {
                 ),
             ),
             script(
-                fresh.into(),
+                script(vec![get(GET_WEB, as_stored(web.clone()))], fresh),
                 [patch(PATCH_WEB, 200, as_stored(web)), post_event("demo")],
             ),
         ),

@@ -60,6 +60,8 @@ pub fn status_body(code: u16, reason: &str, message: &str) -> Vec<u8> {
 pub const STS_ALL: &str = "/apis/apps/v1/statefulsets?";
 pub const PODS_ALL: &str = "/api/v1/pods?";
 pub const PDBS_ALL: &str = "/apis/policy/v1/poddisruptionbudgets?";
+/// The GET of `demo/web` a step's fresh read starts with.
+pub const GET_WEB: &str = "/apis/apps/v1/namespaces/demo/statefulsets/web";
 pub const PATCH_WEB: &str =
     "/apis/apps/v1/namespaces/demo/statefulsets/web?&fieldManager=sts-stepper";
 
