@@ -15,9 +15,13 @@ use http::{Request, Response};
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::Client;
 use kube::client::Body;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::watcher;
 use serde_json::{Value, json};
+use sts_stepper::caches::{CachedCluster, Caches};
 use sts_stepper::gates::{GateOptions, Verdict};
 use sts_stepper::kube_cluster::{KubeCluster, Scope};
 use sts_stepper::pass::{PassOptions, run_pass};
@@ -346,7 +350,49 @@ fn candidate_reads(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
                 "≤ 5 % of a cluster-wide pod LIST"
             );
         }
+        // The same pass in `watch` after warm-up: the stores hold what the first LISTs returned.
+        let typed_sets: Vec<StatefulSet> = (0..SETS)
+            .map(|i| {
+                let extra = if i < candidates { &not_ready } else { &paused };
+                serde_json::from_value(set_json(i, extra)).expect("sts")
+            })
+            .collect();
+        let typed_pods: Vec<Pod> = pods
+            .iter()
+            .map(|p| serde_json::from_value(p.clone()).expect("pod"))
+            .collect();
+        let typed_pdbs: Vec<PodDisruptionBudget> = (0..100)
+            .map(|n| serde_json::from_value(pdb_json(n)).expect("pdb"))
+            .collect();
+        let caches = Caches::from_stores(
+            vec![filled(typed_sets)],
+            vec![filled(typed_pods)],
+            vec![filled(typed_pdbs)],
+        );
+        let before = served.requests.load(Ordering::Relaxed);
+        let cached = CachedCluster {
+            caches: &caches,
+            api: &cluster,
+        };
+        let report = rt
+            .block_on(run_pass(&cached, &PassOptions::default(), now()))
+            .expect("pass");
+        assert_eq!(report.sets.len(), SETS);
+        let watch_requests = served.requests.load(Ordering::Relaxed) - before;
+        println!(
+            "watch after warm-up, {candidates} candidates: {watch_requests} requests, 0 bytes"
+        );
+        assert_eq!(watch_requests, 0, "steady state: no LIST per pass");
         if candidates == 100 {
+            c.bench_function(
+                "watch pass from caches, 10000 statefulsets, 100 candidates",
+                |b| {
+                    b.iter(|| {
+                        rt.block_on(run_pass(&cached, &PassOptions::default(), now()))
+                            .expect("pass")
+                    })
+                },
+            );
             c.bench_function(
                 "once over mocked API, 10000 statefulsets, 100 candidates",
                 |b| {
@@ -358,6 +404,21 @@ fn candidate_reads(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
             );
         }
     }
+}
+
+/// A store after one complete list of `items`, as a reflector leaves it after warm-up.
+fn filled<K>(items: Vec<K>) -> Store<K>
+where
+    K: kube::Resource + Clone + 'static,
+    K::DynamicType: Default + Eq + std::hash::Hash + Clone,
+{
+    let (store, mut writer) = reflector::store();
+    writer.apply_watcher_event(&watcher::Event::Init);
+    for item in items {
+        writer.apply_watcher_event(&watcher::Event::InitApply(item));
+    }
+    writer.apply_watcher_event(&watcher::Event::InitDone);
+    store
 }
 
 criterion_group! {
