@@ -16,6 +16,7 @@ pub mod complete;
 pub mod config;
 pub mod events;
 pub mod figures;
+pub mod fresh;
 pub mod gates;
 pub mod kube_cluster;
 pub mod leader;

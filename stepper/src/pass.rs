@@ -12,6 +12,7 @@ use tracing::warn;
 
 use crate::cluster::{Cluster, ClusterError, NoPrometheus, PatchOutcome, Prometheus};
 use crate::events::EventNote;
+use crate::fresh;
 use crate::gates::{GateOptions, Idle, Need, OwnerProbe, Verdict};
 use crate::plan::{Figures, Planner, ProbeMap, SetPlan, Snapshot};
 use crate::prometheus::QueryOutcome;
@@ -175,7 +176,8 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     let plans = planner.plan(now, &probes);
     let mut report = PassReport::default();
     for (i, p) in plans.into_iter().enumerate() {
-        let (p, age, reread_error) = decide_fresh(cluster, &snap, i, p, &probes, opts, now).await;
+        let (p, age, reread_error) =
+            fresh::decide_fresh(cluster, &snap, i, p, &probes, opts, now).await;
         let mut set = execute(cluster, p, opts.dry_run).await;
         set.decision_age_seconds = age;
         if set.error.is_none() {
@@ -184,50 +186,6 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
         report.sets.push(set);
     }
     Ok(report)
-}
-
-/// The plan `p` for the set at index `i`, decided again on a fresh read of the set and its pods
-/// ([`reads::reread_set`]) when it is a step and the pod read of `snap` is older than
-/// `opts.max_decision_age` or came from caches (DESIGN.md, "A step is decided on fresh pods": nothing
-/// in the step's JSON Patch pins a pod's readiness). Returns the plan to carry
-/// out, the age in seconds of the pod read it stands on (for a step; measured now, right before the
-/// write), and the error of a failed re-read (the set is then blocked `ApiError`).
-async fn decide_fresh<C: Cluster>(
-    cluster: &C,
-    snap: &Snapshot,
-    i: usize,
-    mut p: SetPlan,
-    probes: &ProbeMap,
-    opts: &PassOptions,
-    now: Timestamp,
-) -> (SetPlan, Option<f64>, Option<ClusterError>) {
-    let (Verdict::Step { .. }, false, Some(read_at)) =
-        (&p.verdict, opts.dry_run, snap.pods_read_at)
-    else {
-        return (p, None, None);
-    };
-    if !cluster.cached() && read_at.elapsed() <= opts.max_decision_age {
-        return (p, Some(read_at.elapsed().as_secs_f64()), None);
-    }
-    match reads::reread_set(cluster, &snap.statefulsets[i], opts.gates.pdb_gate).await {
-        Ok(fresh) => {
-            let probes: ProbeMap = probes
-                .get(&i)
-                .map(|pr| (0, pr.clone()))
-                .into_iter()
-                .collect();
-            let age = fresh.pods_read_at.map(|t| t.elapsed().as_secs_f64());
-            match Planner::new(&fresh, &opts.gates).plan(now, &probes).pop() {
-                Some(fresh_plan) => (fresh_plan, age, None),
-                None => (p, age, None),
-            }
-        }
-        Err(e) => {
-            p.verdict = Verdict::Blocked(Blocked::new(Reason::ApiError, e.to_string()));
-            p.step = None;
-            (p, None, Some(e))
-        }
-    }
 }
 
 /// The plan for `snap` after the I/O gates' reads ([`gather_probes`], errors dropped: for planning
