@@ -27,8 +27,13 @@ MUSL_TARGET := x86_64-unknown-linux-musl
 STEPPER_STATIC ?= $(TARGET_DIR)/$(MUSL_TARGET)/image/sts-stepper
 # Rendered manifests, the image's build context and the pushed image's digest go here.
 DIST ?= dist
+# Each test step's output, read by scripts/test-summary.sh for make test's last line; and the tests a run
+# with ALLOW_SKIP=1 skipped (a real component missing), one per line. Tests without ALLOW_SKIP=1 fail instead.
+REPORT := $(TARGET_DIR)/test-report
+export SKIP_LOG := $(abspath $(TARGET_DIR))/tmp/test-skips.log
 
 .PHONY: fmt lint check unit-tests e2e-tests validate-manifests registry-tests test demo soak clean runner help \
+	setup setup-tests \
 	stepper-static image push-image publish deploy-manifests
 
 help: ## List the targets
@@ -57,33 +62,52 @@ lint: ## Clippy, warnings are errors
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 
 unit-tests: policy.wasm ## Every cargo test (the runner's fixture tests use policy.wasm)
-	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) test --locked --workspace
+	mkdir -p $(REPORT)
+	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) test --locked --workspace 2>&1 | tee $(REPORT)/unit-tests.cargo.log
 
 e2e-tests: policy.wasm runner ## e2e.bats: through kwctl when KWCTL is set or kwctl is installed, else the runner
+	@mkdir -p $(REPORT)
 	@if [ -n "$${KWCTL:-}" ]; then \
-	  echo "e2e.bats with KWCTL=$$KWCTL"; bats e2e.bats; \
+	  echo "e2e.bats with KWCTL=$$KWCTL"; bats --tap e2e.bats | tee $(REPORT)/e2e.tap; \
 	elif command -v kwctl >/dev/null; then \
-	  $(MAKE) annotated-policy.wasm && bats e2e.bats; \
+	  $(MAKE) annotated-policy.wasm && bats --tap e2e.bats | tee $(REPORT)/e2e.tap; \
 	else \
 	  echo "e2e.bats through the runner (kwctl is not installed)"; \
-	  KWCTL=$(abspath $(RUNNER)) POLICY=policy.wasm bats e2e.bats; \
+	  KWCTL=$(abspath $(RUNNER)) POLICY=policy.wasm bats --tap e2e.bats | tee $(REPORT)/e2e.tap; \
 	fi
 
+# The ClusterAdmissionPolicy is validated against Kubewarden's real CRD from $(SHARED)/crds/.
 validate-manifests: ## Validate deploy/ against the Kubernetes schemas (installs kubernetes-validate from PyPI)
-	deploy/validate.sh
+	KUBEWARDEN_CRD=$(SHARED)/crds/policies.kubewarden.io_clusteradmissionpolicies.yaml deploy/validate.sh
 
 registry-tests: policy.wasm runner stepper-static ## Round trips through a real registry on 127.0.0.1 (docker-registry, buildah, skopeo)
-	RUNNER=$(abspath $(RUNNER)) STEPPER_STATIC=$(abspath $(STEPPER_STATIC)) scripts/registry-test.sh
+	mkdir -p $(REPORT)
+	RUNNER=$(abspath $(RUNNER)) STEPPER_STATIC=$(abspath $(STEPPER_STATIC)) scripts/registry-test.sh \
+	  | tee $(REPORT)/registry-test.checks.log
 
 .PHONY: monitoring-tests
 monitoring-tests: ## deploy/monitoring/: CRD schema, promtool check/test rules, every query on a real Prometheus
-	SHARED=$(SHARED) scripts/monitoring-test.sh
+	mkdir -p $(REPORT)
+	SHARED=$(SHARED) scripts/monitoring-test.sh | tee $(REPORT)/monitoring-test.checks.log
 
 # `cargo test --workspace` builds $(RUNNER) too (the runner's tests run it), with the features the whole
 # workspace's tests unify; `cargo build -p runner` alone resolves other features and recompiles half of
 # wasmtime's dependency tree (7 min on 2 cores), so the steps after unit-tests reuse that binary.
-test: fmt lint unit-tests ## Everything CI runs
+# scripts/setup.sh runs first, before anything is compiled: it installs what is missing or stops naming it.
+test: ## Everything CI runs, after scripts/setup.sh; ends with "N passed, N failed, N skipped"
+	scripts/setup.sh
+	rm -rf $(REPORT) $(SKIP_LOG)
+	$(MAKE) setup-tests fmt lint unit-tests
 	$(MAKE) e2e-tests validate-manifests registry-tests monitoring-tests REUSE_TEST_RUNNER=1
+	@echo
+	@scripts/test-summary.sh $(REPORT) $(SKIP_LOG)
+
+setup: ## Check the tools and rustup targets the tests need; install the missing ones (apt-get, rustup)
+	scripts/setup.sh
+
+setup-tests: ## scripts/*.bats: setup.sh, the skip rule and the summary on fake machines (stubbed PATH)
+	mkdir -p $(REPORT)
+	bats --tap scripts/setup.bats scripts/skips.bats | tee $(REPORT)/scripts.tap
 
 stepper-static: ## The static sts-stepper for the image (musl, [profile.image])
 	rustup target add $(MUSL_TARGET) >/dev/null 2>&1 || rustup target add $(MUSL_TARGET)
@@ -114,10 +138,15 @@ ANNOTATION_PREFIX ?= safe-rollout.dev
 deploy-manifests: ## Render deploy/ for $(POLICY_REF) and $(IMAGE) (and deploy/native/) into $(DIST)/
 	ANNOTATION_PREFIX=$(ANNOTATION_PREFIX) deploy/render.sh registry://$(POLICY_REF) $(IMAGE) $(DIST)
 
-demo: policy.wasm runner ## policy.wasm deciding real AdmissionReviews, then the MOCO incident native vs guarded
+# The runner and the stepper in one cargo invocation: the dependencies they share are built once, with one
+# feature set, and cargo keeps both cores busy beside wasmtime's long serial chain (BENCHMARKS.md).
+demo: ## policy.wasm deciding real AdmissionReviews, then the MOCO incident native vs guarded
+	scripts/setup.sh demo
+	$(MAKE) policy.wasm
+	$(CARGO) build --locked -p runner -p sts-stepper
 	SHARED=$(SHARED) RUNNER=$(RUNNER) scripts/demo-policy.sh
 	@echo
-	scripts/demo-moco.sh
+	STEPPER=$(TARGET_DIR)/debug/sts-stepper scripts/demo-moco.sh
 
 SOAK_CASES ?= 100000
 soak: ## The simulation's property test with $(SOAK_CASES) random rollouts (optimized build)

@@ -11,8 +11,12 @@ width=${DEMO_WIDTH:-88}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-cargo build -q -p sts-stepper
-bin=${CARGO_TARGET_DIR:-target}/debug/sts-stepper
+# $STEPPER: a built sts-stepper (make demo builds it with the runner); else it is built here.
+bin=${STEPPER:-}
+if [ -z "$bin" ]; then
+    cargo build -q -p sts-stepper
+    bin=${CARGO_TARGET_DIR:-target}/debug/sts-stepper
+fi
 "$bin" simulate --scenario "$scenario" --native >"$tmp/native"
 "$bin" simulate --scenario "$scenario" >"$tmp/guarded"
 

@@ -8,6 +8,7 @@ use wapc::WapcHost;
 use wasmtime_provider::WasmtimeEngineProviderBuilder;
 
 use crate::admission::{PolicyResponse, SettingsResponse};
+use crate::compile_cache::{CacheSetting, CachingEngine, Compilation};
 
 /// One log event a policy sent through the `kubewarden/tracing/log` host call (the SDK's slog drain).
 #[derive(Debug, Clone, PartialEq)]
@@ -26,21 +27,26 @@ type LogSink = Arc<Mutex<Vec<LogEvent>>>;
 pub struct Policy {
     host: WapcHost,
     logs: LogSink,
+    compilation: Compilation,
 }
 
 impl Policy {
-    /// Compiles and instantiates a waPC module, with WASI and no host capabilities but logging.
+    /// Compiles (or, with the cache on and the module seen before, reads back) and instantiates a
+    /// waPC module, with WASI and no host capabilities but logging.
     ///
     /// # Errors
     /// When the bytes are not a WebAssembly module, or the module is not a waPC guest (no `__guest_call`,
-    /// no `wapc_init`), or it does not answer `protocol_version` as a Kubewarden policy does.
-    pub fn load(module: &[u8]) -> Result<Policy> {
+    /// no `wapc_init`), or it does not answer `protocol_version` as a Kubewarden policy does; when the
+    /// cache directory cannot be created.
+    pub fn load(module: &[u8], cache: &CacheSetting) -> Result<Policy> {
         if !module.starts_with(b"\0asm") {
             return Err(anyhow!(
                 "not a WebAssembly module (a compiled policy.wasm starts with the bytes \\0asm)"
             ));
         }
+        let caching = CachingEngine::new(cache)?;
         let engine = WasmtimeEngineProviderBuilder::new()
+            .engine(caching.engine.clone())
             .module_bytes(module)
             .build()
             .map_err(|e| anyhow!("cannot load the module as a waPC policy: {}", one_line(&e)))?;
@@ -55,7 +61,11 @@ impl Policy {
             )),
         )
         .map_err(|e| anyhow!("cannot start the module as a waPC policy: {}", one_line(&e)))?;
-        let policy = Policy { host, logs };
+        let policy = Policy {
+            host,
+            logs,
+            compilation: caching.compilation(),
+        };
         let version = policy
             .call("protocol_version", b"")
             .context("the module is not a Kubewarden policy (protocol_version failed)")?;
@@ -85,6 +95,11 @@ impl Policy {
     pub fn validate(&self, payload: &[u8]) -> Result<PolicyResponse> {
         let reply = self.call("validate", payload)?;
         serde_json::from_slice(&reply).context("the policy's validate reply is malformed")
+    }
+
+    /// Whether the module was compiled or read from the compilation cache.
+    pub fn compilation(&self) -> Compilation {
+        self.compilation
     }
 
     /// Takes the log events the policy sent since the last call.
@@ -213,7 +228,9 @@ mod tests {
 
     #[test]
     fn garbage_is_not_a_policy() {
-        let err = Policy::load(b"not wasm").err().expect("must fail");
+        let err = Policy::load(b"not wasm", &CacheSetting::Off)
+            .err()
+            .expect("must fail");
         let msg = err.to_string();
         assert!(msg.starts_with("not a WebAssembly module"), "{msg}");
         assert!(!msg.contains('\n'), "{msg}");
@@ -222,7 +239,9 @@ mod tests {
     #[test]
     fn a_wasm_module_without_wapc_exports_is_refused() {
         // The smallest valid module: magic + version, no exports.
-        let err = Policy::load(b"\0asm\x01\0\0\0").err().expect("must fail");
+        let err = Policy::load(b"\0asm\x01\0\0\0", &CacheSetting::Off)
+            .err()
+            .expect("must fail");
         assert!(!err.to_string().contains('\n'), "{err}");
     }
 

@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 
 use runner::admission::{self, AdmissionRequest, AdmissionResponse};
+use runner::compile_cache::CacheSetting;
 use runner::host::Policy;
 use runner::registry;
 
@@ -99,6 +100,31 @@ struct RunArgs {
     policy: String,
     #[command(flatten)]
     registry: RegistryArgs,
+    #[command(flatten)]
+    cache: CacheArgs,
+}
+
+/// wasmtime's compilation cache, as kwctl keeps it: a module is compiled once, later runs read it back.
+#[derive(Args, Debug)]
+struct CacheArgs {
+    /// Compile the module every time: neither read nor write the compilation cache
+    /// (RUNNER_NO_CACHE=1, true, yes or on).
+    #[arg(long, env = "RUNNER_NO_CACHE", conflicts_with = "cache_dir",
+          value_parser = clap::builder::FalseyValueParser::new())]
+    no_cache: bool,
+    /// Where compiled modules are cached [default: $XDG_CACHE_HOME/wasmtime, else ~/.cache/wasmtime].
+    #[arg(long, value_name = "DIR", env = "RUNNER_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+}
+
+impl CacheArgs {
+    fn setting(&self) -> CacheSetting {
+        match (&self.cache_dir, self.no_cache) {
+            (_, true) => CacheSetting::Off,
+            (Some(dir), false) => CacheSetting::Dir(dir.clone()),
+            (None, false) => CacheSetting::Default,
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -154,7 +180,8 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
     let request = admission::request_from_json(&document)
         .with_context(|| format!("request file {}", args.request_path.display()))?;
     let module = load_module(&args.policy, args.registry.insecure)?;
-    let policy = Policy::load(&module).with_context(|| format!("policy {}", args.policy))?;
+    let policy = Policy::load(&module, &args.cache.setting())
+        .with_context(|| format!("policy {}", args.policy))?;
 
     let verdict = policy.validate_settings(&settings)?;
     print_logs(&policy);
@@ -219,8 +246,9 @@ fn bench(args: &BenchArgs) -> Result<()> {
         reply.mutated_object.is_some()
     );
     println!(
-        "load:        {:.1} ms (compile + instantiate + validate_settings)",
-        load.as_secs_f64() * 1e3
+        "load:        {:.1} ms (module {} + instantiate + validate_settings)",
+        load.as_secs_f64() * 1e3,
+        p.policy.compilation().describe()
     );
     println!(
         "evaluations: {} (after {} warm-up)",

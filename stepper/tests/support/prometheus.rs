@@ -1,8 +1,10 @@
 //! A real Prometheus for tests, and the small servers around it.
 //!
 //! - [`prometheus_bin`]: `$PROMETHEUS_BIN`, else `prometheus` on `PATH` (Debian's package); absent →
-//!   a loud `SKIPPED` line on stderr and `None` (a test then returns), except under `CI=true`, where a
-//!   missing Prometheus is a failure (`.ci/run` installs it).
+//!   the test fails (`scripts/setup.sh`, run by `make test`, installs it), unless the run accepts
+//!   skipping with `ALLOW_SKIP=1`: then a loud `SKIPPED` line on stderr, the test's name appended to the
+//!   skip log (`$SKIP_LOG`, else `<target dir>/tmp/test-skips.log`, counted by `make test`) and `None`
+//!   (the test then returns).
 //! - [`Exporter`]: an HTTP server on 127.0.0.1 serving `/metrics` in the text format, whose series and
 //!   values the test sets at any time.
 //! - [`PrometheusServer`]: `prometheus` on `127.0.0.1:<free port>` with its TSDB in a temp dir,
@@ -50,10 +52,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The `prometheus` binary, or `None` after a loud `SKIPPED` line (see the module doc).
+/// The `prometheus` binary, or `None` after a loud `SKIPPED` line when the run allows skipping (see the
+/// module doc).
 ///
 /// # Panics
-/// `$PROMETHEUS_BIN` names no file; or no Prometheus under `CI=true`.
+/// `$PROMETHEUS_BIN` names no file; or no Prometheus and `ALLOW_SKIP` is not `1`.
 pub fn prometheus_bin() -> Option<PathBuf> {
     if let Some(bin) = std::env::var_os("PROMETHEUS_BIN") {
         let bin = PathBuf::from(bin);
@@ -70,16 +73,45 @@ pub fn prometheus_bin() -> Option<PathBuf> {
             .find(|p| p.is_file())
     });
     if found.is_none() {
-        let message = "prometheus not installed (apt-get install prometheus)";
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{message}, and CI=true: .ci/run must install it"
-        );
-        // Straight to stderr: the test harness captures `eprintln!` of passing tests.
-        let stars = "*".repeat(72);
-        let _ = writeln!(std::io::stderr(), "\n{stars}\nSKIPPED: {message}\n{stars}");
+        skip_or_fail("prometheus not installed (Debian package prometheus)");
     }
     found
+}
+
+/// A real component this test needs is missing: fails the test, unless `ALLOW_SKIP=1`, where the test's
+/// name goes to the skip log and a loud `SKIPPED` line to stderr (the caller then returns).
+///
+/// # Panics
+/// `ALLOW_SKIP` is not `1`.
+fn skip_or_fail(message: &str) {
+    assert!(
+        std::env::var("ALLOW_SKIP").as_deref() == Ok("1"),
+        "{message}; run `scripts/setup.sh` to install it, or set ALLOW_SKIP=1 to skip this test"
+    );
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("an unnamed test")
+        .to_string();
+    let log = std::env::var_os("SKIP_LOG").map_or_else(
+        || Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-skips.log"),
+        PathBuf::from,
+    );
+    let logged = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .and_then(|mut f| writeln!(f, "{}::{test}: {message}", env!("CARGO_CRATE_NAME")));
+    assert!(
+        logged.is_ok(),
+        "cannot append to the skip log {}: {logged:?}",
+        log.display()
+    );
+    // Straight to stderr: the test harness captures `eprintln!` of passing tests.
+    let stars = "*".repeat(72);
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n{stars}\nSKIPPED: {test}: {message}\n{stars}"
+    );
 }
 
 /// Polls `probe` every [`POLL`] until it returns `Some`, for at most [`WAIT`].

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Everything `make test` (and, a part of it, `make demo`) needs beyond Rust itself, in one list: checks it,
+# and installs what is missing.
+#
+#   scripts/setup.sh        everything (run first by `make test` and by .ci/run, before anything is compiled)
+#   scripts/setup.sh demo   only what `make demo` needs (run first by `make demo`)
+#
+# A tool is present when its command is on PATH (so any distribution's package, or a local build, counts).
+# Missing system packages are installed with apt-get (one `apt-get update`, then one `apt-get install`)
+# when this runs as root or `sudo -n` works (sudo without a password); missing rustup targets and
+# components with `rustup`. Otherwise it stops at once, before anything is compiled, naming every missing
+# tool and the exact commands that install them; without apt-get (not Debian/Ubuntu) it names the
+# packages to install with the machine's own package manager.
+# Exit status: 0 when everything is present (installing nothing when it already was), 1 otherwise.
+set -euo pipefail
+
+# The list. Each row: `demo` when make demo needs it too (make test needs everything), the command looked
+# up on PATH, the Debian/Ubuntu package providing it, and what needs it.
+TOOLS=(
+    "demo jq              jq               scripts/demo-policy.sh, e2e.bats, scripts/registry-test.sh"
+    "test bats            bats             e2e.bats, scripts/setup.bats"
+    "test curl            curl             scripts/registry-test.sh"
+    "test docker-registry docker-registry  scripts/registry-test.sh: a real OCI registry on 127.0.0.1"
+    "test buildah         buildah          make image: the stepper image"
+    "test skopeo          skopeo           scripts/registry-test.sh: reads the pushed image back"
+    "test musl-gcc        musl-tools       make stepper-static: ring's C code for x86_64-unknown-linux-musl"
+    "test prometheus      prometheus       stepper/tests/prometheus_real.rs: the PrometheusCheck gate"
+    "test promtool        prometheus       checking Prometheus rule files"
+    "test python3         python3          deploy/validate.sh"
+    "test pip3            python3-pip      deploy/validate.sh: installs kubernetes-validate from PyPI"
+)
+# rustup targets (policy.wasm; the static stepper in the image) and components (make fmt, make lint).
+RUST_TARGETS=("demo wasm32-wasip1" "test x86_64-unknown-linux-musl")
+RUST_COMPONENTS=("test clippy" "test rustfmt")
+
+scope=${1:-test}
+case "$scope" in
+    demo | test) ;;
+    *) echo "usage: scripts/setup.sh [demo|test]   (test, the default, checks everything)" >&2; exit 2 ;;
+esac
+# Keeps the rows of the scope, without the scope word: make test needs every row, make demo its own.
+in_scope() { # $1: array name
+    local -n rows=$1
+    local kept=() row
+    for row in "${rows[@]}"; do
+        [ "$scope" = test ] || [ "${row%% *}" = demo ] && kept+=("${row#* }")
+    done
+    rows=("${kept[@]}")
+}
+in_scope TOOLS
+in_scope RUST_TARGETS
+in_scope RUST_COMPONENTS
+
+say() { echo "setup: $*"; }
+
+# The missing tools ("tool (package: why)") and their packages, each package once.
+missing_tools=()
+missing_packages=()
+check_tools() {
+    missing_tools=()
+    missing_packages=()
+    local row tool package why p seen
+    for row in "${TOOLS[@]}"; do
+        read -r tool package why <<<"$row"
+        command -v "$tool" >/dev/null 2>&1 && continue
+        missing_tools+=("$tool (package $package: $why)")
+        seen=
+        for p in "${missing_packages[@]}"; do [ "$p" = "$package" ] && seen=1; done
+        [ -n "$seen" ] || missing_packages+=("$package")
+    done
+}
+
+# The rustup targets and components not installed for the active toolchain.
+missing_targets=()
+missing_components=()
+check_rust() {
+    missing_targets=()
+    missing_components=()
+    command -v rustup >/dev/null 2>&1 || return 0
+    local installed want line found
+    installed=$(rustup target list --installed)
+    for want in "${RUST_TARGETS[@]}"; do
+        found=
+        while read -r line; do [ "$line" = "$want" ] && found=1; done <<<"$installed"
+        [ -n "$found" ] || missing_targets+=("$want")
+    done
+    installed=$(rustup component list --installed)
+    for want in "${RUST_COMPONENTS[@]}"; do
+        found=
+        # Installed components are listed with the host triple: clippy-x86_64-unknown-linux-gnu.
+        while read -r line; do [[ "$line" == "$want" || "$line" == "$want"-* ]] && found=1; done <<<"$installed"
+        [ -n "$found" ] || missing_components+=("$want")
+    done
+}
+
+rust_commands() {
+    [ ${#missing_targets[@]} -eq 0 ] || echo "  rustup target add ${missing_targets[*]}"
+    [ ${#missing_components[@]} -eq 0 ] || echo "  rustup component add ${missing_components[*]}"
+}
+
+list_missing() {
+    local t
+    say "missing:"
+    for t in "${missing_tools[@]}"; do echo "  $t"; done
+    [ ${#missing_targets[@]} -eq 0 ] || echo "  rustup targets: ${missing_targets[*]}"
+    [ ${#missing_components[@]} -eq 0 ] || echo "  rustup components: ${missing_components[*]}"
+}
+
+check_tools
+check_rust
+if ! command -v rustup >/dev/null 2>&1; then
+    say "rustup is not on PATH: make needs it to add the ${RUST_TARGETS[*]} targets and the ${RUST_COMPONENTS[*]} components."
+    say "Install Rust with rustup (https://rustup.rs), then run make $scope again."
+    exit 1
+fi
+if [ ${#missing_tools[@]} -eq 0 ] && [ ${#missing_targets[@]} -eq 0 ] && [ ${#missing_components[@]} -eq 0 ]; then
+    say "all ${#TOOLS[@]} tools, ${#RUST_TARGETS[@]} rustup targets and ${#RUST_COMPONENTS[@]} components present"
+    exit 0
+fi
+list_missing
+
+if [ ${#missing_packages[@]} -gt 0 ]; then
+    if ! command -v apt-get >/dev/null 2>&1; then
+        say "no apt-get here (not Debian/Ubuntu): install these with the machine's package manager, then run make $scope again."
+        say "Debian/Ubuntu package names: ${missing_packages[*]}"
+        [ -z "$(rust_commands)" ] || { say "and the Rust parts:"; rust_commands; }
+        exit 1
+    fi
+    as_root=()
+    if [ "$(id -u)" != 0 ]; then
+        if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+            as_root=(sudo -n --preserve-env=DEBIAN_FRONTEND)
+        else
+            say "cannot install them: not root, and sudo is absent or asks for a password. Install them with:"
+            echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing_packages[*]}"
+            rust_commands
+            say "then run make $scope again."
+            exit 1
+        fi
+    fi
+    say "installing ${missing_packages[*]} with ${as_root[*]:+sudo }apt-get"
+    export DEBIAN_FRONTEND=noninteractive
+    "${as_root[@]}" apt-get update -qq
+    "${as_root[@]}" apt-get install -y -qq --no-install-recommends \
+        "${missing_packages[@]}" >/dev/null
+fi
+if [ ${#missing_targets[@]} -gt 0 ]; then
+    say "adding rustup targets ${missing_targets[*]}"
+    rustup target add "${missing_targets[@]}"
+fi
+if [ ${#missing_components[@]} -gt 0 ]; then
+    say "adding rustup components ${missing_components[*]}"
+    rustup component add "${missing_components[@]}"
+fi
+
+check_tools
+check_rust
+if [ ${#missing_tools[@]} -gt 0 ] || [ ${#missing_targets[@]} -gt 0 ] || [ ${#missing_components[@]} -gt 0 ]; then
+    say "still missing after installing:"
+    list_missing
+    exit 1
+fi
+say "installed; all ${#TOOLS[@]} tools, ${#RUST_TARGETS[@]} rustup targets and ${#RUST_COMPONENTS[@]} components present"
