@@ -63,6 +63,28 @@ impl<C: Cluster> Cluster for LeaderCluster<'_, C> {
         self.inner.list_namespace_pdbs(namespace).await
     }
 
+    fn cached(&self) -> bool {
+        self.inner.cached()
+    }
+
+    async fn get_statefulset(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<StatefulSet>, ClusterError> {
+        self.inner.get_statefulset(namespace, name).await
+    }
+
+    async fn list_set_pods_consistent(
+        &self,
+        namespace: &str,
+        selector: &Selector,
+    ) -> Result<Vec<Pod>, ClusterError> {
+        self.inner
+            .list_set_pods_consistent(namespace, selector)
+            .await
+    }
+
     async fn patch_statefulset(
         &self,
         namespace: &str,

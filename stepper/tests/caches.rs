@@ -113,6 +113,42 @@ async fn a_step_decided_from_the_caches_is_confirmed_by_a_fresh_read_then_writte
 }
 
 #[tokio::test]
+async fn the_leader_over_the_caches_still_confirms_a_step_on_a_fresh_read() {
+    // watch's stack: LeaderCluster over CachedCluster. The wrapper must not hide that the reads are
+    // cached, or the step would go out on the caches alone.
+    let caches = caches_of("2-stepped-4", initialized);
+    let stepped = |s: &mut Value| {
+        initialized(s);
+        s["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(3);
+    };
+    let (api, server) = mock_cluster(
+        Scope::default(),
+        vec![
+            get(GET_WEB, object("2-stepped-4", initialized)),
+            set_pods("demo", "app=web", fixture_body("2-stepped-4-pods.json")),
+            patch(PATCH_WEB, 200, object("2-stepped-4", stepped)),
+            post_event("demo"),
+        ],
+    );
+    let cached = CachedCluster {
+        caches: &caches,
+        api: &api,
+    };
+    let leadership = sts_stepper::leader::Leadership::sole();
+    let guarded = sts_stepper::leader_cluster::LeaderCluster {
+        inner: &cached,
+        leadership: &leadership,
+    };
+    let report = run_pass(&guarded, &PassOptions::default(), now())
+        .await
+        .expect("pass");
+    drop(api);
+    let seen = server.await.expect("script: GET, pods, PATCH, Event");
+    assert_eq!(report.sets[0].outcome, Outcome::Stepped { from: 4, to: 3 });
+    assert_eq!(seen.len(), 4);
+}
+
+#[tokio::test]
 async fn a_fresh_read_that_disagrees_with_the_caches_wins() {
     // The caches still hold every pod Ready; the fresh read sees web-1 NotReady: no step.
     let caches = caches_of("2-stepped-4", initialized);
