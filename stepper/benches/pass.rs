@@ -1,8 +1,10 @@
-//! One pass at scale: the pure plan over 10,000 StatefulSets / 50,000 pods held in memory, and a
-//! whole pass through the kube-rs client against a mocked API server (JSON decoding included), which
-//! also counts the API requests a pass issues for 10 → 10,000 StatefulSets.
+//! One pass at scale: the pure plan over 10,000 StatefulSets / 50,000 pods held in memory, a whole
+//! pass through the kube-rs client against a mocked API server (JSON decoding included), and the
+//! reads of a `once` pass with 0, 1, 10 and 100 candidates among 10,000 StatefulSets / 50,000 pods,
+//! counted at the mocked API server in requests and response bytes (issue 12 item 6).
 //!
-//! Run: `cargo bench -p sts-stepper --bench pass`
+//! Run: `cargo bench -p sts-stepper --bench pass` (timings and counts); the counts alone, in the
+//! debug profile: `cargo test -p sts-stepper --bench pass -- --nocapture`.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -13,9 +15,13 @@ use http::{Request, Response};
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::Client;
 use kube::client::Body;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::watcher;
 use serde_json::{Value, json};
+use sts_stepper::caches::{CachedCluster, Caches};
 use sts_stepper::gates::{GateOptions, Verdict};
 use sts_stepper::kube_cluster::{KubeCluster, Scope};
 use sts_stepper::pass::{PassOptions, run_pass};
@@ -96,6 +102,7 @@ fn snapshot(sets: usize) -> Snapshot {
             .into_iter()
             .map(|v| serde_json::from_value(v).expect("pdb"))
             .collect(),
+        ..Snapshot::default()
     }
 }
 
@@ -154,7 +161,8 @@ fn bench(c: &mut Criterion) {
     });
 
     // 2. Requests per pass against the mock: every set paused and already announced, so the pass
-    //    writes nothing and only reads. The count must stay 3 whatever the number of sets.
+    //    writes nothing, has no candidate and reads only the StatefulSet list, whatever the number of
+    //    sets.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -185,8 +193,8 @@ fn bench(c: &mut Criterion) {
             sets * 5
         );
         assert_eq!(
-            requests, 3,
-            "requests per pass must not grow with the number of StatefulSets"
+            requests, 1,
+            "no candidate: the StatefulSet list only, whatever the number of StatefulSets"
         );
         if sets == 10_000 {
             c.bench_function(
@@ -200,6 +208,217 @@ fn bench(c: &mut Criterion) {
             );
         }
     }
+    candidate_reads(c, &rt);
+}
+
+/// What the mocked API server of [`candidate_reads`] answered: requests and response bytes, by kind.
+#[derive(Default)]
+struct Served {
+    requests: AtomicUsize,
+    pod_requests: AtomicUsize,
+    lists_all_pods: AtomicUsize,
+    bytes: AtomicUsize,
+    pod_bytes: AtomicUsize,
+}
+
+/// A mocked API server over `sets` StatefulSets with 5 pods each, answering as a real one: the
+/// StatefulSet list; pods of one namespace filtered by `labelSelector=app=set-<i>`; every pod for a
+/// cluster-wide pod LIST; the PDB of one namespace.
+fn fleet_client(
+    sets: Arc<Vec<u8>>,
+    pods: Arc<Vec<Value>>,
+    served: Arc<Served>,
+    rt: &tokio::runtime::Runtime,
+) -> Client {
+    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    rt.spawn(async move {
+        while let Some((req, send)) = handle.next_request().await {
+            let path = req.uri().path().to_string();
+            let query = req.uri().query().unwrap_or("").to_string();
+            let body: Vec<u8> = if path.ends_with("/statefulsets") {
+                sets.as_ref().clone()
+            } else if path == "/api/v1/pods" {
+                served.lists_all_pods.fetch_add(1, Ordering::Relaxed);
+                list_body("PodList", pods.as_ref().clone())
+            } else if path.ends_with("/pods") {
+                let app = query
+                    .split('&')
+                    .find_map(|kv| kv.strip_prefix("labelSelector=app%3D"))
+                    .expect("a pod read by selector");
+                let i: usize = app
+                    .strip_prefix("set-")
+                    .and_then(|n| n.parse().ok())
+                    .expect("set index");
+                let items =
+                    pods[i * PODS_PER_SET as usize..(i + 1) * PODS_PER_SET as usize].to_vec();
+                list_body("PodList", items)
+            } else if path.ends_with("/poddisruptionbudgets") {
+                let ns: usize = path
+                    .split('/')
+                    .nth(5)
+                    .and_then(|n| n.strip_prefix("ns-"))
+                    .and_then(|n| n.parse().ok())
+                    .expect("namespace");
+                list_body("PodDisruptionBudgetList", vec![pdb_json(ns)])
+            } else {
+                panic!("unexpected request {} {}", req.method(), req.uri())
+            };
+            served.requests.fetch_add(1, Ordering::Relaxed);
+            served.bytes.fetch_add(body.len(), Ordering::Relaxed);
+            if path.ends_with("/pods") {
+                served.pod_requests.fetch_add(1, Ordering::Relaxed);
+                served.pod_bytes.fetch_add(body.len(), Ordering::Relaxed);
+            }
+            send.send_response(
+                Response::builder()
+                    .body(Body::from(body))
+                    .expect("response"),
+            );
+        }
+    });
+    let _runtime = rt.enter();
+    Client::new(service, "default")
+}
+
+/// 3. The reads of a `once` pass with `candidates` candidates among 10,000 StatefulSets / 50,000
+///    pods: every other set is paused (announced); each candidate has a pod NotReady (announced), so
+///    the pass reads and writes nothing. Prints requests and response bytes, and checks the targets:
+///    no cluster-wide pod LIST, pod bytes ∝ candidates, ≤ 5 % of one cluster-wide pod LIST at 1.
+fn candidate_reads(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
+    const SETS: usize = 10_000;
+    let paused =
+        json!({"safe-rollout.dev/paused": "true", "safe-rollout.dev/blocked-reason": "Paused"});
+    let not_ready = json!({"safe-rollout.dev/blocked-reason": "PodNotReady"});
+    let (_, all_pods, _) = lists(SETS, &paused);
+    let mut pods = all_pods;
+    let all_pod_bytes = list_body("PodList", pods.clone()).len();
+    println!(
+        "one cluster-wide pod LIST at {SETS} StatefulSets / {} pods: {all_pod_bytes} bytes",
+        pods.len()
+    );
+    for candidates in [0usize, 1, 10, 100] {
+        // The candidates are spread over the namespaces: set i lives in ns-(i % 100).
+        let sets: Vec<Value> = (0..SETS)
+            .map(|i| set_json(i, if i < candidates { &not_ready } else { &paused }))
+            .collect();
+        for (i, pod) in pods.iter_mut().enumerate() {
+            let ready = if i / (PODS_PER_SET as usize) < candidates && i % 5 == 1 {
+                "False"
+            } else {
+                "True"
+            };
+            pod["status"]["conditions"][0]["status"] = json!(ready);
+        }
+        let served = Arc::new(Served::default());
+        let client = fleet_client(
+            Arc::new(list_body("StatefulSetList", sets)),
+            Arc::new(pods.clone()),
+            served.clone(),
+            rt,
+        );
+        let cluster = KubeCluster::new(client, Scope::default(), None);
+        let report = rt
+            .block_on(run_pass(&cluster, &PassOptions::default(), now()))
+            .expect("pass");
+        let blocked = report
+            .sets
+            .iter()
+            .filter(|s| s.blocked_reason() == Some(sts_stepper::reasons::Reason::PodNotReady))
+            .count();
+        assert_eq!(blocked, candidates, "each candidate judged on its own pods");
+        let (requests, bytes) = (
+            served.requests.load(Ordering::Relaxed),
+            served.bytes.load(Ordering::Relaxed),
+        );
+        let (pod_requests, pod_bytes) = (
+            served.pod_requests.load(Ordering::Relaxed),
+            served.pod_bytes.load(Ordering::Relaxed),
+        );
+        println!(
+            "once, {candidates} candidates: {requests} requests, {bytes} response bytes; pods: \
+             {pod_requests} requests, {pod_bytes} bytes ({:.3} % of one cluster-wide pod LIST)",
+            100.0 * pod_bytes as f64 / all_pod_bytes as f64
+        );
+        assert_eq!(served.lists_all_pods.load(Ordering::Relaxed), 0);
+        assert_eq!(pod_requests, candidates, "one pod read per candidate");
+        if candidates == 0 {
+            assert_eq!(requests, 1);
+        }
+        if candidates == 1 {
+            assert!(
+                pod_bytes * 20 <= all_pod_bytes,
+                "≤ 5 % of a cluster-wide pod LIST"
+            );
+        }
+        // The same pass in `watch` after warm-up: the stores hold what the first LISTs returned.
+        let typed_sets: Vec<StatefulSet> = (0..SETS)
+            .map(|i| {
+                let extra = if i < candidates { &not_ready } else { &paused };
+                serde_json::from_value(set_json(i, extra)).expect("sts")
+            })
+            .collect();
+        let typed_pods: Vec<Pod> = pods
+            .iter()
+            .map(|p| serde_json::from_value(p.clone()).expect("pod"))
+            .collect();
+        let typed_pdbs: Vec<PodDisruptionBudget> = (0..100)
+            .map(|n| serde_json::from_value(pdb_json(n)).expect("pdb"))
+            .collect();
+        let caches = Caches::from_stores(
+            vec![filled(typed_sets)],
+            vec![filled(typed_pods)],
+            vec![filled(typed_pdbs)],
+        );
+        let before = served.requests.load(Ordering::Relaxed);
+        let cached = CachedCluster {
+            caches: &caches,
+            api: &cluster,
+        };
+        let report = rt
+            .block_on(run_pass(&cached, &PassOptions::default(), now()))
+            .expect("pass");
+        assert_eq!(report.sets.len(), SETS);
+        let watch_requests = served.requests.load(Ordering::Relaxed) - before;
+        println!(
+            "watch after warm-up, {candidates} candidates: {watch_requests} requests, 0 bytes"
+        );
+        assert_eq!(watch_requests, 0, "steady state: no LIST per pass");
+        if candidates == 100 {
+            c.bench_function(
+                "watch pass from caches, 10000 statefulsets, 100 candidates",
+                |b| {
+                    b.iter(|| {
+                        rt.block_on(run_pass(&cached, &PassOptions::default(), now()))
+                            .expect("pass")
+                    })
+                },
+            );
+            c.bench_function(
+                "once over mocked API, 10000 statefulsets, 100 candidates",
+                |b| {
+                    b.iter(|| {
+                        rt.block_on(run_pass(&cluster, &PassOptions::default(), now()))
+                            .expect("pass")
+                    })
+                },
+            );
+        }
+    }
+}
+
+/// A store after one complete list of `items`, as a reflector leaves it after warm-up.
+fn filled<K>(items: Vec<K>) -> Store<K>
+where
+    K: kube::Resource + Clone + 'static,
+    K::DynamicType: Default + Eq + std::hash::Hash + Clone,
+{
+    let (store, mut writer) = reflector::store();
+    writer.apply_watcher_event(&watcher::Event::Init);
+    for item in items {
+        writer.apply_watcher_event(&watcher::Event::InitApply(item));
+    }
+    writer.apply_watcher_event(&watcher::Event::InitDone);
+    store
 }
 
 criterion_group! {

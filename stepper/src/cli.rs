@@ -113,6 +113,11 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_steps_per_minute: Option<u32>,
 
+    /// A step decided on pods read longer ago than this is decided again on a fresh read of that
+    /// set's pods before its write (nothing in the step's patch pins a pod's readiness).
+    #[arg(long, global = true, default_value = "1s", value_parser = parse_duration, value_name = "DURATION")]
+    pub max_decision_age: SignedDuration,
+
     /// Prometheus base URL for the PrometheusCheck gate (sets annotated <prefix>/prometheus-query),
     /// e.g. http://prometheus-operated.monitoring:9090. Without it such sets never step.
     #[arg(
@@ -254,6 +259,10 @@ pub struct WatchArgs {
     /// Address for /metrics and /healthz.
     #[arg(long, default_value = "0.0.0.0:8080")]
     pub metrics_addr: SocketAddr,
+
+    /// Leader election among replicas.
+    #[command(flatten)]
+    pub leader: crate::leader_args::LeaderElectionArgs,
 }
 
 /// `status` arguments.

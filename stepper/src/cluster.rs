@@ -1,7 +1,8 @@
 //! The cluster interface: everything a pass needs from the world, and nothing more.
 //!
-//! A pass reads a snapshot with three LISTs, writes with JSON Patches on StatefulSets, publishes
-//! Events, and (stuck-pod recovery, opt-in) deletes a pod. [`crate::kube_cluster::KubeCluster`] implements it against a real API server; a simulated
+//! A pass reads the StatefulSet list, then only its candidates' pods and their namespaces' PDBs, writes
+//! with JSON Patches on StatefulSets, publishes Events, and (stuck-pod recovery, opt-in) deletes a pod.
+//! [`crate::kube_cluster::KubeCluster`] implements it against a real API server; a simulated
 //! StatefulSet controller with a virtual clock can implement it too (time is never read here: the
 //! caller passes `now`).
 
@@ -11,6 +12,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::core::{Selector, SelectorExt};
 
 use crate::events::EventNote;
 use crate::prometheus::QueryOutcome;
@@ -88,13 +90,82 @@ pub trait Cluster: Sync {
         &self,
     ) -> impl Future<Output = Result<Vec<StatefulSet>, ClusterError>> + Send;
 
-    /// LIST Pods in the scope's namespaces (the label selector applies to StatefulSets only).
+    /// LIST Pods in the scope's namespaces (the label selector applies to StatefulSets only): every
+    /// pod in scope, for `status` over the whole scope only; a pass reads [`Cluster::list_set_pods`].
     fn list_pods(&self) -> impl Future<Output = Result<Vec<Pod>, ClusterError>> + Send;
+
+    /// LIST the Pods of one StatefulSet: in `namespace`, with `labelSelector` = `selector` (the set's
+    /// `spec.selector`). A consistent read (no `resourceVersion`: the API server answers as of now), so
+    /// a step is never decided on a stale pod. The default filters [`Cluster::list_pods`].
+    fn list_set_pods(
+        &self,
+        namespace: &str,
+        selector: &Selector,
+    ) -> impl Future<Output = Result<Vec<Pod>, ClusterError>> + Send {
+        async move {
+            let pods = self.list_pods().await?;
+            Ok(pods
+                .into_iter()
+                .filter(|p| {
+                    p.metadata.namespace.as_deref() == Some(namespace)
+                        && selector
+                            .matches(p.metadata.labels.as_ref().unwrap_or(&Default::default()))
+                })
+                .collect())
+        }
+    }
+
+    /// True when the reads above come from caches (`watch`'s reflector stores): then a step is written
+    /// only after a fresh consistent read of its set and pods ([`Cluster::get_statefulset`],
+    /// [`Cluster::list_set_pods_consistent`]) confirms it.
+    fn cached(&self) -> bool {
+        false
+    }
+
+    /// GET StatefulSet `namespace/name` as of now (a consistent read); `Ok(None)` when it is gone. The
+    /// default finds it in [`Cluster::list_statefulsets`].
+    fn get_statefulset(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<StatefulSet>, ClusterError>> + Send {
+        async move {
+            Ok(self.list_statefulsets().await?.into_iter().find(|s| {
+                s.metadata.namespace.as_deref() == Some(namespace)
+                    && s.metadata.name.as_deref() == Some(name)
+            }))
+        }
+    }
+
+    /// [`Cluster::list_set_pods`] as a consistent read even when the reads are cached. The default is
+    /// [`Cluster::list_set_pods`].
+    fn list_set_pods_consistent(
+        &self,
+        namespace: &str,
+        selector: &Selector,
+    ) -> impl Future<Output = Result<Vec<Pod>, ClusterError>> + Send {
+        self.list_set_pods(namespace, selector)
+    }
 
     /// LIST PodDisruptionBudgets in the scope's namespaces.
     fn list_pdbs(
         &self,
     ) -> impl Future<Output = Result<Vec<PodDisruptionBudget>, ClusterError>> + Send;
+
+    /// LIST the PodDisruptionBudgets of one namespace (a consistent read, as [`Cluster::list_set_pods`]).
+    /// The default filters [`Cluster::list_pdbs`].
+    fn list_namespace_pdbs(
+        &self,
+        namespace: &str,
+    ) -> impl Future<Output = Result<Vec<PodDisruptionBudget>, ClusterError>> + Send {
+        async move {
+            let pdbs = self.list_pdbs().await?;
+            Ok(pdbs
+                .into_iter()
+                .filter(|p| p.metadata.namespace.as_deref() == Some(namespace))
+                .collect())
+        }
+    }
 
     /// PATCH StatefulSet `namespace/name` with a JSON Patch (`application/json-patch+json`).
     fn patch_statefulset(

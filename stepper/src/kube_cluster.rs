@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, Preconditions,
 };
-use kube::core::GroupVersionKind;
+use kube::core::{GroupVersionKind, Selector};
 use kube::discovery::{self, ApiCapabilities};
 use kube::runtime::events::{Event, EventType as KubeEventType, Recorder, Reporter};
 use kube::{Client, Resource};
@@ -168,9 +168,51 @@ impl Cluster for KubeCluster {
         self.list("pods", &ListParams::default()).await
     }
 
+    async fn list_set_pods(
+        &self,
+        namespace: &str,
+        selector: &Selector,
+    ) -> Result<Vec<Pod>, ClusterError> {
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+        let params = ListParams::default().labels_from(selector);
+        api.list(&params).await.map(|l| l.items).map_err(|e| {
+            error(
+                format!("list pods in namespace {namespace} ({selector})"),
+                e,
+            )
+        })
+    }
+
+    async fn get_statefulset(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<StatefulSet>, ClusterError> {
+        let api: Api<StatefulSet> = Api::namespaced(self.client.clone(), namespace);
+        api.get_opt(name)
+            .await
+            .map_err(|e| error(format!("get statefulset {namespace}/{name}"), e))
+    }
+
     async fn list_pdbs(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
         self.list("poddisruptionbudgets", &ListParams::default())
             .await
+    }
+
+    async fn list_namespace_pdbs(
+        &self,
+        namespace: &str,
+    ) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
+        let api: Api<PodDisruptionBudget> = Api::namespaced(self.client.clone(), namespace);
+        api.list(&ListParams::default())
+            .await
+            .map(|l| l.items)
+            .map_err(|e| {
+                error(
+                    format!("list poddisruptionbudgets in namespace {namespace}"),
+                    e,
+                )
+            })
     }
 
     async fn patch_statefulset(

@@ -4,7 +4,7 @@
 //! `_current_replicas`, `_updated_replicas`, `_partition`, `_last_partition_update_timestamp_seconds`
 //! (Unix seconds), `_blocked{reason}` (1 for the current reason; the series of other reasons are
 //! removed), `_steps_total`. Per process: `_pass_duration_seconds` (histogram), `_passes_total{result}`
-//! and `_last_pass_timestamp_seconds`. Series of StatefulSets that left the scope are removed.
+//! `_last_pass_timestamp_seconds`, `_leader` (1 while this replica may write) and `_watch_restarts_total{resource}`. Series of StatefulSets that left the scope are removed.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -41,6 +41,13 @@ pub struct BlockedLabels {
     pub reason: String,
 }
 
+/// Labels of `sts_safe_rollout_watch_restarts_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResourceLabels {
+    /// The watched resource: `statefulsets`, `pods`, `poddisruptionbudgets`.
+    pub resource: String,
+}
+
 /// Labels of `sts_safe_rollout_passes_total`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct PassLabels {
@@ -62,8 +69,11 @@ pub struct Metrics {
     steps: Family<SetLabels, Counter>,
     recovered_pods: Family<SetLabels, Counter>,
     pass_duration: Histogram,
+    step_decision_age: Histogram,
     passes: Family<PassLabels, Counter>,
     last_pass: FloatGauge,
+    leader: Gauge,
+    watch_restarts: Family<ResourceLabels, Counter>,
     known: Mutex<HashSet<SetLabels>>,
 }
 
@@ -87,8 +97,11 @@ impl Metrics {
             steps: Family::default(),
             recovered_pods: Family::default(),
             pass_duration: Histogram::new(exponential_buckets(0.01, 2.0, 14)),
+            step_decision_age: Histogram::new(exponential_buckets(0.005, 2.0, 12)),
             passes: Family::default(),
             last_pass: FloatGauge::default(),
+            leader: Gauge::default(),
+            watch_restarts: Family::default(),
             known: Mutex::new(HashSet::new()),
             registry: Registry::default(),
         };
@@ -138,6 +151,11 @@ impl Metrics {
             m.pass_duration.clone(),
         );
         registry.register(
+            "sts_safe_rollout_step_decision_age_seconds",
+            "Age of the pod read a step was decided on, when its write was about to go (seconds)",
+            m.step_decision_age.clone(),
+        );
+        registry.register(
             "sts_safe_rollout_passes",
             "Passes by result: ok, errored (an API error blocked a StatefulSet), failed (a LIST failed)",
             m.passes.clone(),
@@ -147,7 +165,33 @@ impl Metrics {
             "Unix time at which the last pass ended",
             m.last_pass.clone(),
         );
+        registry.register(
+            crate::leader::LEADER_METRIC,
+            crate::leader::LEADER_METRIC_HELP,
+            m.leader.clone(),
+        );
+        m.leader.set(1);
+        registry.register(
+            "sts_safe_rollout_watch_restarts",
+            "Watches (watch's caches) that failed or expired and re-list with backoff, by resource",
+            m.watch_restarts.clone(),
+        );
         Metrics { registry, ..m }
+    }
+
+    /// Counts a watch of `resource` that failed or expired (it re-lists with backoff).
+    pub fn watch_restarted(&self, resource: &str) {
+        self.watch_restarts
+            .get_or_create(&ResourceLabels {
+                resource: resource.to_string(),
+            })
+            .inc();
+    }
+
+    /// Sets `sts_safe_rollout_leader`: 1 while this replica may write (always, without leader
+    /// election), else 0.
+    pub fn set_leader(&self, leader: bool) {
+        self.leader.set(i64::from(leader));
     }
 
     /// Records a finished pass: per-set figures and blocked reason, steps, duration (seconds) and the
@@ -181,6 +225,9 @@ impl Metrics {
                 None => {
                     self.last_partition_update.remove(&labels);
                 }
+            }
+            if let Some(age) = s.decision_age_seconds {
+                self.step_decision_age.observe(age);
             }
             if matches!(s.outcome, crate::pass::Outcome::Stepped { .. }) {
                 self.steps.get_or_create(&labels).inc();

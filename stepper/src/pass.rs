@@ -1,37 +1,56 @@
-//! One pass: snapshot → I/O gates' reads → plan → writes, through a [`Cluster`].
+//! One pass: snapshot ([`crate::reads`]) → I/O gates' reads → plan → writes, through a [`Cluster`].
 //!
 //! The only state is on the StatefulSets: a pass reads it, decides with the pure [`crate::plan`], and
 //! writes JSON Patches whose `test` ops pin what it saw. A pass killed anywhere leaves either a whole
 //! patch or none; the next pass (in this process or another) starts from the objects again.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::time::Duration;
 
 use jiff::Timestamp;
 use tracing::warn;
 
 use crate::cluster::{Cluster, ClusterError, NoPrometheus, PatchOutcome, Prometheus};
-use crate::config::Keys;
 use crate::events::EventNote;
+use crate::fresh;
 use crate::gates::{GateOptions, Idle, Need, OwnerProbe, Verdict};
 use crate::pass_recovery::{self, RecoveryOutcome, RecoveryReport};
-use crate::plan::{self, Figures, Planner, ProbeMap, SetPlan, Snapshot};
+use crate::plan::{Figures, Planner, ProbeMap, SetPlan, Snapshot};
 use crate::prometheus::QueryOutcome;
+use crate::reads::{self, PodReads};
 use crate::reasons::{Blocked, Reason};
-use crate::{recovery, set};
+use crate::set;
 
 /// Settings of a pass.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PassOptions {
     /// Gate settings (annotation prefix, PDB gate).
     pub gates: GateOptions,
     /// Decide and report, write nothing (`--dry-run`).
     pub dry_run: bool,
-    /// LIST pods and PDBs even when nothing is staged (`wait`, `status` need pods for every set).
-    pub always_list_pods: bool,
-    /// Delete stuck pods (`--recover-stuck-pods`, [`crate::recovery`]).
+    /// Which pods and PDBs are read after the StatefulSet list ([`PodReads`]).
+    pub pod_reads: PodReads,
+    /// `--max-decision-age` (default 1 s): a step decided on pods read longer ago is decided again on
+    /// that set's freshly read pods before it is written.
+    pub max_decision_age: Duration,
+    /// Delete stuck pods (`--recover-stuck-pods`, [`crate::recovery`]); their sets' pods are read too.
     pub recover_stuck_pods: bool,
 }
+
+impl Default for PassOptions {
+    fn default() -> Self {
+        PassOptions {
+            gates: GateOptions::default(),
+            dry_run: false,
+            pod_reads: PodReads::default(),
+            max_decision_age: DEFAULT_MAX_DECISION_AGE,
+            recover_stuck_pods: false,
+        }
+    }
+}
+
+/// The default of `--max-decision-age`: 1 s (DESIGN.md, "A step is decided on fresh pods").
+pub const DEFAULT_MAX_DECISION_AGE: Duration = Duration::from_secs(1);
 
 /// What a pass did with one StatefulSet.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,7 +102,8 @@ pub struct SetReport {
     pub namespace: String,
     /// `metadata.name`.
     pub name: String,
-    /// Figures as observed in the snapshot (the partition after a step is in the outcome).
+    /// Figures as observed in the snapshot (the partition after a step is in the outcome), except
+    /// `last_partition_update`: after a step, the stamp the step wrote.
     pub figures: Figures,
     /// What happened.
     pub outcome: Outcome,
@@ -91,6 +111,9 @@ pub struct SetReport {
     pub error: Option<ClusterError>,
     /// Events that could not be published (the writes they describe did happen).
     pub event_errors: Vec<ClusterError>,
+    /// For a step about to be written: the age of the pod read it was decided on, in seconds
+    /// (`sts_safe_rollout_step_decision_age_seconds`); `None` when no step was about to be written.
+    pub decision_age_seconds: Option<f64>,
 }
 
 impl SetReport {
@@ -131,34 +154,6 @@ impl PassReport {
     }
 }
 
-/// Reads the snapshot: one LIST of StatefulSets, then — only if some set has a staged update and a
-/// partition > 0, or `always_list_pods` and some set was listed — one LIST of Pods and one of PDBs
-/// (PDBs only with the PDB gate on).
-///
-/// # Errors
-/// The first LIST that failed; nothing is decided on a partial snapshot.
-pub async fn snapshot<C: Cluster>(
-    cluster: &C,
-    opts: &PassOptions,
-) -> Result<Snapshot, ClusterError> {
-    let statefulsets = cluster.list_statefulsets().await?;
-    let mut snap = Snapshot {
-        statefulsets,
-        ..Snapshot::default()
-    };
-    let keys = Arc::new(Keys::new(&opts.gates.prefix));
-    let wanted = opts.always_list_pods
-        || plan::needs_pods(&snap.statefulsets, &keys)
-        || (opts.recover_stuck_pods && recovery::needs_pods(&snap.statefulsets, &keys));
-    if wanted && !snap.statefulsets.is_empty() {
-        snap.pods = cluster.list_pods().await?;
-        if opts.gates.pdb_gate {
-            snap.pdbs = cluster.list_pdbs().await?;
-        }
-    }
-    Ok(snap)
-}
-
 /// Runs one pass at time `now` (from the caller's clock) with no Prometheus ([`NoPrometheus`]: a set
 /// with a Prometheus check never steps).
 ///
@@ -173,8 +168,8 @@ pub async fn run_pass<C: Cluster>(
 }
 
 /// Runs one pass at time `now`: snapshot, the I/O gates' reads ([`gather_probes`]), the pure
-/// [`plan::plan_with`], stuck-pod recovery ([`pass_recovery`], with `recover_stuck_pods`), then the
-/// writes.
+/// [`crate::plan::plan_with`], stuck-pod recovery ([`pass_recovery`], with `recover_stuck_pods`), then
+/// the writes.
 ///
 /// # Errors
 /// A failed LIST: no StatefulSet is touched. Write failures do not fail the pass: they block their
@@ -186,7 +181,7 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     opts: &PassOptions,
     now: Timestamp,
 ) -> Result<PassReport, ClusterError> {
-    let snap = snapshot(cluster, opts).await?;
+    let snap = reads::snapshot(cluster, opts, now).await?;
     let planner = Planner::new(&snap, &opts.gates);
     let (probes, mut probe_errors) = gather_probes(cluster, prometheus, &planner, &snap, now).await;
     let plans = planner.plan(now, &probes);
@@ -196,9 +191,12 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
         ..PassReport::default()
     };
     for (i, p) in plans.into_iter().enumerate() {
+        let (p, age, reread_error) =
+            fresh::decide_fresh(cluster, &snap, i, p, &probes, opts, now).await;
         let mut set = execute(cluster, p, opts.dry_run).await;
+        set.decision_age_seconds = age;
         if set.error.is_none() {
-            set.error = probe_errors.remove(&i);
+            set.error = reread_error.or_else(|| probe_errors.remove(&i));
         }
         report.sets.push(set);
     }
@@ -284,10 +282,12 @@ fn api_error(e: ClusterError) -> (Outcome, Option<ClusterError>) {
     )
 }
 
-/// Carries out one set's plan: the status-annotations patch and its Events, then the step patch and its
-/// `Stepped` Event. With `dry_run` nothing is written.
+/// Carries out one set's plan: the status-annotations patch and its Events, or the step patch (which
+/// carries the status annotations: one write) with those Events and its `Stepped` Event. With
+/// `dry_run` nothing is written.
 pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetReport {
     let mut event_errors = Vec::new();
+    let mut stamp = None;
     let (outcome, error) = 'outcome: {
         if dry_run {
             break 'outcome (verdict_outcome(&p.verdict, true), None);
@@ -326,9 +326,16 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                         ),
                     });
                 }
+                if p.status_annotations.is_none() {
+                    for ev in &p.status_events {
+                        publish(cluster, &p, ev, &mut event_errors).await;
+                    }
+                }
                 let update_revision = p.figures.update_revision.as_deref().unwrap_or("");
                 let ev = EventNote::stepped(*from, *to, update_revision);
                 publish(cluster, &p, &ev, &mut event_errors).await;
+                // Report the stamp this step wrote, not the one it replaced.
+                stamp = stored_stamp(&stored, &p.config.keys.last_partition_update);
                 (
                     Outcome::Stepped {
                         from: *from,
@@ -341,14 +348,24 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
             Err(e) => api_error(e),
         }
     };
+    let mut figures = p.figures;
+    if stamp.is_some() {
+        figures.last_partition_update = stamp;
+    }
     SetReport {
         namespace: p.namespace,
         name: p.name,
-        figures: p.figures,
+        figures,
         outcome,
         error,
         event_errors,
+        decision_age_seconds: None,
     }
+}
+
+/// `<prefix>/last-partition-update` (`key`) on the stored `set`, when readable.
+fn stored_stamp(set: &k8s_openapi::api::apps::v1::StatefulSet, key: &str) -> Option<Timestamp> {
+    set.metadata.annotations.as_ref()?.get(key)?.parse().ok()
 }
 
 async fn publish<C: Cluster>(

@@ -145,10 +145,23 @@ pub fn record_recent_step(
         .map(|t| t.to_string())
         .collect();
     list.push(stamp(config, now));
-    patch.0.extend(annotation_ops(
-        &with_annotations(set),
+    fold_annotations(
+        set,
         &[(config.keys.recent_steps.clone(), Some(list.join(",")))],
-    ));
+        patch,
+    );
+}
+
+/// Adds annotation `changes` to a step patch (which has already added the annotations map when the set
+/// had none), so the step and its bookkeeping are one write.
+pub fn fold_annotations(
+    set: &StatefulSet,
+    changes: &[(String, Option<String>)],
+    patch: &mut Patch,
+) {
+    patch
+        .0
+        .extend(annotation_ops(&with_annotations(set), changes));
 }
 
 /// `set` with an (empty) annotations map when it has none: the step patch has already added the map,

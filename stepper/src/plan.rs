@@ -7,7 +7,7 @@
 //! the JSON Patches to send. All rollout state is read from annotations on the StatefulSet and written
 //! back there, so a pass in a CronJob and a pass in `watch` plan the same.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -18,11 +18,13 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 
 use crate::config::{Keys, SetConfig};
 use crate::events::EventNote;
+pub use crate::figures::Figures;
 use crate::gates::{
     self, Evaluation, FleetView, GateInput, GateOptions, Need, NextStep, Probes, Verdict,
 };
 use crate::pods::{PdbView, controller_uid, pods_by_ordinal};
-use crate::{patch, set, status_annotations, throttle};
+use crate::reasons::{Blocked, Reason};
+use crate::{patch, recovery, set, status_annotations, throttle};
 
 /// Everything one pass reads: the result of one LIST of each kind (no per-pod or per-set GET).
 #[derive(Clone, Debug, Default)]
@@ -33,6 +35,14 @@ pub struct Snapshot {
     pub pods: Vec<Pod>,
     /// PodDisruptionBudgets of the same namespaces; empty when no StatefulSet needs them.
     pub pdbs: Vec<PodDisruptionBudget>,
+    /// The sets (by index in `statefulsets`) whose pods and PDBs were read ([`crate::reads`]); `None`:
+    /// every set's. A set whose pods were not read is judged by the gates of the list alone
+    /// ([`gates::list_gate_block`]); past them it is `Throttled` when the step budget is spent, else
+    /// blocked as not read — never stepped.
+    pub pods_read_for: Option<BTreeSet<usize>>,
+    /// When the pod reads started (monotonic clock; `None`: no pod read). A step decided on pods read
+    /// longer ago than `--max-decision-age` is decided again on a fresh read before it is written.
+    pub pods_read_at: Option<std::time::Instant>,
 }
 
 /// True when some StatefulSet of `sets` is guarded, has a staged update and a partition > 0: only then
@@ -43,44 +53,6 @@ pub fn needs_pods(sets: &[StatefulSet], keys: &Arc<Keys>) -> bool {
             && set::has_staged_update(s)
             && set::partition(s).unwrap_or(0) > 0
     })
-}
-
-/// The figures reported per StatefulSet (log line, `status` table, metrics). Counts are pods.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct Figures {
-    /// `spec.replicas` (default 1).
-    pub replicas: i32,
-    /// `status.currentReplicas`: pods on `currentRevision`.
-    pub current_replicas: i32,
-    /// `status.updatedReplicas`: pods on `updateRevision`.
-    pub updated_replicas: i32,
-    /// `status.readyReplicas`.
-    pub ready_replicas: i32,
-    /// `spec.updateStrategy.rollingUpdate.partition`, `None` when absent (0 to the controller).
-    pub partition: Option<i32>,
-    /// `<prefix>/last-partition-update`, when present and readable.
-    pub last_partition_update: Option<Timestamp>,
-    /// `status.currentRevision`.
-    pub current_revision: Option<String>,
-    /// `status.updateRevision`.
-    pub update_revision: Option<String>,
-}
-
-impl Figures {
-    /// Reads the figures of `set` (`config`: its annotations, read once).
-    pub fn of(set: &StatefulSet, config: &SetConfig) -> Self {
-        let status = set.status.as_ref();
-        Figures {
-            replicas: set::replicas(set),
-            current_replicas: status.and_then(|s| s.current_replicas).unwrap_or(0),
-            updated_replicas: status.and_then(|s| s.updated_replicas).unwrap_or(0),
-            ready_replicas: status.and_then(|s| s.ready_replicas).unwrap_or(0),
-            partition: set::partition(set),
-            last_partition_update: config.stamps.last_partition_update,
-            current_revision: status.and_then(|s| s.current_revision.clone()),
-            update_revision: status.and_then(|s| s.update_revision.clone()),
-        }
-    }
 }
 
 /// The plan for one StatefulSet.
@@ -100,10 +72,10 @@ pub struct SetPlan {
     pub verdict: Verdict,
     /// The step past the gates, or why none can be pinned ([`Evaluation::next_step`]).
     pub next_step: Option<Result<NextStep, String>>,
-    /// Metadata-only JSON Patch of the status annotations
-    /// ([`status_annotations::status_annotations`]), sent before the step; `None` when nothing changes.
+    /// Metadata-only JSON Patch of the status annotations ([`status_annotations::status_changes`]);
+    /// `None` when nothing changes or a step carries them in its own patch.
     pub status_annotations: Option<Patch>,
-    /// Events to publish once `status_annotations` is applied.
+    /// Events to publish once `status_annotations` (or the step carrying them) is applied.
     pub status_events: Vec<EventNote>,
     /// The step's JSON Patch ([`patch::step_patch`]) when the verdict is [`Verdict::Step`].
     pub step: Option<Patch>,
@@ -171,6 +143,103 @@ impl<'s> Planner<'s> {
         }
     }
 
+    /// The holder of the rollout group of the set at index `i` ([`FleetView`]).
+    fn fleet(&self, i: usize) -> FleetView<'s> {
+        let set = &self.snapshot.statefulsets[i];
+        let ns = set.metadata.namespace.as_deref().unwrap_or("");
+        FleetView {
+            group_holder: self.configs[i]
+                .rollout_group
+                .as_ref()
+                .and_then(|g| self.group_holders.get(&(ns, g.clone())).copied()),
+        }
+    }
+
+    /// The indexes of the sets whose pods stuck-pod recovery must see: guarded, with fewer Ready pods
+    /// than replicas ([`recovery::may_have_stuck_pod`]), judged from the StatefulSet list alone.
+    pub fn recovery_candidates(&self) -> Vec<usize> {
+        let sets = &self.snapshot.statefulsets;
+        (0..sets.len())
+            .filter(|&i| recovery::may_have_stuck_pod(&sets[i], &self.configs[i]))
+            .collect()
+    }
+
+    /// The candidates of this pass, by index in the snapshot: the sets that can step as far as the
+    /// StatefulSet list tells — guarded, staged, partition > 0 ([`gates::before_gates`]), past every
+    /// gate judged from the list ([`gates::list_gate_block`]: `Paused`, `InvalidAnnotation`,
+    /// `NotObserved`, `Settling`, `GroupBusy`) — and none when the fleet's step budget is spent
+    /// (`Throttled`, [`throttle::budget`]). Only they get pod and PDB reads (DESIGN.md: "Reads follow
+    /// the work"); the snapshot's pods are not read here.
+    pub fn candidates(&self, now: Timestamp) -> Vec<usize> {
+        let recent = throttle::steps_in_last_minute(&self.configs, now);
+        if throttle::budget(self.opts, recent) == 0 {
+            return Vec::new();
+        }
+        let (no_pods, none) = (BTreeMap::new(), Probes::default());
+        let sets = &self.snapshot.statefulsets;
+        (0..sets.len())
+            .filter(|&i| {
+                let (set, config) = (&sets[i], &self.configs[i]);
+                gates::before_gates(set, config).is_none()
+                    && gates::list_gate_block(&GateInput {
+                        set,
+                        config,
+                        pods: &no_pods,
+                        pdbs: &[],
+                        fleet: self.fleet(i),
+                        probes: &none,
+                        opts: self.opts,
+                        now,
+                    })
+                    .is_none()
+            })
+            .collect()
+    }
+
+    /// The evaluation of the set at index `i` when its pods were not read ([`Snapshot::pods_read_for`]):
+    /// the gates before any gate (`Unguarded`, `Idle`), then the gates of the list; past them
+    /// `Throttled` (the only reason a set that passes them is not read in a pass), or — for a set a
+    /// single-set command did not ask about — blocked `PodNotReady` as not read. `None` when the pods
+    /// were read.
+    fn unread(&self, i: usize, now: Timestamp) -> Option<Evaluation> {
+        if self
+            .snapshot
+            .pods_read_for
+            .as_ref()
+            .is_none_or(|read| read.contains(&i))
+        {
+            return None;
+        }
+        let (set, config) = (&self.snapshot.statefulsets[i], &self.configs[i]);
+        let (no_pods, none) = (BTreeMap::new(), Probes::default());
+        let input = GateInput {
+            set,
+            config,
+            pods: &no_pods,
+            pdbs: &[],
+            fleet: self.fleet(i),
+            probes: &none,
+            opts: self.opts,
+            now,
+        };
+        let mut ev = gates::evaluate_input(&input);
+        if !matches!(ev.verdict, Verdict::Blocked(_) | Verdict::Step { .. }) {
+            return Some(ev);
+        }
+        let blocked = gates::list_gate_block(&input).unwrap_or_else(|| {
+            let recent = throttle::steps_in_last_minute(&self.configs, now);
+            if throttle::budget(self.opts, recent) == 0 {
+                Blocked::new(Reason::Throttled, throttle::detail(self.opts, recent))
+            } else {
+                Blocked::new(Reason::PodNotReady, "pods not read in this pass")
+            }
+        });
+        ev.verdict = Verdict::Blocked(blocked);
+        ev.need = None;
+        ev.changes.clear();
+        Some(ev)
+    }
+
     /// The gates for the set at index `i`, given what the I/O gates read for it.
     fn evaluate(
         &self,
@@ -180,6 +249,9 @@ impl<'s> Planner<'s> {
     ) -> (BTreeMap<u32, &'s Pod>, Evaluation) {
         let set = &self.snapshot.statefulsets[i];
         let config = &self.configs[i];
+        if let Some(unread) = self.unread(i, now) {
+            return (BTreeMap::new(), unread);
+        }
         let uid = set.metadata.uid.as_deref().unwrap_or("");
         let owned = self
             .pods_by_owner
@@ -193,18 +265,12 @@ impl<'s> Planner<'s> {
             .get(ns)
             .map(Vec::as_slice)
             .unwrap_or(&[]);
-        let fleet = FleetView {
-            group_holder: config
-                .rollout_group
-                .as_ref()
-                .and_then(|g| self.group_holders.get(&(ns, g.clone())).copied()),
-        };
         let ev = gates::evaluate_input(&GateInput {
             set,
             config,
             pods: &pods,
             pdbs,
-            fleet,
+            fleet: self.fleet(i),
             probes,
             opts: self.opts,
             now,
@@ -294,21 +360,20 @@ fn plan_evaluated(
     ev: Evaluation,
     now: Timestamp,
 ) -> SetPlan {
-    let (annotations, events) = status_annotations::status_annotations(set, config, pods, &ev, now);
-    let step = match &ev.verdict {
+    let mut status = status_annotations::status_changes(set, config, pods, &ev, now);
+    let events = std::mem::take(&mut status.events);
+    // A step carries its bookkeeping in its own patch: one write, so its `resourceVersion` pin holds.
+    let (annotations, step) = match &ev.verdict {
         Verdict::Step {
             from,
             to,
             update_revision,
-        } => Some(patch::step_patch(
-            set,
-            config,
-            *from,
-            *to,
-            update_revision,
-            now,
-        )),
-        _ => None,
+        } => {
+            let mut step = patch::step_patch(set, config, *from, *to, update_revision, now);
+            patch::fold_annotations(set, &status.changes, &mut step);
+            (None, Some(step))
+        }
+        _ => (status.patch(set), None),
     };
     SetPlan {
         namespace: set.metadata.namespace.clone().unwrap_or_default(),

@@ -200,11 +200,10 @@ pub fn decide(
     Some(Finding { pod, decision })
 }
 
-/// True when recovery may find a stuck pod in some set of `sets`: a guarded set with fewer Ready pods
-/// than `spec.replicas` (a stuck pod is not Ready). The pass lists pods for recovery only then.
-pub fn needs_pods(sets: &[StatefulSet], keys: &std::sync::Arc<crate::config::Keys>) -> bool {
-    sets.iter().any(|s| {
-        let ready = s.status.as_ref().and_then(|st| st.ready_replicas);
-        SetConfig::parse(s, keys).guarded(s) && ready.unwrap_or(0) < set::replicas(s)
-    })
+/// True when recovery may find a stuck pod in `set` (its annotations read once into `config`): a
+/// guarded set with fewer Ready pods than `spec.replicas` (a stuck pod is not Ready). With
+/// `--recover-stuck-pods`, a pass reads the pods of these sets too (besides the step candidates').
+pub fn may_have_stuck_pod(set: &StatefulSet, config: &SetConfig) -> bool {
+    let ready = set.status.as_ref().and_then(|st| st.ready_replicas);
+    config.guarded(set) && ready.unwrap_or(0) < set::replicas(set)
 }

@@ -116,3 +116,19 @@ pub fn reference(set: &StatefulSet) -> ObjectReference {
         ..ObjectReference::default()
     }
 }
+
+/// The label on every pod the StatefulSet controller creates (`statefulset.kubernetes.io/pod-name`:
+/// the pod's name); Kubernetes StatefulSet controller, `getPodName`/`updateIdentity`.
+pub const POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";
+
+/// The label selector that reads the set's pods: its `spec.selector` (required and non-empty for
+/// `apps/v1`; the controller adopts only pods it matches); when that cannot be written as a selector
+/// (absent, an unknown operator), every StatefulSet pod of the namespace ([`POD_NAME_LABEL`] exists).
+/// Either way the pass keeps only pods the set controls (`ownerReferences`).
+pub fn pod_selector(set: &StatefulSet) -> kube::core::Selector {
+    set.spec
+        .as_ref()
+        .and_then(|s| kube::core::Selector::try_from(s.selector.clone()).ok())
+        .filter(|s| !s.selects_all())
+        .unwrap_or_else(|| kube::core::Expression::Exists(POD_NAME_LABEL.into()).into())
+}

@@ -18,8 +18,46 @@ use crate::patch::{annotation_patch, ptr, test};
 use crate::reasons::Reason;
 use crate::set;
 
+/// The status annotations of one evaluated set, as plain changes: what [`status_annotations`] writes,
+/// and what a step folds into its own patch (so a step is one write, issue 12 item 5).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StatusChanges {
+    /// Annotation changes by full key (`Some` sets, `None` removes).
+    pub changes: Vec<(String, Option<String>)>,
+    /// A `test` op that must hold for the changes to apply (the Prometheus check's state).
+    pub guard: Option<json_patch::PatchOperation>,
+    /// The Events to publish once the changes are written.
+    pub events: Vec<EventNote>,
+}
+
+impl StatusChanges {
+    /// The metadata-only JSON Patch of these changes on `set` (the guard first), `None` when empty.
+    pub fn patch(self, set: &StatefulSet) -> Option<Patch> {
+        annotation_patch(set, &self.changes).map(|mut patch| {
+            if let Some(g) = self.guard {
+                patch.0.insert(0, g);
+            }
+            patch
+        })
+    }
+}
+
 /// The metadata-only JSON Patch for one evaluated set (`None` when nothing changes) and the Events to
-/// publish once it is applied (`Blocked` on a new reason, `RolloutPaused`, `RolloutComplete`).
+/// publish once it is applied: [`status_changes`] as a patch.
+pub fn status_annotations(
+    set: &StatefulSet,
+    config: &SetConfig,
+    pods: &BTreeMap<u32, &Pod>,
+    ev: &Evaluation,
+    now: Timestamp,
+) -> (Option<Patch>, Vec<EventNote>) {
+    let mut status = status_changes(set, config, pods, ev, now);
+    let events = std::mem::take(&mut status.events);
+    (status.patch(set), events)
+}
+
+/// The status annotations for one evaluated set and the Events to publish once they are written
+/// (`Blocked` on a new reason, `RolloutPaused`, `RolloutComplete`).
 ///
 /// - `initialized: "true"` once a guarded set with ≥ 1 replica is fully Ready (0 replicas is "fully
 ///   Ready" with no pod ever Ready: DESIGN.md keeps such a set fixable by a plain re-apply);
@@ -28,13 +66,13 @@ use crate::set;
 /// - the gates' changes ([`Evaluation::changes`]) unless a step follows (a step starts the check's
 ///   counts over), pinned by a `test` op so two steppers never both count one period's check;
 /// - `completed-revision` with its `RolloutComplete` Event, once per revision.
-pub fn status_annotations(
+pub fn status_changes(
     set: &StatefulSet,
     config: &SetConfig,
     pods: &BTreeMap<u32, &Pod>,
     ev: &Evaluation,
     now: Timestamp,
-) -> (Option<Patch>, Vec<EventNote>) {
+) -> StatusChanges {
     let keys = &config.keys;
     let verdict = &ev.verdict;
     let announced = config.stamps.blocked_reason.as_deref();
@@ -103,11 +141,9 @@ pub fn status_annotations(
         changes.push((keys.completed_revision.clone(), Some(revision.to_string())));
         events.push(EventNote::complete(revision, set::replicas(set)));
     }
-    let patch = annotation_patch(set, &changes).map(|mut patch| {
-        if let Some(g) = guard {
-            patch.0.insert(0, g);
-        }
-        patch
-    });
-    (patch, events)
+    StatusChanges {
+        changes,
+        guard,
+        events,
+    }
 }

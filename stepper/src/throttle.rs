@@ -37,6 +37,37 @@ pub fn steps_in_last_minute<'a>(
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
+/// How many sets may step in this pass: `min(max_steps_per_pass, max_steps_per_minute − recent)`
+/// (unset = unlimited, `usize::MAX`), `recent` from [`steps_in_last_minute`]. A count of sets; 0 means
+/// every set is `Throttled` whatever its pods.
+pub fn budget(opts: &GateOptions, recent: u32) -> usize {
+    let per_pass = opts.max_steps_per_pass.map_or(usize::MAX, |n| n as usize);
+    let per_minute = opts
+        .max_steps_per_minute
+        .map_or(usize::MAX, |n| n.saturating_sub(recent) as usize);
+    per_pass.min(per_minute)
+}
+
+/// The detail of a `Throttled` block: which flag spends the budget, and how.
+pub fn detail(opts: &GateOptions, recent: u32) -> String {
+    let per_pass = opts.max_steps_per_pass.map_or(usize::MAX, |n| n as usize);
+    let per_minute = opts
+        .max_steps_per_minute
+        .map_or(usize::MAX, |n| n.saturating_sub(recent) as usize);
+    if per_pass <= per_minute {
+        format!(
+            "--max-steps-per-pass {}: {per_pass} sets step first in this pass",
+            opts.max_steps_per_pass.unwrap_or_default()
+        )
+    } else {
+        format!(
+            "--max-steps-per-minute {}: {recent} steps in the last 60s, {} more in this pass",
+            opts.max_steps_per_minute.unwrap_or_default(),
+            per_pass.min(per_minute)
+        )
+    }
+}
+
 /// The fleet's step budget (gate `Throttled`, moco#572: an operator upgrade must not restart every
 /// database at once). `steps` are the sets whose own gates all passed, with their snapshot index;
 /// `recent` the steps already taken in the last minute ([`steps_in_last_minute`]). The budget is
@@ -48,11 +79,7 @@ pub fn throttle(
     opts: &GateOptions,
     recent: u32,
 ) -> Vec<(usize, Blocked)> {
-    let per_pass = opts.max_steps_per_pass.map_or(usize::MAX, |n| n as usize);
-    let per_minute = opts
-        .max_steps_per_minute
-        .map_or(usize::MAX, |n| n.saturating_sub(recent) as usize);
-    let budget = per_pass.min(per_minute);
+    let budget = budget(opts, recent);
     let mut order: Vec<&(usize, &StatefulSet)> = steps.iter().collect();
     order.sort_by_key(|(_, s)| {
         (
@@ -61,17 +88,7 @@ pub fn throttle(
             s.metadata.name.as_deref(),
         )
     });
-    let detail = if per_pass <= per_minute {
-        format!(
-            "--max-steps-per-pass {}: {per_pass} sets step first in this pass",
-            opts.max_steps_per_pass.unwrap_or_default()
-        )
-    } else {
-        format!(
-            "--max-steps-per-minute {}: {recent} steps in the last 60s, {budget} more in this pass",
-            opts.max_steps_per_minute.unwrap_or_default()
-        )
-    };
+    let detail = detail(opts, recent);
     order
         .into_iter()
         .skip(budget)

@@ -206,8 +206,9 @@ struct Answer {
 }
 
 const STS_ALL: &str = "/apis/apps/v1/statefulsets?";
-const PODS_ALL: &str = "/api/v1/pods?";
-const PDBS_ALL: &str = "/apis/policy/v1/poddisruptionbudgets?";
+/// The reads of the one candidate demo/web: its own pods (its selector) and its namespace's PDBs.
+const WEB_PODS: &str = "/api/v1/namespaces/demo/pods?&labelSelector=app%3Dweb";
+const DEMO_PDBS: &str = "/apis/policy/v1/namespaces/demo/poddisruptionbudgets?";
 const PATCH_WEB: &str = "/apis/apps/v1/namespaces/demo/statefulsets/web?&fieldManager=sts-stepper";
 
 /// Answers `script` in order, asserting each request's method and URI; Events (POST to
@@ -328,8 +329,8 @@ fn staged_pass_script(step_status: u16, step_body: Vec<u8>) -> Vec<Answer> {
     };
     vec![
         get(STS_ALL, serde_json::to_vec(&list).expect("json")),
-        get(PODS_ALL, fixture("1-staged-pods.json")),
-        get(PDBS_ALL, fixture("1-staged-pdbs.json")),
+        get(WEB_PODS, fixture("1-staged-pods.json")),
+        get(DEMO_PDBS, fixture("1-staged-pdbs.json")),
         Answer {
             method: Method::PATCH,
             uri: PATCH_WEB,

@@ -156,3 +156,54 @@ fn status_table_aligns_columns() {
          demo       web          Blocked PodNotReady web-1: ContainersNotReady\n"
     );
 }
+
+#[test]
+fn the_ha_manifest_flags_parse_into_a_leader_config() {
+    // The args of deploy/stepper/watch/deployment.yaml, with the downward-API values filled in.
+    let manifest = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../deploy/stepper/watch/deployment.yaml"
+    ))
+    .expect("manifest");
+    let args: Vec<String> = manifest
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| *l != "args:")
+        .skip(1)
+        .map_while(|l| l.strip_prefix("- "))
+        .map(|a| {
+            a.replace("$(POD_NAMESPACE)", "sts-safe-rollout")
+                .replace("$(POD_NAME)", "sts-stepper-abc")
+        })
+        .collect();
+    assert!(args.iter().any(|a| a == "--leader-election"), "{args:?}");
+    let cli = Cli::try_parse_from(std::iter::once("sts-stepper".to_string()).chain(args))
+        .expect("the manifest's args parse");
+    let Command::Watch(w) = cli.command else {
+        panic!("watch expected");
+    };
+    let (namespace, config) = w.leader.config().expect("valid").expect("election on");
+    assert_eq!(namespace, "sts-safe-rollout");
+    assert_eq!(config.lease_name, "sts-stepper");
+    assert_eq!(config.identity, "sts-stepper-abc");
+    assert_eq!(config.lease_duration, std::time::Duration::from_secs(15));
+    assert_eq!(config.renew_deadline, std::time::Duration::from_secs(10));
+    assert_eq!(config.retry_period, std::time::Duration::from_secs(2));
+}
+
+#[test]
+fn leader_election_without_an_identity_is_refused_naming_the_flag() {
+    let cli = Cli::try_parse_from([
+        "sts-stepper",
+        "watch",
+        "--leader-election",
+        "--leader-election-namespace=ns",
+    ])
+    .expect("parses");
+    let Command::Watch(mut w) = cli.command else {
+        panic!("watch expected");
+    };
+    w.leader.leader_election_identity = None; // POD_NAME may be set where the tests run
+    let err = w.leader.config().expect_err("no identity");
+    assert!(err.contains("--leader-election-identity"), "{err}");
+}

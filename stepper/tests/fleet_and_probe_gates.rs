@@ -100,7 +100,7 @@ fn snapshot(sets: Vec<Value>, pods: Vec<Pod>) -> Snapshot {
     Snapshot {
         statefulsets: sets.into_iter().map(set_from).collect(),
         pods,
-        pdbs: vec![],
+        ..Snapshot::default()
     }
 }
 

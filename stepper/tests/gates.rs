@@ -803,7 +803,7 @@ fn the_gate_list_runs_in_reason_order_and_marks_the_pod_gates() {
     );
     let pod_gates: Vec<Reason> = gates::GATES
         .iter()
-        .filter(|g| g.needs_pods)
+        .filter(|g| g.reads == gates::Reads::Pods)
         .map(|g| g.reason)
         .collect();
     assert_eq!(

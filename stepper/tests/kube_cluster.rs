@@ -2,154 +2,19 @@
 //! exact requests of a pass, the exact patch bodies with their `test` ops, 422/409 on a failed test,
 //! Events, and a 500 from the API server. The mock answers with the real fixture LIST bodies.
 mod common;
+mod mock_api;
 
 use common::*;
-use http::{Method, Request, Response, StatusCode};
-use http_body_util::BodyExt;
-use kube::Client;
-use kube::client::Body;
+use http::Method;
+use mock_api::*;
 use serde_json::{Value, json};
 use sts_stepper::cli::Target;
 use sts_stepper::commands::{Forced, check_complete, status_table, step_once};
 use sts_stepper::gates::Idle;
-use sts_stepper::kube_cluster::{KubeCluster, Scope};
-use sts_stepper::pass::{Outcome, PassOptions, PassReport, run_pass};
+use sts_stepper::kube_cluster::Scope;
+use sts_stepper::pass::{Outcome, PassOptions};
+use sts_stepper::reads::PodReads;
 use sts_stepper::reasons::Reason;
-use tokio::task::JoinHandle;
-use tower_test::mock::{self, Handle};
-
-/// One expected request and the answer the mock API server gives.
-struct Expect {
-    method: Method,
-    uri: String,
-    status: u16,
-    response: Vec<u8>,
-}
-
-fn get(uri: &str, response: Vec<u8>) -> Expect {
-    Expect {
-        method: Method::GET,
-        uri: uri.into(),
-        status: 200,
-        response,
-    }
-}
-
-fn patch(uri: &str, status: u16, response: Vec<u8>) -> Expect {
-    Expect {
-        method: Method::PATCH,
-        uri: uri.into(),
-        status,
-        response,
-    }
-}
-
-fn post_event(ns: &str) -> Expect {
-    Expect {
-        method: Method::POST,
-        uri: format!("/apis/events.k8s.io/v1/namespaces/{ns}/events?"),
-        status: 201,
-        response: Vec::new(), // filled with the request body (the API server echoes the object)
-    }
-}
-
-fn status_body(code: u16, reason: &str, message: &str) -> Vec<u8> {
-    serde_json::to_vec(
-        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
-        "status": "Failure", "message": message, "reason": reason, "code": code}),
-    )
-    .expect("json")
-}
-
-const STS_ALL: &str = "/apis/apps/v1/statefulsets?";
-const PODS_ALL: &str = "/api/v1/pods?";
-const PDBS_ALL: &str = "/apis/policy/v1/poddisruptionbudgets?";
-const PATCH_WEB: &str = "/apis/apps/v1/namespaces/demo/statefulsets/web?&fieldManager=sts-stepper";
-
-/// A recorded request: method and JSON body (Null when empty); the URI was asserted on arrival.
-#[derive(Debug)]
-struct Seen {
-    method: Method,
-    body: Value,
-}
-
-/// Serves `script` in order, asserting each request's method and URI, and fails if a request comes
-/// that the script does not expect or if the client goes away before the script is done. Returns the
-/// requests seen.
-fn serve(
-    handle: Handle<Request<Body>, Response<Body>>,
-    script: Vec<Expect>,
-) -> JoinHandle<Vec<Seen>> {
-    tokio::spawn(async move {
-        let mut handle = handle;
-        let mut seen = Vec::new();
-        for (i, exp) in script.into_iter().enumerate() {
-            let (req, send) = handle.next_request().await.unwrap_or_else(|| {
-                panic!(
-                    "request {i} ({} {}) never came; saw {seen:#?}",
-                    exp.method, exp.uri
-                )
-            });
-            let method = req.method().clone();
-            let uri = req.uri().to_string();
-            let bytes = req
-                .into_body()
-                .collect()
-                .await
-                .expect("request body")
-                .to_bytes();
-            let body: Value = if bytes.is_empty() {
-                Value::Null
-            } else {
-                serde_json::from_slice(&bytes).expect("request body is JSON")
-            };
-            assert_eq!(
-                (&method, uri.as_str()),
-                (&exp.method, exp.uri.as_str()),
-                "request {i}"
-            );
-            let response = if exp.method == Method::POST && exp.response.is_empty() {
-                bytes.to_vec()
-            } else {
-                exp.response
-            };
-            send.send_response(
-                Response::builder()
-                    .status(StatusCode::from_u16(exp.status).expect("status"))
-                    .header("content-type", "application/json")
-                    .body(Body::from(response))
-                    .expect("response"),
-            );
-            seen.push(Seen { method, body });
-        }
-        if let Some((req, _)) = handle.next_request().await {
-            panic!("unexpected extra request {} {}", req.method(), req.uri());
-        }
-        seen
-    })
-}
-
-/// Runs one pass against the mock with `script`, returning the report and the requests seen.
-async fn pass_with(
-    scope: Scope,
-    opts: PassOptions,
-    script: Vec<Expect>,
-) -> (Result<PassReport, String>, Vec<Seen>) {
-    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
-    let server = serve(handle, script);
-    let cluster = KubeCluster::new(Client::new(service, "default"), scope, None);
-    let report = run_pass(&cluster, &opts, now())
-        .await
-        .map_err(|e| e.to_string());
-    drop(cluster);
-    let seen = server.await.expect("mock API server script");
-    (report, seen)
-}
-
-/// [`pass_with`] over all namespaces with the default options.
-async fn pass_in_default_scope(script: Vec<Expect>) -> (Result<PassReport, String>, Vec<Seen>) {
-    pass_with(Scope::default(), PassOptions::default(), script).await
-}
 
 fn list_body(moment: &str, kind: &str) -> Vec<u8> {
     fixture_body(&format!("{moment}-{kind}.json"))
@@ -172,13 +37,14 @@ fn list_with(moment: &str, f: impl FnOnce(&mut Value)) -> Vec<u8> {
     serde_json::to_vec(&list).expect("json")
 }
 
-/// The three LISTs of a pass over a fixture `moment` (StatefulSets with `f` applied to the set, Pods,
-/// PDBs): the start of every script that judges pods.
+/// The three LISTs of a pass over a fixture `moment` where `demo/web` is the one candidate
+/// (StatefulSets with `f` applied to the set; then its own pods and its namespace's PDBs): the start of
+/// every script that judges pods.
 fn lists_of(moment: &str, f: impl FnOnce(&mut Value)) -> Vec<Expect> {
     vec![
         get(STS_ALL, list_with(moment, f)),
-        get(PODS_ALL, list_body(moment, "pods")),
-        get(PDBS_ALL, list_body(moment, "pdbs")),
+        set_pods("demo", "app=web", list_body(moment, "pods")),
+        namespace_pdbs("demo", list_body(moment, "pdbs")),
     ]
 }
 
@@ -214,12 +80,16 @@ fn set_partition(p: i32) -> impl FnOnce(&mut Value) {
 
 #[tokio::test]
 async fn staged_moment_is_stepped_with_one_pinned_json_patch() {
+    let stamped = |s: &mut Value| {
+        set_partition(4)(s);
+        s["metadata"]["annotations"]["safe-rollout.dev/last-partition-update"] =
+            json!("2026-11-23T01:20:00Z");
+    };
     let (report, seen) = pass_in_default_scope(lists_then(
         "1-staged",
         |_| {},
         vec![
-            patch(PATCH_WEB, 200, stored("1-staged", |_| {})),
-            patch(PATCH_WEB, 200, stored("1-staged", set_partition(4))),
+            patch(PATCH_WEB, 200, stored("1-staged", stamped)),
             post_event("demo"),
         ],
     ))
@@ -228,12 +98,20 @@ async fn staged_moment_is_stepped_with_one_pinned_json_patch() {
     assert_eq!(report.sets.len(), 1);
     assert_eq!(report.sets[0].outcome, Outcome::Stepped { from: 5, to: 4 });
     assert!(!report.any_errored());
-    // Fully Ready and not yet stamped: the metadata-only `initialized` stamp comes first.
-    assert_eq!(seen[3].body, initialized_patch());
-    // The step: test partition and updateRevision, replace, stamp — exactly.
-    assert_eq!(seen[4].body, step_body(5, 4));
+    // The step is ONE write: test partition and updateRevision, replace, stamp — and the set's first
+    // `initialized` stamp folded in (issue 12 item 5).
+    let mut want = step_body(5, 4);
+    want.as_array_mut()
+        .expect("ops")
+        .extend(initialized_patch().as_array().expect("ops").clone());
+    assert_eq!(seen[3].body, want);
+    // The report (and so the `Stepped` log line) carries the stamp this step wrote.
+    assert_eq!(
+        report.sets[0].figures.last_partition_update,
+        Some(at("2026-11-23T01:20:00Z"))
+    );
     // The Stepped Event, on the StatefulSet.
-    let ev = &seen[5].body;
+    let ev = &seen[4].body;
     assert_eq!(ev["reason"], "Stepped");
     assert_eq!(ev["type"], "Normal");
     assert_eq!(ev["note"], "partition 5→4 (updateRevision web-7d7598bf9d)");
@@ -241,6 +119,45 @@ async fn staged_moment_is_stepped_with_one_pinned_json_patch() {
     assert_eq!(ev["regarding"]["name"], "web");
     assert_eq!(ev["regarding"]["uid"], WEB_UID);
     assert_eq!(ev["reportingController"], "sts-stepper");
+}
+
+#[tokio::test]
+async fn a_set_with_no_annotations_steps_in_one_write_pinned_by_its_resource_version() {
+    // Before: a bookkeeping patch changed the resourceVersion and the step's `test` on it then
+    // failed once every time. Now the whole annotations map comes with the step.
+    let bare = |s: &mut Value| {
+        s["metadata"]
+            .as_object_mut()
+            .expect("metadata")
+            .remove("annotations");
+    };
+    let list: Value = serde_json::from_slice(&list_with("1-staged", bare)).expect("json");
+    let rv = list["items"][0]["metadata"]["resourceVersion"].clone();
+    let (report, seen) = pass_in_default_scope(lists_then(
+        "1-staged",
+        bare,
+        vec![
+            patch(PATCH_WEB, 200, stored("1-staged", set_partition(4))),
+            post_event("demo"),
+        ],
+    ))
+    .await;
+    assert_eq!(
+        report.expect("pass").sets[0].outcome,
+        Outcome::Stepped { from: 5, to: 4 }
+    );
+    let patches: Vec<&Seen> = seen.iter().filter(|s| s.method == Method::PATCH).collect();
+    assert_eq!(patches.len(), 1, "one write");
+    let ops = patches[0].body.as_array().expect("ops");
+    assert!(ops.contains(&json!({"op": "test", "path": "/metadata/resourceVersion", "value": rv})));
+    assert!(ops.contains(
+        &json!({"op": "add", "path": "/metadata/annotations", "value": {
+        "safe-rollout.dev/last-partition-update": "2026-11-23T01:20:00Z"}})
+    ));
+    assert_eq!(
+        ops.last(),
+        initialized_patch().as_array().expect("op").first()
+    );
 }
 
 #[tokio::test]
@@ -422,8 +339,8 @@ async fn a_500_blocks_that_set_with_api_error_and_the_pass_goes_on() {
     list["items"].as_array_mut().expect("items").push(done);
     let (report, seen) = pass_in_default_scope(vec![
         get(STS_ALL, serde_json::to_vec(&list).expect("json")),
-        get(PODS_ALL, list_body("1-staged", "pods")),
-        get(PDBS_ALL, list_body("1-staged", "pdbs")),
+        set_pods("demo", "app=web", list_body("1-staged", "pods")),
+        namespace_pdbs("demo", list_body("1-staged", "pdbs")),
         patch(
             PATCH_WEB,
             500,
@@ -456,15 +373,15 @@ async fn a_failed_list_fails_the_pass_before_any_write() {
         get(STS_ALL, list_body("1-staged", "statefulsets")),
         Expect {
             method: Method::GET,
-            uri: PODS_ALL.into(),
             status: 500,
             response: status_body(500, "InternalError", "boom"),
+            ..set_pods("demo", "app=web", Vec::new())
         },
     ])
     .await;
     assert_eq!(
         report.expect_err("pass fails"),
-        "list pods in all namespaces: boom"
+        "list pods in namespace demo (app=web): boom"
     );
     assert_eq!(seen.len(), 2);
 }
@@ -509,14 +426,11 @@ async fn namespaces_and_selector_shape_the_lists() {
         label_selector: Some("tier=db".into()),
         field_selector: None,
     };
-    let empty = |kind: &str| {
-        serde_json::to_vec(&json!({"kind": kind, "apiVersion": "v1", "metadata": {}, "items": []}))
-            .expect("json")
-    };
+    let empty = empty_list;
     let (report, _) = pass_with(
         scope,
         PassOptions {
-            always_list_pods: true,
+            pod_reads: PodReads::Scope,
             ..PassOptions::default()
         },
         vec![
@@ -551,7 +465,8 @@ async fn namespaces_and_selector_shape_the_lists() {
 
 #[tokio::test]
 async fn requests_per_pass_do_not_grow_with_the_number_of_statefulsets() {
-    // 200 staged sets, each already announced as blocked (its pods are missing): 3 LISTs, no write.
+    // 200 staged sets with one selector, each already announced as blocked (its pods are missing):
+    // 3 LISTs (one pod read serves every set with the same namespace and selector), no write.
     let base: Value =
         serde_json::from_slice(&list_body("3-web1-notready", "statefulsets")).expect("json");
     let mut list = base.clone();
@@ -567,8 +482,8 @@ async fn requests_per_pass_do_not_grow_with_the_number_of_statefulsets() {
     list["items"] = json!(items);
     let (report, seen) = pass_in_default_scope(vec![
         get(STS_ALL, serde_json::to_vec(&list).expect("json")),
-        get(PODS_ALL, list_body("3-web1-notready", "pods")),
-        get(PDBS_ALL, list_body("3-web1-notready", "pdbs")),
+        set_pods("demo", "app=web", list_body("3-web1-notready", "pods")),
+        namespace_pdbs("demo", list_body("3-web1-notready", "pdbs")),
     ])
     .await;
     let report = report.expect("pass");
@@ -586,8 +501,6 @@ async fn requests_per_pass_do_not_grow_with_the_number_of_statefulsets() {
 
 const STS_WEB: &str =
     "/apis/apps/v1/namespaces/demo/statefulsets?&fieldSelector=metadata.name%3Dweb";
-const PODS_DEMO: &str = "/api/v1/namespaces/demo/pods?";
-const PDBS_DEMO: &str = "/apis/policy/v1/namespaces/demo/poddisruptionbudgets?";
 
 fn web() -> Target {
     Target {
@@ -604,26 +517,21 @@ fn web_scope() -> Scope {
     }
 }
 
-fn mock_cluster(scope: Scope, script: Vec<Expect>) -> (KubeCluster, JoinHandle<Vec<Seen>>) {
-    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
-    let server = serve(handle, script);
-    (
-        KubeCluster::new(Client::new(service, "default"), scope, None),
-        server,
-    )
-}
-
 fn reads(moment: &str) -> Vec<Expect> {
     vec![
         get(STS_WEB, list_body(moment, "statefulsets")),
-        get(PODS_DEMO, list_body(moment, "pods")),
-        get(PDBS_DEMO, list_body(moment, "pdbs")),
+        set_pods("demo", "app=web", list_body(moment, "pods")),
+        namespace_pdbs("demo", list_body(moment, "pdbs")),
     ]
 }
 
-fn all_pods() -> PassOptions {
+/// The options of the single-set commands on `demo/web`: its own pods, whatever its gates say.
+fn web_pods() -> PassOptions {
     PassOptions {
-        always_list_pods: true,
+        pod_reads: PodReads::Set {
+            namespace: "demo".into(),
+            name: "web".into(),
+        },
         ..PassOptions::default()
     }
 }
@@ -631,7 +539,7 @@ fn all_pods() -> PassOptions {
 #[tokio::test]
 async fn status_shows_the_first_blocking_gate() {
     let (cluster, server) = mock_cluster(Scope::default(), lists_of("3-web1-notready", |_| {}));
-    let table = status_table(&cluster, &all_pods(), None, now())
+    let table = status_table(&cluster, &web_pods(), None, now())
         .await
         .expect("status");
     drop(cluster);
@@ -664,7 +572,7 @@ async fn status_shows_the_first_blocking_gate() {
 #[tokio::test]
 async fn step_refuses_a_blocked_set_without_force() {
     let (cluster, server) = mock_cluster(web_scope(), reads("3-web1-notready"));
-    let err = step_once(&cluster, &all_pods(), &web(), None, now())
+    let err = step_once(&cluster, &web_pods(), &web(), None, now())
         .await
         .expect_err("refused");
     drop(cluster);
@@ -692,7 +600,7 @@ async fn forced_step_uses_the_same_patch_and_records_who_and_why() {
         who: "alice".into(),
         reason: "node of web-1 is drained".into(),
     };
-    let report = step_once(&cluster, &all_pods(), &web(), Some(&forced), now())
+    let report = step_once(&cluster, &web_pods(), &web(), Some(&forced), now())
         .await
         .expect("step");
     drop(cluster);
@@ -714,13 +622,13 @@ async fn a_person_step_on_a_healthy_set_is_the_stepper_step() {
         web_scope(),
         vec![
             get(STS_WEB, list_with("2-stepped-4", initialized)),
-            get(PODS_DEMO, list_body("2-stepped-4", "pods")),
-            get(PDBS_DEMO, list_body("2-stepped-4", "pdbs")),
+            set_pods("demo", "app=web", list_body("2-stepped-4", "pods")),
+            namespace_pdbs("demo", list_body("2-stepped-4", "pdbs")),
             patch(PATCH_WEB, 200, stored("2-stepped-4", set_partition(3))),
             post_event("demo"),
         ],
     );
-    let report = step_once(&cluster, &all_pods(), &web(), None, now())
+    let report = step_once(&cluster, &web_pods(), &web(), None, now())
         .await
         .expect("step");
     drop(cluster);
@@ -750,7 +658,7 @@ async fn wait_sees_completion_only_when_really_complete() {
         ),
     ] {
         let (cluster, server) = mock_cluster(web_scope(), reads(moment));
-        let got = check_complete(&cluster, &all_pods(), &web(), now())
+        let got = check_complete(&cluster, &web_pods(), &web(), now())
             .await
             .expect("check");
         drop(cluster);
@@ -765,7 +673,7 @@ async fn single_set_commands_say_when_the_set_does_not_exist() {
         "metadata": {}, "items": []}))
     .expect("json");
     let (cluster, server) = mock_cluster(web_scope(), vec![get(STS_WEB, empty)]);
-    let err = check_complete(&cluster, &all_pods(), &web(), now())
+    let err = check_complete(&cluster, &web_pods(), &web(), now())
         .await
         .expect_err("missing");
     drop(cluster);

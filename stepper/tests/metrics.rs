@@ -33,6 +33,7 @@ fn report(name: &str, outcome: Outcome) -> SetReport {
             current_revision: Some("a".into()),
             update_revision: Some("b".into()),
         },
+        decision_age_seconds: matches!(outcome, Outcome::Stepped { .. }).then_some(0.3),
         outcome,
         error: None,
         event_errors: vec![],
@@ -95,6 +96,15 @@ fn figures_steps_and_blocked_reason_per_statefulset() {
         r#"sts_safe_rollout_passes_total{result="ok"} 1"#
     ));
     assert!(has(&text, "sts_safe_rollout_pass_duration_seconds_count 1"));
+    // One step, decided on pods read 0.3 s before its write.
+    assert!(has(
+        &text,
+        "sts_safe_rollout_step_decision_age_seconds_count 1"
+    ));
+    assert!(has(
+        &text,
+        "sts_safe_rollout_step_decision_age_seconds_sum 0.3"
+    ));
     assert!(text.ends_with("# EOF\n"));
 
     // Next pass: db's reason changes, web left the scope: its series are gone.

@@ -22,7 +22,7 @@ fn plan_one(v: Value, pods: Vec<k8s_openapi::api::core::v1::Pod>) -> SetPlan {
     let snap = Snapshot {
         statefulsets: vec![set_from(v)],
         pods,
-        pdbs: vec![],
+        ..Snapshot::default()
     };
     plan::plan(&snap, &GateOptions::default(), now())
         .pop()
@@ -173,7 +173,7 @@ fn pods_are_grouped_by_owner_uid_across_many_sets() {
     let snap = Snapshot {
         statefulsets: sets,
         pods: all,
-        pdbs: vec![],
+        ..Snapshot::default()
     };
     for p in plan::plan(&snap, &GateOptions::default(), now()) {
         assert!(

@@ -11,11 +11,15 @@ use sts_stepper::commands::status_table;
 use sts_stepper::kube_cluster::{KubeCluster, Scope};
 use sts_stepper::pass::{PassOptions, PassReport, run_pass};
 use sts_stepper::pass_recovery::RecoveryOutcome;
+use sts_stepper::reads::PodReads;
 use support::mock_api::{Expect, Seen, expect, mock_client, post_event, status_body};
 
 const STS_ALL: &str = "/apis/apps/v1/statefulsets?";
 const PODS_ALL: &str = "/api/v1/pods?";
 const PDBS_ALL: &str = "/apis/policy/v1/poddisruptionbudgets?";
+/// A pass reads only its candidates' pods: `demo/web`'s, by its selector, and the PDBs of `demo`.
+const WEB_PODS: &str = "/api/v1/namespaces/demo/pods?&labelSelector=app%3Dweb";
+const DEMO_PDBS: &str = "/apis/policy/v1/namespaces/demo/poddisruptionbudgets?";
 const DELETE_WEB1: &str = "/api/v1/namespaces/demo/pods/web-1?";
 /// web-1 in moment 3: not Ready since 01:10:46 on `REV_OLD`.
 const WEB1_UID: &str = "97687683-4102-4573-bd17-1a071d71b80c";
@@ -35,22 +39,33 @@ fn stuck_sets() -> Vec<u8> {
     serde_json::to_vec(&list).expect("json")
 }
 
-fn lists() -> Vec<Expect> {
+/// The reads of a pass (`demo/web` is the one set whose pods are read) or, with `scope`, of `status` over
+/// the whole scope (every pod, every PDB).
+fn reads(scope: bool) -> Vec<Expect> {
+    let (pods, pdbs) = if scope {
+        (PODS_ALL, PDBS_ALL)
+    } else {
+        (WEB_PODS, DEMO_PDBS)
+    };
     vec![
         expect(Method::GET, STS_ALL, 200, stuck_sets()),
         expect(
             Method::GET,
-            PODS_ALL,
+            pods,
             200,
             fixture_body("3-web1-notready-pods.json"),
         ),
         expect(
             Method::GET,
-            PDBS_ALL,
+            pdbs,
             200,
             fixture_body("3-web1-notready-pdbs.json"),
         ),
     ]
+}
+
+fn lists() -> Vec<Expect> {
+    reads(false)
 }
 
 fn deleted_web1() -> Vec<u8> {
@@ -177,10 +192,10 @@ async fn status_shows_the_stuck_pod_and_whether_recovery_is_on() {
         (true, "deleted this pass"),
         (false, "not deleted: recovery off"),
     ] {
-        let (client, server) = mock_client(lists());
+        let (client, server) = mock_client(reads(true));
         let cluster = KubeCluster::new(client, Scope::default(), None);
         let opts = PassOptions {
-            always_list_pods: true,
+            pod_reads: PodReads::Scope,
             ..recovering(false)
         };
         let opts = PassOptions {

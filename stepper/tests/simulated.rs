@@ -5,7 +5,8 @@
 
 use serde_json::json;
 use sts_safe_rollout::annotations::DEFAULT_PREFIX;
-use sts_stepper::pass::{Outcome, PassOptions, PassReport, execute, plan_pass, run_pass, snapshot};
+use sts_stepper::pass::{Outcome, PassOptions, PassReport, execute, plan_pass, run_pass};
+use sts_stepper::reads::snapshot;
 use sts_stepper::reasons::Reason;
 use sts_stepper::sim::cluster::SimCluster;
 use sts_stepper::sim::history::template;
@@ -154,8 +155,8 @@ async fn two_steppers_never_step_twice_for_one_observation() {
     let opts = PassOptions::default();
     let now = timestamp(0);
     // Both steppers read the same observation; A writes first.
-    let seen_by_a = snapshot(&sim, &opts).await.expect("read A");
-    let seen_by_b = snapshot(&sim, &opts).await.expect("read B");
+    let seen_by_a = snapshot(&sim, &opts, now).await.expect("read A");
+    let seen_by_b = snapshot(&sim, &opts, now).await.expect("read B");
     let plan_a = plan_pass(&sim, &sim, &seen_by_a, &opts, now).await;
     let a = execute(&sim, plan_a.into_iter().next().expect("plan A"), false).await;
     assert_eq!(a.outcome, Outcome::Stepped { from: 5, to: 4 });

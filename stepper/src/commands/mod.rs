@@ -35,6 +35,16 @@ use crate::metrics::Metrics;
 use crate::pass::{self, Outcome, PassOptions, PassReport, SetReport};
 use crate::pass_recovery::RecoveryOutcome;
 use crate::prometheus_client::{Auth, PrometheusClient, PrometheusConfig};
+use crate::reads::PodReads;
+
+/// The pod reads of a command about `target`: that set's own ([`PodReads::Set`]); with no target,
+/// every pod in scope ([`PodReads::Scope`]).
+fn pod_reads_of(target: Option<&Target>) -> PodReads {
+    target.map_or(PodReads::Scope, |t| PodReads::Set {
+        namespace: t.namespace.clone(),
+        name: t.name.clone(),
+    })
+}
 
 /// Process exit status of a subcommand that ran to its end (errors exit 1 through `main`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,8 +123,8 @@ impl Context {
         KubeCluster::new(self.client.clone(), scope, instance)
     }
 
-    /// The pass settings from the flags; `always_list_pods` for `wait`, `status` and `step`.
-    fn pass_options(&self, always_list_pods: bool) -> PassOptions {
+    /// The pass settings from the flags, reading pods as `pod_reads` says.
+    fn pass_options(&self, pod_reads: PodReads) -> PassOptions {
         let g = &self.global;
         PassOptions {
             gates: GateOptions {
@@ -124,7 +134,8 @@ impl Context {
                 max_steps_per_minute: g.max_steps_per_minute,
             },
             dry_run: g.dry_run,
-            always_list_pods,
+            pod_reads,
+            max_decision_age: to_std(g.max_decision_age),
             recover_stuck_pods: g.recover_stuck_pods,
         }
     }

@@ -3,6 +3,7 @@
 use anyhow::Result;
 
 use super::{Context, Exit, timed_pass};
+use crate::reads::PodReads;
 
 /// Runs one pass; [`Exit::Failed`] when an API error blocked some set.
 ///
@@ -10,7 +11,7 @@ use super::{Context, Exit, timed_pass};
 /// A failed LIST (nothing was written).
 pub async fn run(ctx: &Context) -> Result<Exit> {
     let cluster = ctx.cluster(None);
-    let opts = ctx.pass_options(false);
+    let opts = ctx.pass_options(PodReads::Candidates);
     let report = timed_pass(&cluster, &ctx.prometheus, &opts, None).await?;
     Ok(if report.any_errored() {
         Exit::Failed

@@ -34,7 +34,7 @@ fn next_action(verdict: &Verdict) -> String {
 pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
     let cluster = ctx.cluster(args.target.as_ref().map(|t| (t, Listing::TargetNamespace)));
     let prometheus = &ctx.prometheus;
-    let opts = ctx.pass_options(true);
+    let opts = ctx.pass_options(super::pod_reads_of(args.target.as_ref()));
     print!(
         "{}",
         status_table_with(
@@ -75,7 +75,7 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
     target: Option<&Target>,
     now: Timestamp,
 ) -> Result<String> {
-    let snap = pass::snapshot(cluster, opts).await?;
+    let snap = crate::reads::snapshot(cluster, opts, now).await?;
     let is_target = |namespace: &str, name: &str| {
         target.is_none_or(|t| t.namespace == namespace && t.name == name)
     };

@@ -44,7 +44,7 @@ pub(super) async fn whoami(client: &Client) -> String {
 pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
     let cluster = ctx.cluster(Some((&args.target, Listing::TargetNamespace)));
     let prometheus = &ctx.prometheus;
-    let opts = ctx.pass_options(true);
+    let opts = ctx.pass_options(super::pod_reads_of(Some(&args.target)));
     let force = match (args.force, &args.reason) {
         (true, Some(reason)) => Some(Forced {
             who: whoami(cluster.client()).await,
@@ -109,7 +109,7 @@ pub async fn step_once_with<C: Cluster, P: Prometheus>(
     force: Option<&Forced>,
     now: Timestamp,
 ) -> Result<SetReport> {
-    let snap = pass::snapshot(cluster, opts).await?;
+    let snap = crate::reads::snapshot(cluster, opts, now).await?;
     let Some(index) = snap.statefulsets.iter().position(|s| {
         s.metadata.namespace.as_deref() == Some(target.namespace.as_str())
             && s.metadata.name.as_deref() == Some(target.name.as_str())

@@ -12,7 +12,7 @@ use super::{Context, Exit, Listing, to_std};
 use crate::cli::{Target, WaitArgs};
 use crate::cluster::Cluster;
 use crate::complete::rollout_complete;
-use crate::pass::{self, PassOptions};
+use crate::pass::PassOptions;
 use crate::pods::{PdbView, pods_by_ordinal};
 use crate::reasons::Blocked;
 use crate::set;
@@ -28,7 +28,7 @@ pub async fn check_complete<C: Cluster>(
     target: &Target,
     now: Timestamp,
 ) -> Result<Result<String, Blocked>> {
-    let snap = pass::snapshot(cluster, opts).await?;
+    let snap = crate::reads::snapshot(cluster, opts, now).await?;
     let Some(set) = snap.statefulsets.first() else {
         bail!("statefulset {target} not found");
     };
@@ -54,7 +54,7 @@ pub async fn check_complete<C: Cluster>(
 /// A failed LIST, or the set not found.
 pub async fn run(ctx: &Context, args: &WaitArgs) -> Result<Exit> {
     let cluster = ctx.cluster(Some((&args.target, Listing::OnlyTarget)));
-    let opts = ctx.pass_options(true);
+    let opts = ctx.pass_options(super::pod_reads_of(Some(&args.target)));
     let started = Instant::now();
     let mut last_reason = String::new();
     loop {

@@ -1,7 +1,10 @@
 //! `watch`: passes on a timer and on changes of rolling sets, until SIGTERM or Ctrl-C.
 //!
-//! Changes of rolling StatefulSets and their pods trigger a debounced early pass; `/metrics` and
-//! `/healthz` are served meanwhile.
+//! Passes decide from reflector caches ([`crate::caches`]): no LIST per pass; a step is confirmed on a
+//! fresh read of its set and pods before it is written. Changes of rolling StatefulSets and their pods
+//! (the caches' watch events) trigger a debounced early pass; `/metrics` and
+//! `/healthz` are served meanwhile. With `--leader-election` only the replica holding the Lease passes
+//! and writes; every replica serves `/metrics` (with `sts_safe_rollout_leader`) and `/healthz`.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -11,21 +14,24 @@ use anyhow::{Context as _, Result};
 use futures::{Stream, StreamExt, stream};
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Pod;
-use kube::Client;
 use kube::api::Api;
-use kube::core::PartialObjectMeta;
-use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, Event as WatchEvent};
+use kube::runtime::watcher::Event as WatchEvent;
 use tokio::sync::{Notify, watch};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::{Context, Exit, timed_pass, to_std};
+use crate::caches::{CacheStreams, CachedCluster, Caches};
 use crate::cli::WatchArgs;
 use crate::config::Keys;
 use crate::gates::Idle;
-use crate::kube_cluster::Scope;
+use crate::kube_cluster::KubeCluster;
+use crate::leader::{self, Leadership};
+use crate::leader_cluster::LeaderCluster;
+use crate::metrics::Metrics;
 use crate::pass::{Outcome, PassReport};
+use crate::reads::PodReads;
 use crate::{plan, server};
 
 /// Passes on every interval tick and on (debounced) StatefulSet/Pod changes until SIGTERM or Ctrl-C.
@@ -55,10 +61,10 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
 
     let changed = Arc::new(Notify::new());
     let rolling: Rolling = Arc::default();
+    let (caches, streams) = Caches::start(cluster.client(), cluster.scope(), &metrics);
     let watchers = tokio::spawn(forward_changes(
         changes(
-            cluster.client(),
-            cluster.scope(),
+            streams,
             rolling.clone(),
             Arc::new(Keys::new(&ctx.global.annotation_prefix)),
         ),
@@ -70,12 +76,32 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
         let _ = stop_tx.send(true);
     });
 
-    let opts = ctx.pass_options(false);
+    let (leadership, election) = elect(&cluster, &args.leader)?;
+    let mirror = tokio::spawn(mirror_leadership(leadership.clone(), metrics.clone()));
+    let opts = ctx.pass_options(PodReads::Candidates);
     let mut stop = stop_rx.clone();
+    info!("filling the caches (one LIST per kind and namespace, then watches)");
+    tokio::select! {
+        _ = caches.ready() => info!("caches filled"),
+        _ = stop.changed() => {}
+    }
+    let cached = CachedCluster {
+        caches: &caches,
+        api: &cluster,
+    };
     loop {
-        // The pass is never raced against the shutdown signal: it always finishes.
-        if let Ok(report) = timed_pass(&cluster, prometheus, &opts, Some(&metrics)).await {
-            remember_rolling(&rolling, &report);
+        // The pass is never raced against the shutdown signal: it always finishes. Only the leader
+        // passes; its writes check the Lease again right before they go.
+        if leadership.is_leader() {
+            let guarded = LeaderCluster {
+                inner: &cached,
+                leadership: &leadership,
+            };
+            if let Ok(report) = timed_pass(&guarded, prometheus, &opts, Some(&metrics)).await {
+                remember_rolling(&rolling, &report);
+            }
+        } else {
+            debug!("not the leader: no pass (another replica holds the Lease)");
         }
         last_pass.store(Timestamp::now().as_second(), Ordering::Relaxed);
         if *stop.borrow() {
@@ -93,9 +119,45 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
         }
     }
     watchers.abort();
+    leadership.resign();
+    if let Some(election) = election {
+        let _ = election.await;
+    }
+    mirror.abort();
     let _ = server.await;
     info!("stopped");
     Ok(Exit::Ok)
+}
+
+/// This replica's election: [`Leadership::sole`] without `--leader-election`, else the election on
+/// the Lease in the stepper's own namespace ([`leader::spawn`]) and its task.
+///
+/// # Errors
+/// The flags' ([`crate::leader_args::LeaderElectionArgs::config`]).
+fn elect(
+    cluster: &KubeCluster,
+    args: &crate::leader_args::LeaderElectionArgs,
+) -> Result<(Leadership, Option<tokio::task::JoinHandle<()>>)> {
+    let Some((namespace, config)) = args.config().map_err(anyhow::Error::msg)? else {
+        return Ok((Leadership::sole(), None));
+    };
+    info!(lease = %config.lease_name, %namespace, identity = %config.identity, "leader election on");
+    let leases: Api<Lease> = Api::namespaced(cluster.client().clone(), &namespace);
+    let (leadership, task) = leader::spawn(leases, config).map_err(anyhow::Error::msg)?;
+    Ok((leadership, Some(task)))
+}
+
+/// Keeps `sts_safe_rollout_leader` equal to the election's flag, logging each change.
+async fn mirror_leadership(leadership: Leadership, metrics: Arc<Metrics>) {
+    let mut flag = leadership.subscribe();
+    loop {
+        let leads = *flag.borrow_and_update();
+        metrics.set_leader(leads);
+        info!(leader = leads, "leadership");
+        if flag.changed().await.is_err() {
+            return;
+        }
+    }
 }
 
 async fn stopped(mut rx: watch::Receiver<bool>) {
@@ -159,75 +221,44 @@ fn is_rolling(rolling: &Rolling, namespace: Option<&str>, name: &str) -> bool {
 }
 
 /// A stream that yields `()` whenever a StatefulSet that is rolling (see [`Rolling`]) or has just had
-/// an update staged changes, or a pod controlled by a rolling StatefulSet changes. Pods are watched as
-/// metadata only (`Api<PartialObjectMeta<Pod>>`: metadata-only requests), which still sees every update.
+/// an update staged changes, or a pod controlled by a rolling StatefulSet changes: the caches' own
+/// watch events ([`CacheStreams`]), so an early pass costs no extra watch.
 fn changes(
-    client: &Client,
-    scope: &Scope,
+    streams: CacheStreams,
     rolling: Rolling,
     keys: Arc<Keys>,
-) -> impl Stream<Item = ()> + Send + use<> {
-    let mut streams: Vec<std::pin::Pin<Box<dyn Stream<Item = ()> + Send>>> = Vec::new();
-    let mut sts_config = watcher::Config::default();
-    if let Some(l) = &scope.label_selector {
-        sts_config = sts_config.labels(l);
-    }
-    let namespaces: Vec<Option<String>> = if scope.namespaces.is_empty() {
-        vec![None]
-    } else {
-        scope.namespaces.iter().cloned().map(Some).collect()
-    };
-    for ns in namespaces {
-        let (sets, pods): (Api<StatefulSet>, Api<PartialObjectMeta<Pod>>) = match &ns {
-            None => (Api::all(client.clone()), Api::all(client.clone())),
-            Some(ns) => (
-                Api::namespaced(client.clone(), ns),
-                Api::namespaced(client.clone(), ns),
-            ),
+) -> impl Stream<Item = ()> + Send {
+    let r1 = rolling.clone();
+    let sets = streams.sets.filter_map(move |ev| {
+        let keep = |set: &StatefulSet| {
+            plan::needs_pods(std::slice::from_ref(set), &keys)
+                || is_rolling(
+                    &r1,
+                    set.metadata.namespace.as_deref(),
+                    set.metadata.name.as_deref().unwrap_or(""),
+                )
         };
-        let (r1, r2, keys) = (rolling.clone(), rolling.clone(), keys.clone());
-        streams.push(Box::pin(
-            watcher::watcher(sets, sts_config.clone())
-                .default_backoff()
-                .filter_map(move |ev| {
-                    let keep = |set: &StatefulSet| {
-                        plan::needs_pods(std::slice::from_ref(set), &keys)
-                            || is_rolling(
-                                &r1,
-                                set.metadata.namespace.as_deref(),
-                                set.metadata.name.as_deref().unwrap_or(""),
-                            )
-                    };
-                    std::future::ready(relevant(ev, keep))
-                }),
-        ));
-        streams.push(Box::pin(
-            watcher::watcher(pods, watcher::Config::default())
-                .default_backoff()
-                .filter_map(move |ev| {
-                    let keep = |p: &PartialObjectMeta<Pod>| {
-                        p.metadata.owner_references.as_ref().is_some_and(|refs| {
-                            refs.iter().any(|o| {
-                                o.kind == "StatefulSet"
-                                    && is_rolling(&r2, p.metadata.namespace.as_deref(), &o.name)
-                            })
-                        })
-                    };
-                    std::future::ready(relevant(ev, keep))
-                }),
-        ));
-    }
-    stream::select_all(streams)
+        std::future::ready(relevant(ev, keep))
+    });
+    let pods = streams.pods.filter_map(move |ev| {
+        let keep = |p: &Pod| {
+            p.metadata.owner_references.as_ref().is_some_and(|refs| {
+                refs.iter().any(|o| {
+                    o.kind == "StatefulSet"
+                        && is_rolling(&rolling, p.metadata.namespace.as_deref(), &o.name)
+                })
+            })
+        };
+        std::future::ready(relevant(ev, keep))
+    });
+    let pdbs = streams.pdbs.filter_map(|_| std::future::ready(None));
+    stream::select(stream::select(sets, pods), pdbs)
 }
 
-fn relevant<K>(ev: Result<WatchEvent<K>, watcher::Error>, keep: impl Fn(&K) -> bool) -> Option<()> {
+fn relevant<K>(ev: WatchEvent<K>, keep: impl Fn(&K) -> bool) -> Option<()> {
     match ev {
-        Ok(WatchEvent::Apply(o) | WatchEvent::Delete(o)) if keep(&o) => Some(()),
-        Ok(_) => None,
-        Err(e) => {
-            warn!(error = %e, "watch interrupted; retrying with backoff (interval passes go on)");
-            None
-        }
+        WatchEvent::Apply(o) | WatchEvent::Delete(o) if keep(&o) => Some(()),
+        _ => None,
     }
 }
 
@@ -253,6 +284,7 @@ mod tests {
             outcome,
             error: None,
             event_errors: vec![],
+            decision_age_seconds: None,
         }
     }
 

@@ -182,22 +182,33 @@ impl GateInput<'_> {
 /// One gate: passes, or returns the [`Blocked`] with its reason.
 pub type Gate = fn(&GateInput<'_>) -> Result<(), Blocked>;
 
+/// What a gate reads beyond the StatefulSet list: this decides which sets get pod reads
+/// ([`list_gate_block`]) and which wait for a per-set read ([`Need`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// The StatefulSet list alone (its spec, status and annotations, the fleet's rollout groups).
+    List,
+    /// The set's pods or the PDBs of its namespace.
+    Pods,
+    /// A read the pass does per set once the gates before pass (the owner, Prometheus).
+    Probe,
+}
+
 /// One entry of [`GATES`].
 #[derive(Clone, Copy, Debug)]
 pub struct GateEntry {
     /// The reason the gate returns.
     pub reason: Reason,
-    /// True when the gate reads the set's pods or PDBs: the others can be judged from the StatefulSet
-    /// list alone.
-    pub needs_pods: bool,
+    /// What the gate reads.
+    pub reads: Reads,
     /// The check.
     pub check: Gate,
 }
 
-const fn gate(reason: Reason, needs_pods: bool, check: Gate) -> GateEntry {
+const fn gate(reason: Reason, reads: Reads, check: Gate) -> GateEntry {
     GateEntry {
         reason,
-        needs_pods,
+        reads,
         check,
     }
 }
@@ -205,17 +216,27 @@ const fn gate(reason: Reason, needs_pods: bool, check: Gate) -> GateEntry {
 /// The gates in DESIGN.md's order ("The stepper: one pass"), after the set is found guarded and staged
 /// with partition > 0. The first that fails decides.
 pub const GATES: &[GateEntry] = &[
-    gate(Reason::Paused, false, paused),
-    gate(Reason::InvalidAnnotation, false, invalid_annotation),
-    gate(Reason::NotObserved, false, not_observed),
-    gate(Reason::PodNotReady, true, pod_not_ready),
-    gate(Reason::StepInProgress, true, step_in_progress),
-    gate(Reason::Settling, false, settling),
-    gate(Reason::PdbBlocked, true, pdb_blocked),
-    gate(Reason::GroupBusy, false, group_busy),
-    gate(Reason::OwnerNotHealthy, false, owner_not_healthy),
-    gate(Reason::PrometheusCheck, false, prometheus_check),
+    gate(Reason::Paused, Reads::List, paused),
+    gate(Reason::InvalidAnnotation, Reads::List, invalid_annotation),
+    gate(Reason::NotObserved, Reads::List, not_observed),
+    gate(Reason::PodNotReady, Reads::Pods, pod_not_ready),
+    gate(Reason::StepInProgress, Reads::Pods, step_in_progress),
+    gate(Reason::Settling, Reads::List, settling),
+    gate(Reason::PdbBlocked, Reads::Pods, pdb_blocked),
+    gate(Reason::GroupBusy, Reads::List, group_busy),
+    gate(Reason::OwnerNotHealthy, Reads::Probe, owner_not_healthy),
+    gate(Reason::PrometheusCheck, Reads::Probe, prometheus_check),
 ];
+
+/// The first gate judged from the StatefulSet list alone ([`Reads::List`]: `Paused`,
+/// `InvalidAnnotation`, `NotObserved`, `Settling`, `GroupBusy`) that blocks `input`; `None` when the set
+/// may step as far as the list can tell. `input.pods` and `input.probes` are not read.
+pub fn list_gate_block(input: &GateInput<'_>) -> Option<Blocked> {
+    GATES
+        .iter()
+        .filter(|g| g.reads == Reads::List)
+        .find_map(|g| (g.check)(input).err())
+}
 
 /// The step the gates would take for a staged set, whether or not a gate blocks it (computed once:
 /// `step --force` takes it past the gates).

@@ -23,6 +23,7 @@ use crate::events::EventNote;
 use crate::gates::GateOptions;
 use crate::pass::{self, PassOptions};
 use crate::prometheus::QueryOutcome;
+use crate::reads::PodReads;
 
 /// The members, each one StatefulSet with its own simulated controller.
 #[derive(Debug)]
@@ -218,8 +219,8 @@ pub fn run_fleet(spec: &FleetSpec) -> Result<FleetRun, String> {
     let opts = PassOptions {
         gates: spec.gates.clone(),
         dry_run: false,
-        always_list_pods: false,
-        recover_stuck_pods: false,
+        pod_reads: PodReads::Candidates,
+        ..PassOptions::default()
     };
     let mut run = FleetRun {
         completed: spec.names.iter().map(|n| (n.clone(), None)).collect(),

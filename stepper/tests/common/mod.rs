@@ -43,6 +43,7 @@ pub fn moment(name: &str) -> Snapshot {
         statefulsets: fixture_list(&format!("{name}-statefulsets.json")),
         pods: fixture_list(&format!("{name}-pods.json")),
         pdbs: fixture_list(&format!("{name}-pdbs.json")),
+        ..Snapshot::default()
     }
 }
 

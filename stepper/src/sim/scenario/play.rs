@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::spec::{Action, key};
 use crate::pass::{self, Outcome, PassOptions};
+use crate::reads;
 use crate::sim::cluster::{ApiFault, SimCluster};
 use crate::sim::history::{template, template_image};
 use crate::sim::world::{World, timestamp};
@@ -182,9 +183,10 @@ pub(super) fn stepper_pass(
     let now = timestamp(t);
     if disruptions.kill_next {
         disruptions.kill_next = false;
-        let planned = futures::executor::block_on(pass::snapshot(cluster, opts)).map(|snap| {
-            futures::executor::block_on(pass::plan_pass(cluster, cluster, &snap, opts, now))
-        });
+        let planned =
+            futures::executor::block_on(reads::snapshot(cluster, opts, now)).map(|snap| {
+                futures::executor::block_on(pass::plan_pass(cluster, cluster, &snap, opts, now))
+            });
         return vec![match planned {
             Ok(plans) => format!(
                 "killed: the stepper died after its read; its decision ({}) was never written",
@@ -198,8 +200,8 @@ pub(super) fn stepper_pass(
         }];
     }
     if t < disruptions.concurrent_until {
-        let a = futures::executor::block_on(pass::snapshot(cluster, opts));
-        let b = futures::executor::block_on(pass::snapshot(cluster, opts));
+        let a = futures::executor::block_on(reads::snapshot(cluster, opts, now));
+        let b = futures::executor::block_on(reads::snapshot(cluster, opts, now));
         let mut notes = Vec::new();
         for (who, snap) in [("stepper A", a), ("stepper B", b)] {
             match snap {

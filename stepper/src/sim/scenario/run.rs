@@ -3,7 +3,7 @@
 //! Each virtual second: the scenario's events due at that second (a `kubectl apply`, a node failure,
 //! …), then the pods progress and the StatefulSet controller syncs once ([`World::tick`]), then — every
 //! `stepper.intervalSeconds`, guarded runs only — one stepper pass ([`crate::pass::run_pass_with`], or
-//! its parts [`crate::pass::snapshot`], [`crate::pass::plan_pass`], [`crate::pass::execute`] when a
+//! its parts [`crate::reads::snapshot`], [`crate::pass::plan_pass`], [`crate::pass::execute`] when a
 //! stepper is killed between its read and its write or two steppers race).
 
 use serde_json::json;
@@ -133,8 +133,8 @@ impl Player {
                 ..GateOptions::default()
             },
             dry_run: false,
-            always_list_pods: false,
             recover_stuck_pods: scenario.stepper.recover_stuck_pods,
+            ..PassOptions::default()
         };
         let mut events = scenario.events.clone();
         events.sort_by_key(|e| e.at);

@@ -1,0 +1,180 @@
+//! `watch` from caches (issue 12 item 2): a pass decides from reflector stores and issues no LIST;
+//! a step is written only after a fresh consistent read of that set (GET) and its pods (LIST by its
+//! selector) confirms it — the exact requests, at the mocked API server.
+mod common;
+mod mock_api;
+
+use common::*;
+use http::Method;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::watcher::Event;
+use mock_api::*;
+use serde_json::{Value, json};
+use sts_stepper::caches::{CachedCluster, Caches};
+use sts_stepper::kube_cluster::Scope;
+use sts_stepper::pass::{Outcome, PassOptions, run_pass};
+use sts_stepper::reasons::Reason;
+
+/// A store after one complete list of `items` (as a reflector's first LIST leaves it).
+fn filled<K>(items: Vec<K>) -> Store<K>
+where
+    K: kube::Resource + Clone + 'static,
+    K::DynamicType: Default + Eq + std::hash::Hash + Clone,
+{
+    let (store, mut writer) = reflector::store();
+    writer.apply_watcher_event(&Event::Init);
+    for item in items {
+        writer.apply_watcher_event(&Event::InitApply(item));
+    }
+    writer.apply_watcher_event(&Event::InitDone);
+    store
+}
+
+/// Caches holding the fixture `moment`, its set changed by `f`.
+fn caches_of(moment: &str, f: impl FnOnce(&mut Value)) -> Caches {
+    let mut set: Value = fixture_list::<Value>(&format!("{moment}-statefulsets.json"))[0].clone();
+    f(&mut set);
+    let set: StatefulSet = serde_json::from_value(set).expect("set");
+    Caches::from_stores(
+        vec![filled(vec![set])],
+        vec![filled(fixture_list::<Pod>(&format!("{moment}-pods.json")))],
+        vec![filled(fixture_list::<PodDisruptionBudget>(&format!(
+            "{moment}-pdbs.json"
+        )))],
+    )
+}
+
+fn initialized(s: &mut Value) {
+    s["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
+}
+
+/// The set of `moment` as the API server returns it, changed by `f`.
+fn object(moment: &str, f: impl FnOnce(&mut Value)) -> Vec<u8> {
+    let mut set: Value = fixture_list::<Value>(&format!("{moment}-statefulsets.json"))[0].clone();
+    set["kind"] = json!("StatefulSet");
+    set["apiVersion"] = json!("apps/v1");
+    f(&mut set);
+    serde_json::to_vec(&set).expect("json")
+}
+
+#[tokio::test]
+async fn a_pass_from_the_caches_issues_no_request_when_nothing_steps() {
+    // web-1 NotReady, the reason already announced: decided from the stores, nothing to write.
+    let caches = caches_of("3-web1-notready", |s| {
+        initialized(s);
+        s["metadata"]["annotations"]["safe-rollout.dev/blocked-reason"] = json!("PodNotReady");
+    });
+    let (api, server) = mock_cluster(Scope::default(), vec![]);
+    let cached = CachedCluster {
+        caches: &caches,
+        api: &api,
+    };
+    let report = run_pass(&cached, &PassOptions::default(), now())
+        .await
+        .expect("pass");
+    drop(api);
+    let seen = server.await.expect("no request");
+    assert!(seen.is_empty());
+    assert_eq!(report.sets[0].blocked_reason(), Some(Reason::PodNotReady));
+}
+
+#[tokio::test]
+async fn a_step_decided_from_the_caches_is_confirmed_by_a_fresh_read_then_written() {
+    let caches = caches_of("2-stepped-4", initialized);
+    let stepped = |s: &mut Value| {
+        initialized(s);
+        s["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(3);
+    };
+    let (api, server) = mock_cluster(
+        Scope::default(),
+        vec![
+            get(GET_WEB, object("2-stepped-4", initialized)),
+            set_pods("demo", "app=web", fixture_body("2-stepped-4-pods.json")),
+            patch(PATCH_WEB, 200, object("2-stepped-4", stepped)),
+            post_event("demo"),
+        ],
+    );
+    let cached = CachedCluster {
+        caches: &caches,
+        api: &api,
+    };
+    let report = run_pass(&cached, &PassOptions::default(), now())
+        .await
+        .expect("pass");
+    drop(api);
+    let seen = server.await.expect("script");
+    assert_eq!(report.sets[0].outcome, Outcome::Stepped { from: 4, to: 3 });
+    // No LIST of StatefulSets, no PDB read: the set's GET, its pods, the step, its Event.
+    assert_eq!(seen.len(), 4);
+    assert_eq!(seen[2].method, Method::PATCH);
+}
+
+#[tokio::test]
+async fn the_leader_over_the_caches_still_confirms_a_step_on_a_fresh_read() {
+    // watch's stack: LeaderCluster over CachedCluster. The wrapper must not hide that the reads are
+    // cached, or the step would go out on the caches alone.
+    let caches = caches_of("2-stepped-4", initialized);
+    let stepped = |s: &mut Value| {
+        initialized(s);
+        s["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(3);
+    };
+    let (api, server) = mock_cluster(
+        Scope::default(),
+        vec![
+            get(GET_WEB, object("2-stepped-4", initialized)),
+            set_pods("demo", "app=web", fixture_body("2-stepped-4-pods.json")),
+            patch(PATCH_WEB, 200, object("2-stepped-4", stepped)),
+            post_event("demo"),
+        ],
+    );
+    let cached = CachedCluster {
+        caches: &caches,
+        api: &api,
+    };
+    let leadership = sts_stepper::leader::Leadership::sole();
+    let guarded = sts_stepper::leader_cluster::LeaderCluster {
+        inner: &cached,
+        leadership: &leadership,
+    };
+    let report = run_pass(&guarded, &PassOptions::default(), now())
+        .await
+        .expect("pass");
+    drop(api);
+    let seen = server.await.expect("script: GET, pods, PATCH, Event");
+    assert_eq!(report.sets[0].outcome, Outcome::Stepped { from: 4, to: 3 });
+    assert_eq!(seen.len(), 4);
+}
+
+#[tokio::test]
+async fn a_fresh_read_that_disagrees_with_the_caches_wins() {
+    // The caches still hold every pod Ready; the fresh read sees web-1 NotReady: no step.
+    let caches = caches_of("2-stepped-4", initialized);
+    let (api, server) = mock_cluster(
+        Scope::default(),
+        vec![
+            get(GET_WEB, object("2-stepped-4", initialized)),
+            set_pods("demo", "app=web", fixture_body("3-web1-notready-pods.json")),
+            patch(PATCH_WEB, 200, object("2-stepped-4", initialized)),
+            post_event("demo"),
+        ],
+    );
+    let cached = CachedCluster {
+        caches: &caches,
+        api: &api,
+    };
+    let report = run_pass(&cached, &PassOptions::default(), now())
+        .await
+        .expect("pass");
+    drop(api);
+    let seen = server.await.expect("script");
+    assert_eq!(report.sets[0].blocked_reason(), Some(Reason::PodNotReady));
+    // The one write announces the block; the partition is not touched.
+    assert!(
+        !seen[2].body.to_string().contains("partition"),
+        "{:?}",
+        seen[2].body
+    );
+}

@@ -1,0 +1,200 @@
+//! A mocked API server for kube-rs (tower-test, as kube-rs's controller-rs `fixtures.rs` does): a
+//! script of expected requests with their answers, and the named request scenarios of a pass.
+#![allow(dead_code)] // each test crate uses a subset
+
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::BodyExt;
+use kube::Client;
+use kube::client::Body;
+use serde_json::{Value, json};
+use sts_stepper::kube_cluster::{KubeCluster, Scope};
+use sts_stepper::pass::{PassOptions, PassReport, run_pass};
+use tokio::task::JoinHandle;
+use tower_test::mock::{self, Handle};
+
+use crate::common::now;
+
+/// One expected request and the answer the mock API server gives.
+pub struct Expect {
+    pub method: Method,
+    pub uri: String,
+    pub status: u16,
+    pub response: Vec<u8>,
+}
+
+pub fn get(uri: &str, response: Vec<u8>) -> Expect {
+    Expect {
+        method: Method::GET,
+        uri: uri.into(),
+        status: 200,
+        response,
+    }
+}
+
+pub fn patch(uri: &str, status: u16, response: Vec<u8>) -> Expect {
+    Expect {
+        method: Method::PATCH,
+        uri: uri.into(),
+        status,
+        response,
+    }
+}
+
+pub fn post_event(ns: &str) -> Expect {
+    Expect {
+        method: Method::POST,
+        uri: format!("/apis/events.k8s.io/v1/namespaces/{ns}/events?"),
+        status: 201,
+        response: Vec::new(), // filled with the request body (the API server echoes the object)
+    }
+}
+
+pub fn status_body(code: u16, reason: &str, message: &str) -> Vec<u8> {
+    serde_json::to_vec(
+        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+        "status": "Failure", "message": message, "reason": reason, "code": code}),
+    )
+    .expect("json")
+}
+
+pub const STS_ALL: &str = "/apis/apps/v1/statefulsets?";
+pub const PODS_ALL: &str = "/api/v1/pods?";
+pub const PDBS_ALL: &str = "/apis/policy/v1/poddisruptionbudgets?";
+/// The GET of `demo/web` a step's fresh read starts with.
+pub const GET_WEB: &str = "/apis/apps/v1/namespaces/demo/statefulsets/web";
+pub const PATCH_WEB: &str =
+    "/apis/apps/v1/namespaces/demo/statefulsets/web?&fieldManager=sts-stepper";
+
+/// A recorded request: method and JSON body (Null when empty); the URI was asserted on arrival.
+#[derive(Debug)]
+pub struct Seen {
+    pub method: Method,
+    pub body: Value,
+}
+
+/// Serves `script` in order, asserting each request's method and URI, and fails if a request comes
+/// that the script does not expect or if the client goes away before the script is done. Returns the
+/// requests seen.
+pub fn serve(
+    handle: Handle<Request<Body>, Response<Body>>,
+    script: Vec<Expect>,
+) -> JoinHandle<Vec<Seen>> {
+    tokio::spawn(async move {
+        let mut handle = handle;
+        let mut seen = Vec::new();
+        for (i, exp) in script.into_iter().enumerate() {
+            let (req, send) = handle.next_request().await.unwrap_or_else(|| {
+                panic!(
+                    "request {i} ({} {}) never came; saw {seen:#?}",
+                    exp.method, exp.uri
+                )
+            });
+            let method = req.method().clone();
+            let uri = req.uri().to_string();
+            let bytes = req
+                .into_body()
+                .collect()
+                .await
+                .expect("request body")
+                .to_bytes();
+            let body: Value = if bytes.is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_slice(&bytes).expect("request body is JSON")
+            };
+            assert_eq!(
+                (&method, uri.as_str()),
+                (&exp.method, exp.uri.as_str()),
+                "request {i}"
+            );
+            let response = if exp.method == Method::POST && exp.response.is_empty() {
+                bytes.to_vec()
+            } else {
+                exp.response
+            };
+            send.send_response(
+                Response::builder()
+                    .status(StatusCode::from_u16(exp.status).expect("status"))
+                    .header("content-type", "application/json")
+                    .body(Body::from(response))
+                    .expect("response"),
+            );
+            seen.push(Seen { method, body });
+        }
+        if let Some((req, _)) = handle.next_request().await {
+            panic!("unexpected extra request {} {}", req.method(), req.uri());
+        }
+        seen
+    })
+}
+
+/// `GET /api/v1/namespaces/{ns}/pods` with `labelSelector` = `selector` (URL-encoded): the pods of
+/// one StatefulSet, as a pass reads them for a candidate.
+pub fn set_pods(ns: &str, selector: &str, response: Vec<u8>) -> Expect {
+    let encoded = selector.replace('=', "%3D").replace(',', "%2C");
+    get(
+        &format!("/api/v1/namespaces/{ns}/pods?&labelSelector={encoded}"),
+        response,
+    )
+}
+
+/// `GET /apis/policy/v1/namespaces/{ns}/poddisruptionbudgets`: the PDBs of a candidate's namespace.
+pub fn namespace_pdbs(ns: &str, response: Vec<u8>) -> Expect {
+    get(
+        &format!("/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets?"),
+        response,
+    )
+}
+
+/// The reads of one candidate `demo/web` (selector `app=web`, as in the fixtures): its pods, then the
+/// PDBs of `demo`.
+pub fn web_candidate_reads(pods: Vec<u8>, pdbs: Vec<u8>) -> [Expect; 2] {
+    [
+        set_pods("demo", "app=web", pods),
+        namespace_pdbs("demo", pdbs),
+    ]
+}
+
+/// An empty `kind` list body (`PodList`, `StatefulSetList`, …).
+pub fn empty_list(kind: &str) -> Vec<u8> {
+    serde_json::to_vec(&json!({"kind": kind, "apiVersion": "v1", "metadata": {}, "items": []}))
+        .expect("json")
+}
+
+/// Runs one pass against the mock with `script`, returning the report and the requests seen.
+pub async fn pass_with(
+    scope: Scope,
+    opts: PassOptions,
+    script: Vec<Expect>,
+) -> (Result<PassReport, String>, Vec<Seen>) {
+    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
+    let server = serve(handle, script);
+    let cluster = KubeCluster::new(Client::new(service, "default"), scope, None);
+    let report = run_pass(&cluster, &opts, now())
+        .await
+        .map_err(|e| e.to_string());
+    drop(cluster);
+    let seen = server.await.expect("mock API server script");
+    (report, seen)
+}
+
+/// [`pass_with`] over all namespaces with the default options.
+pub async fn pass_in_default_scope(script: Vec<Expect>) -> (Result<PassReport, String>, Vec<Seen>) {
+    pass_with(Scope::default(), PassOptions::default(), script).await
+}
+
+pub fn mock_cluster(scope: Scope, script: Vec<Expect>) -> (KubeCluster, JoinHandle<Vec<Seen>>) {
+    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
+    let server = serve(handle, script);
+    (
+        KubeCluster::new(Client::new(service, "default"), scope, None),
+        server,
+    )
+}
+
+/// `first`, then the requests of `rest`: a script from named parts.
+pub fn script(first: Vec<Expect>, rest: impl IntoIterator<Item = Expect>) -> Vec<Expect> {
+    let mut all = first;
+    all.extend(rest);
+    all
+}
