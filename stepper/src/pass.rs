@@ -187,7 +187,8 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     let plans = planner.plan(now, &probes);
     let findings = pass_recovery::findings(&snap, &plans, opts.recover_stuck_pods, now);
     let mut report = PassReport {
-        recoveries: pass_recovery::recover(cluster, &plans, findings, opts.dry_run).await,
+        recoveries: pass_recovery::recover(cluster, &snap, &plans, findings, opts.dry_run, now)
+            .await,
         ..PassReport::default()
     };
     for (i, p) in plans.into_iter().enumerate() {

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use tracing::warn;
 
@@ -11,7 +12,8 @@ use crate::cluster::{Cluster, ClusterError, DeleteOutcome};
 use crate::events::EventNote;
 use crate::plan::{SetPlan, Snapshot};
 use crate::pods::{controller_uid, pods_by_ordinal};
-use crate::recovery::{self, Decision, Finding, StuckPod};
+use crate::reads;
+use crate::recovery::{self, Action, Finding, StuckPod};
 
 /// What recovery did with one set's stuck pod.
 #[derive(Clone, Debug, PartialEq)]
@@ -94,22 +96,36 @@ pub fn findings(
 
 /// Deletes the stuck pods `findings` decided to delete (at most one per set), each with its
 /// `RecoveredStuckPod` Event; with `dry_run` deletes nothing and reports [`RecoveryOutcome::WouldDelete`].
+/// `snap` is the snapshot the findings were made on (`plans[i]` and `findings` index its sets); when
+/// its reads came from `watch`'s caches ([`Cluster::cached`]), each delete is first confirmed on a fresh
+/// consistent read ([`confirm_on_fresh_read`]).
 pub async fn recover<C: Cluster>(
     cluster: &C,
+    snap: &Snapshot,
     plans: &[SetPlan],
     findings: Vec<(usize, Finding)>,
     dry_run: bool,
+    now: Timestamp,
 ) -> Vec<RecoveryReport> {
     let mut reports = Vec::new();
     for (i, finding) in findings {
-        if finding.decision != Decision::Delete {
+        if finding.action != Action::Delete {
             continue;
         }
         let plan = &plans[i];
         let pod = finding.pod;
         let mut event_error = None;
+        let confirmed = if cluster.cached() && !dry_run {
+            confirm_on_fresh_read(cluster, &snap.statefulsets[i], plan, &pod, now).await
+        } else {
+            Ok(None)
+        };
         let outcome = if dry_run {
             RecoveryOutcome::WouldDelete
+        } else if let Err(e) = confirmed {
+            RecoveryOutcome::Failed(e)
+        } else if let Ok(Some(changed)) = confirmed {
+            RecoveryOutcome::Conflict(changed)
         } else {
             match cluster
                 .delete_pod(&plan.namespace, &pod.name, &pod.uid, &pod.resource_version)
@@ -142,4 +158,43 @@ pub async fn recover<C: Cluster>(
         });
     }
     reports
+}
+
+/// Decides again, on a fresh consistent read of `set` and its pods ([`reads::reread_set`]), whether
+/// `pod` is still the one to delete: a cache can lag behind a second pod going down, and the DELETE's
+/// preconditions pin only the stuck pod itself (DESIGN.md: no stale cache decides a write). `Ok(None)`:
+/// confirmed; `Ok(Some(why))`: the fresh read decided otherwise (nothing is deleted; next pass looks
+/// again).
+///
+/// # Errors
+/// The fresh read failed.
+async fn confirm_on_fresh_read<C: Cluster>(
+    cluster: &C,
+    set: &StatefulSet,
+    plan: &SetPlan,
+    pod: &StuckPod,
+    now: Timestamp,
+) -> Result<Option<String>, ClusterError> {
+    let fresh = reads::reread_set(cluster, set, false).await?;
+    let fresh_set = &fresh.statefulsets[0];
+    let owned = fresh.pods.iter().filter(|p| {
+        fresh_set
+            .metadata
+            .uid
+            .as_deref()
+            .is_some_and(|uid| controller_uid(p) == Some(uid))
+    });
+    let pods: BTreeMap<u32, &Pod> = pods_by_ordinal(fresh_set, owned);
+    let again = recovery::decide(fresh_set, &plan.config, &pods, true, now);
+    Ok(match again {
+        Some(f) if f.action == Action::Delete && f.pod.uid == pod.uid => None,
+        Some(f) => Some(format!(
+            "the fresh read of {}/{} decided otherwise: {} {}",
+            plan.namespace, plan.name, f.pod.name, f.action
+        )),
+        None => Some(format!(
+            "the fresh read of {}/{} shows no stuck pod",
+            plan.namespace, plan.name
+        )),
+    })
 }

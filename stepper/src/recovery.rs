@@ -45,7 +45,7 @@ pub struct StuckPod {
 
 /// What recovery does with a set's stuck pod this pass.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Decision {
+pub enum Action {
     /// Delete it now (with its uid and resourceVersion as preconditions).
     Delete,
     /// Not yet: it has been not Ready for less than the set's `recover-after-seconds`.
@@ -57,13 +57,25 @@ pub enum Decision {
     Hold(String),
 }
 
+impl std::fmt::Display for Action {
+    /// What happens to the stuck pod, as `status` shows it: `deleted this pass`, `deleted in 200s`,
+    /// `not deleted: <why>`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Action::Delete => write!(f, "deleted this pass"),
+            Action::Wait { remaining_seconds } => write!(f, "deleted in {remaining_seconds}s"),
+            Action::Hold(why) => write!(f, "not deleted: {why}"),
+        }
+    }
+}
+
 /// A set's stuck pod and what recovery does with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
     /// The stuck pod (the one with the highest ordinal when several are).
     pub pod: StuckPod,
     /// What happens to it.
-    pub decision: Decision,
+    pub action: Action,
 }
 
 /// The revision the pod with set index `index` (`ordinal − spec.ordinals.start`) should run:
@@ -169,9 +181,9 @@ pub fn decide(
         return None;
     }
     let pod = stuck_pods(set, pods, now).into_iter().next()?;
-    let hold = |why: String| Decision::Hold(why);
+    let hold = |why: String| Action::Hold(why);
     let observed = set.status.as_ref().and_then(|s| s.observed_generation);
-    let decision = if !enabled {
+    let action = if !enabled {
         hold("recovery off (--recover-stuck-pods)".into())
     } else if config.paused {
         hold("the rollout is paused".into())
@@ -190,14 +202,14 @@ pub fn decide(
         if !down.is_empty() {
             hold(format!("another pod is down: {}", down.join(", ")))
         } else if pod.not_ready_seconds < after {
-            Decision::Wait {
+            Action::Wait {
                 remaining_seconds: after - pod.not_ready_seconds,
             }
         } else {
-            Decision::Delete
+            Action::Delete
         }
     };
-    Some(Finding { pod, decision })
+    Some(Finding { pod, action })
 }
 
 /// True when recovery may find a stuck pod in `set` (its annotations read once into `config`): a

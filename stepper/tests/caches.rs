@@ -178,3 +178,105 @@ async fn a_fresh_read_that_disagrees_with_the_caches_wins() {
         seen[2].body
     );
 }
+
+/// Moment 3 rolled back (`currentRevision` = `REV_NEW`), web-1 not Ready on `REV_OLD` below the
+/// partition: a stuck pod, its `PodNotReady` already announced (the pass writes no status).
+fn rolled_back(s: &mut Value) {
+    initialized(s);
+    s["status"]["currentRevision"] = json!(REV_NEW);
+    s["metadata"]["annotations"]["safe-rollout.dev/blocked-reason"] = json!("PodNotReady");
+}
+
+/// Moment 3's pods as a fresh read returns them, with web-2 (index 2) not Ready too when `web2_down`.
+fn moment3_pods(web2_down: bool) -> Vec<u8> {
+    let mut pods: Value =
+        serde_json::from_slice(&fixture_body("3-web1-notready-pods.json")).expect("json");
+    if web2_down {
+        for c in pods["items"][2]["status"]["conditions"]
+            .as_array_mut()
+            .expect("conditions")
+        {
+            if c["type"] == "Ready" {
+                c["status"] = json!("False");
+            }
+        }
+    }
+    serde_json::to_vec(&pods).expect("json")
+}
+
+/// web-1 as the API server answers its DELETE: the pod, terminating.
+fn deleted_web1() -> Vec<u8> {
+    let pods: Value = serde_json::from_slice(&moment3_pods(false)).expect("json");
+    let mut pod = pods["items"][1].clone();
+    pod["metadata"]["deletionTimestamp"] = json!("2026-11-23T01:20:00Z");
+    serde_json::to_vec(&pod).expect("json")
+}
+
+fn recovering() -> PassOptions {
+    PassOptions {
+        recover_stuck_pods: true,
+        ..PassOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn a_recovery_decided_from_the_caches_is_confirmed_by_a_fresh_read_then_deleted() {
+    let caches = caches_of("3-web1-notready", rolled_back);
+    let (api, server) = mock_cluster(
+        Scope::default(),
+        vec![
+            get(GET_WEB, object("3-web1-notready", rolled_back)),
+            set_pods("demo", "app=web", moment3_pods(false)),
+            Expect {
+                method: Method::DELETE,
+                uri: "/api/v1/namespaces/demo/pods/web-1?".into(),
+                status: 200,
+                response: deleted_web1(),
+            },
+            post_event("demo"),
+        ],
+    );
+    let cached = CachedCluster {
+        caches: &caches,
+        api: &api,
+    };
+    let report = run_pass(&cached, &recovering(), now()).await.expect("pass");
+    drop(api);
+    let seen = server.await.expect("script");
+    assert_eq!(report.recoveries.len(), 1);
+    assert_eq!(
+        report.recoveries[0].outcome,
+        sts_stepper::pass_recovery::RecoveryOutcome::Deleted
+    );
+    assert_eq!(seen[2].method, Method::DELETE);
+    assert_eq!(seen[2].body["preconditions"]["resourceVersion"], "1964");
+}
+
+#[tokio::test]
+async fn a_recovery_the_fresh_read_contradicts_deletes_nothing() {
+    // The caches lag: they show only web-1 down, the fresh read shows web-2 down too. Deleting web-1
+    // would take a second pod down, so nothing is deleted.
+    let caches = caches_of("3-web1-notready", rolled_back);
+    let (api, server) = mock_cluster(
+        Scope::default(),
+        vec![
+            get(GET_WEB, object("3-web1-notready", rolled_back)),
+            set_pods("demo", "app=web", moment3_pods(true)),
+        ],
+    );
+    let cached = CachedCluster {
+        caches: &caches,
+        api: &api,
+    };
+    let report = run_pass(&cached, &recovering(), now()).await.expect("pass");
+    drop(api);
+    let seen = server.await.expect("script");
+    assert!(seen.iter().all(|s| s.method == Method::GET), "{seen:?}");
+    assert_eq!(report.recoveries.len(), 1);
+    let sts_stepper::pass_recovery::RecoveryOutcome::Conflict(why) = &report.recoveries[0].outcome
+    else {
+        panic!("{:?}", report.recoveries[0].outcome);
+    };
+    assert!(why.contains("another pod is down"), "{why}");
+    assert!(!report.any_errored());
+}

@@ -10,7 +10,7 @@ use rstest::rstest;
 use serde_json::{Value, json};
 use sts_stepper::config::{Keys, SetConfig};
 use sts_stepper::pods::pods_by_ordinal;
-use sts_stepper::recovery::{Decision, decide, stuck_pods};
+use sts_stepper::recovery::{Action, decide, stuck_pods};
 
 /// Pod `ordinal` of `web` made not Ready since `since` on `revision`.
 fn not_ready(ordinal: u32, revision: &str, since: &str) -> Value {
@@ -27,7 +27,7 @@ fn decision(
     enabled: bool,
     edit_set: impl FnOnce(&mut Value),
     edit_pods: impl FnOnce(&mut Vec<Value>),
-) -> Option<(String, Decision)> {
+) -> Option<(String, Action)> {
     let mut s = set_json("web", 5, Some(3), 2);
     s["metadata"]["name"] = json!("web");
     s["metadata"]["uid"] = json!("uid-web");
@@ -40,7 +40,7 @@ fn decision(
     let pods: Vec<_> = pods.into_iter().map(pod_from).collect();
     let by_ordinal = pods_by_ordinal(&set, &pods);
     let config = SetConfig::parse(&set, &Arc::new(Keys::default()));
-    decide(&set, &config, &by_ordinal, enabled, now()).map(|f| (f.pod.name, f.decision))
+    decide(&set, &config, &by_ordinal, enabled, now()).map(|f| (f.pod.name, f.action))
 }
 
 fn annotate(key: &'static str, value: &'static str) -> impl FnOnce(&mut Value) {
@@ -56,7 +56,7 @@ fn no_set_change(_: &mut Value) {}
     1,
     "b",
     "2026-11-23T01:00:00Z",
-    Some(Decision::Delete)
+    Some(Action::Delete)
 )]
 // At/above the partition on currentRevision (a) instead of updateRevision (b): a rolled-back pod.
 #[case::above_partition_on_the_wrong_revision(
@@ -64,12 +64,12 @@ fn no_set_change(_: &mut Value) {}
     4,
     "a",
     "2026-11-23T01:00:00Z",
-    Some(Decision::Delete)
+    Some(Action::Delete)
 )]
 // Not Ready for 100 s of the default 300 s.
-#[case::not_long_enough(true, 1, "b", "2026-11-23T01:18:20Z", Some(Decision::Wait { remaining_seconds: 200 }))]
+#[case::not_long_enough(true, 1, "b", "2026-11-23T01:18:20Z", Some(Action::Wait { remaining_seconds: 200 }))]
 // Exactly 300 s: deleted.
-#[case::exactly_the_default(true, 1, "b", "2026-11-23T01:15:00Z", Some(Decision::Delete))]
+#[case::exactly_the_default(true, 1, "b", "2026-11-23T01:15:00Z", Some(Action::Delete))]
 // On the revision its ordinal should run: the controller's business, never recovery's.
 #[case::right_revision_below(true, 1, "a", "2026-11-23T01:00:00Z", None)]
 #[case::right_revision_above(true, 4, "b", "2026-11-23T01:00:00Z", None)]
@@ -78,7 +78,7 @@ fn stuck_or_not(
     #[case] ordinal: u32,
     #[case] revision: &str,
     #[case] since: &str,
-    #[case] want: Option<Decision>,
+    #[case] want: Option<Action>,
 ) {
     let got = decision(enabled, no_set_change, |pods| {
         pods[ordinal as usize] = not_ready(ordinal, revision, since);
@@ -93,7 +93,7 @@ fn held_when_off(#[case] enabled: bool, #[case] why: &str) {
         pods[1] = not_ready(1, "b", "2026-11-23T01:00:00Z");
     });
     assert!(
-        matches!(&got, Some((name, Decision::Hold(h))) if name == "web-1" && h.contains(why)),
+        matches!(&got, Some((name, Action::Hold(h))) if name == "web-1" && h.contains(why)),
         "{got:?}"
     );
 }
@@ -108,7 +108,7 @@ fn held_by_the_set(#[case] edit: impl FnOnce(&mut Value), #[case] why: &str) {
         pods[1] = not_ready(1, "b", "2026-11-23T01:00:00Z");
     });
     assert!(
-        matches!(&got, Some((_, Decision::Hold(h))) if h.contains(why)),
+        matches!(&got, Some((_, Action::Hold(h))) if h.contains(why)),
         "{why}: {got:?}"
     );
 }
@@ -126,7 +126,7 @@ fn held_while_another_pod_is_down(#[case] edit: impl FnOnce(&mut Vec<Value>), #[
         edit(pods);
     });
     assert!(
-        matches!(&got, Some((name, Decision::Hold(h))) if name == "web-4" && h.contains("another pod is down") && h.contains(why)),
+        matches!(&got, Some((name, Action::Hold(h))) if name == "web-4" && h.contains("another pod is down") && h.contains(why)),
         "{got:?}"
     );
 }
@@ -146,7 +146,7 @@ fn the_annotation_sets_the_wait() {
     let got = decision(true, annotate("recover-after-seconds", "60"), |pods| {
         pods[1] = not_ready(1, "b", "2026-11-23T01:18:20Z");
     });
-    assert_eq!(got, Some(("web-1".into(), Decision::Delete)));
+    assert_eq!(got, Some(("web-1".into(), Action::Delete)));
     let got = decision(true, annotate("recover-after-seconds", "3600"), |pods| {
         pods[1] = not_ready(1, "b", "2026-11-23T01:00:00Z");
     });
@@ -154,7 +154,7 @@ fn the_annotation_sets_the_wait() {
         got,
         Some((
             "web-1".into(),
-            Decision::Wait {
+            Action::Wait {
                 remaining_seconds: 2400
             }
         ))
@@ -174,7 +174,7 @@ fn a_pod_that_never_had_a_ready_condition_counts_from_its_creation() {
         got,
         Some((
             "web-1".into(),
-            Decision::Wait {
+            Action::Wait {
                 remaining_seconds: 240
             }
         ))

@@ -12,7 +12,7 @@ use crate::cluster::{Cluster, NoPrometheus, Prometheus};
 use crate::gates::{Idle, Verdict};
 use crate::pass::{self, PassOptions};
 use crate::pass_recovery;
-use crate::recovery::{Decision, Finding};
+use crate::recovery::Finding;
 
 /// One row of the `status` table.
 fn next_action(verdict: &Verdict) -> String {
@@ -134,11 +134,7 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
 /// recovery does with it.
 fn stuck_line(namespace: &str, name: &str, f: &Finding) -> String {
     let p = &f.pod;
-    let next = match &f.decision {
-        Decision::Delete => "deleted this pass".to_string(),
-        Decision::Wait { remaining_seconds } => format!("deleted in {remaining_seconds}s"),
-        Decision::Hold(why) => format!("not deleted: {why}"),
-    };
+    let next = f.action.to_string();
     format!(
         "  {namespace}/{name} {}: not Ready for {}s on revision {}, its ordinal runs {}: {next}\n",
         p.name, p.not_ready_seconds, p.revision, p.expected_revision
