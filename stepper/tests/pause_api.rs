@@ -2,18 +2,18 @@
 //! and Events, a resume that lost a race (422) writing nothing more, and a resume of a set that is not
 //! paused writing nothing.
 mod common;
-mod support;
+mod mock_api;
 
 use std::sync::Arc;
 
 use common::*;
 use http::Method;
+use mock_api::{Expect, Seen, expect, mock_client, post_event};
 use serde_json::{Value, json};
 use sts_stepper::cli::Target;
 use sts_stepper::commands::{pause_set, resume_set};
 use sts_stepper::config::Keys;
 use sts_stepper::kube_cluster::{KubeCluster, Scope};
-use support::mock_api::{Expect, Seen, expect, mock_client, post_event};
 
 const LIST_WEB: &str =
     "/apis/apps/v1/namespaces/demo/statefulsets?&fieldSelector=metadata.name%3Dweb";

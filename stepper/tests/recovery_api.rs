@@ -2,17 +2,17 @@
 //! preconditions and the `RecoveredStuckPod` Event; a 403 without the opt-in RBAC names the missing
 //! rule; a failed precondition (409) deletes nothing; `--dry-run` and recovery off send no DELETE.
 mod common;
-mod support;
+mod mock_api;
 
 use common::*;
 use http::Method;
+use mock_api::{Expect, Seen, expect, mock_client, post_event, status_body};
 use serde_json::{Value, json};
 use sts_stepper::commands::status_table;
 use sts_stepper::kube_cluster::{KubeCluster, Scope};
 use sts_stepper::pass::{PassOptions, PassReport, run_pass};
 use sts_stepper::pass_recovery::RecoveryOutcome;
 use sts_stepper::reads::PodReads;
-use support::mock_api::{Expect, Seen, expect, mock_client, post_event, status_body};
 
 const STS_ALL: &str = "/apis/apps/v1/statefulsets?";
 const PODS_ALL: &str = "/api/v1/pods?";

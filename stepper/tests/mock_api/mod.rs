@@ -16,28 +16,34 @@ use crate::common::now;
 
 /// One expected request and the answer the mock API server gives.
 pub struct Expect {
+    /// HTTP method.
     pub method: Method,
+    /// Path and query, as kube-rs sends it.
     pub uri: String,
+    /// HTTP status of the answer.
     pub status: u16,
+    /// Answer body; empty for a POST: the request body is echoed (the API server returns the object).
     pub response: Vec<u8>,
 }
 
-pub fn get(uri: &str, response: Vec<u8>) -> Expect {
+/// `method uri` answered with `status` and `response`.
+pub fn expect(method: Method, uri: &str, status: u16, response: Vec<u8>) -> Expect {
     Expect {
-        method: Method::GET,
-        uri: uri.into(),
-        status: 200,
-        response,
-    }
-}
-
-pub fn patch(uri: &str, status: u16, response: Vec<u8>) -> Expect {
-    Expect {
-        method: Method::PATCH,
+        method,
         uri: uri.into(),
         status,
         response,
     }
+}
+
+/// `GET uri` answered 200 with `response`.
+pub fn get(uri: &str, response: Vec<u8>) -> Expect {
+    expect(Method::GET, uri, 200, response)
+}
+
+/// `PATCH uri` answered with `status` and `response`.
+pub fn patch(uri: &str, status: u16, response: Vec<u8>) -> Expect {
+    expect(Method::PATCH, uri, status, response)
 }
 
 pub fn post_event(ns: &str) -> Expect {
@@ -65,10 +71,14 @@ pub const GET_WEB: &str = "/apis/apps/v1/namespaces/demo/statefulsets/web";
 pub const PATCH_WEB: &str =
     "/apis/apps/v1/namespaces/demo/statefulsets/web?&fieldManager=sts-stepper";
 
-/// A recorded request: method and JSON body (Null when empty); the URI was asserted on arrival.
+/// A recorded request: method, URI (asserted on arrival) and JSON body (Null when empty).
 #[derive(Debug)]
 pub struct Seen {
+    /// HTTP method.
     pub method: Method,
+    /// Path and query.
+    pub uri: String,
+    /// JSON body.
     pub body: Value,
 }
 
@@ -119,7 +129,7 @@ pub fn serve(
                     .body(Body::from(response))
                     .expect("response"),
             );
-            seen.push(Seen { method, body });
+            seen.push(Seen { method, uri, body });
         }
         if let Some((req, _)) = handle.next_request().await {
             panic!("unexpected extra request {} {}", req.method(), req.uri());
@@ -167,9 +177,7 @@ pub async fn pass_with(
     opts: PassOptions,
     script: Vec<Expect>,
 ) -> (Result<PassReport, String>, Vec<Seen>) {
-    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
-    let server = serve(handle, script);
-    let cluster = KubeCluster::new(Client::new(service, "default"), scope, None);
+    let (cluster, server) = mock_cluster(scope, script);
     let report = run_pass(&cluster, &opts, now())
         .await
         .map_err(|e| e.to_string());
@@ -183,13 +191,16 @@ pub async fn pass_in_default_scope(script: Vec<Expect>) -> (Result<PassReport, S
     pass_with(Scope::default(), PassOptions::default(), script).await
 }
 
-pub fn mock_cluster(scope: Scope, script: Vec<Expect>) -> (KubeCluster, JoinHandle<Vec<Seen>>) {
+/// A kube client whose API server plays `script` ([`serve`]). Await the handle for the requests seen.
+pub fn mock_client(script: Vec<Expect>) -> (Client, JoinHandle<Vec<Seen>>) {
     let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
-    let server = serve(handle, script);
-    (
-        KubeCluster::new(Client::new(service, "default"), scope, None),
-        server,
-    )
+    (Client::new(service, "default"), serve(handle, script))
+}
+
+/// A [`KubeCluster`] in `scope` over [`mock_client`].
+pub fn mock_cluster(scope: Scope, script: Vec<Expect>) -> (KubeCluster, JoinHandle<Vec<Seen>>) {
+    let (client, server) = mock_client(script);
+    (KubeCluster::new(client, scope, None), server)
 }
 
 /// `first`, then the requests of `rest`: a script from named parts.
