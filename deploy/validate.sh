@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Validates every Kubernetes manifest under deploy/ against the Kubernetes OpenAPI schemas
 # (strict: unknown fields are errors), with kubernetes-validate from PyPI (it ships the schemas, so no
-# cluster and no network beyond the pip install are needed).
+# cluster and no network beyond the pip install into scripts/python-env.sh's venv are needed).
 #
 #   deploy/validate.sh                      validate against Kubernetes 1.28 and the newest bundled
 #   deploy/validate.sh dist/                the manifests `make deploy-manifests` rendered instead
@@ -21,12 +21,8 @@ set -euo pipefail
 
 # The directory to check: deploy/ (where this script is) unless given.
 here="$(cd "${1:-$(dirname "${BASH_SOURCE[0]}")}" && pwd)"
-python="${PYTHON:-python3}"
-
-if ! "$python" -c 'import kubernetes_validate' 2>/dev/null; then
-    echo "validate.sh: installing kubernetes-validate from PyPI" >&2
-    "$python" -m pip install --quiet --disable-pip-version-check kubernetes-validate
-fi
+# kubernetes-validate (with jsonschema and PyYAML) in the project's Python venv (scripts/python-env.sh).
+python="$("$(dirname "${BASH_SOURCE[0]}")/../scripts/python-env.sh" kubernetes-validate jsonschema pyyaml)"
 
 exec "$python" - "$here" <<'PY'
 import importlib.metadata

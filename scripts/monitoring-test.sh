@@ -13,13 +13,14 @@
 #      every rule expression returning the series it must, every dashboard query answering with data.
 #
 # Needs promtool and prometheus (Debian's `prometheus` package; .ci/run installs it) and python3 with PyYAML
-# and jsonschema (installed from PyPI when missing). A missing promtool or prometheus FAILS the run, unless
+# and jsonschema (installed from PyPI into the project's venv, scripts/python-env.sh). A missing promtool or prometheus FAILS the run, unless
 # ALLOW_SKIP=1, which skips steps 3 and 4 with a loud banner. Exits 1 if any check failed.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 SHARED=${SHARED:-../shared}
-PYTHON=${PYTHON:-python3}
+# PyYAML and jsonschema in the project's Python venv (scripts/python-env.sh).
+PYTHON=$(scripts/python-env.sh pyyaml jsonschema)
 RULE=deploy/monitoring/prometheusrule.yaml
 DASHBOARD=deploy/monitoring/sts-safe-rollout-dashboard.json
 CRD=$SHARED/crds/monitoring.coreos.com_prometheusrules.yaml
@@ -27,10 +28,6 @@ ALERT_TESTS=tests/monitoring/alerts-test.yaml
 export PROMTOOL=${PROMTOOL:-promtool} PROMETHEUS=${PROMETHEUS:-prometheus}
 
 [ -f "$CRD" ] || { echo "monitoring-test.sh: $CRD is missing (SHARED=$SHARED)" >&2; exit 1; }
-if ! "$PYTHON" -c 'import yaml, jsonschema' 2>/dev/null; then
-    echo "monitoring-test.sh: installing PyYAML and jsonschema from PyPI" >&2
-    "$PYTHON" -m pip install --quiet --disable-pip-version-check pyyaml jsonschema
-fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

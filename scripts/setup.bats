@@ -13,7 +13,7 @@ setup() {
   mkdir "$bin"
   : >"$calls"
   # Every tool of the list, present.
-  for tool in bats jq curl docker-registry buildah skopeo musl-gcc prometheus promtool python3 pip3; do
+  for tool in bats jq curl docker-registry buildah skopeo musl-gcc prometheus promtool python3; do
     stub "$tool"
   done
   # rustup lists what $sandbox/targets and $sandbox/components hold, and records `add`.
@@ -192,4 +192,14 @@ EOF
   [[ "$output" == *"prometheus (package prometheus: "* ]]
   ! grep -q '^cargo' "$calls"
   ! grep -q '^rustup target add' "$calls"
+}
+
+@test "python3 that cannot import venv: names python3-venv (Debian's python3 alone cannot make a venv)" {
+  fake_apt_get
+  printf '#!/bin/bash\n[ "$1" = -c ] && exit 1\nexit 0\n' >"$bin/python3"
+  chmod +x "$bin/python3"
+  run_setup
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"python3:venv (package python3-venv: "* ]]
+  [[ "$output" == *"--no-install-recommends python3-venv"* ]]
 }

@@ -5,7 +5,8 @@
 #   scripts/setup.sh        everything (run first by `make test` and by .ci/run, before anything is compiled)
 #   scripts/setup.sh demo   only what `make demo` needs (run first by `make demo`)
 #
-# A tool is present when its command is on PATH (so any distribution's package, or a local build, counts).
+# A tool is present when its command is on PATH (so any distribution's package, or a local build, counts), or,
+# for a `python3:MODULE` row, when python3 imports that module.
 # Missing system packages are installed with apt-get (one `apt-get update`, then one `apt-get install`)
 # when this runs as root or `sudo -n` works (sudo without a password); missing rustup targets and
 # components with `rustup`. Otherwise it stops at once, before anything is compiled, naming every missing
@@ -15,7 +16,8 @@
 set -euo pipefail
 
 # The list. Each row: `demo` when make demo needs it too (make test needs everything), the command looked
-# up on PATH, the Debian/Ubuntu package providing it, and what needs it.
+# up on PATH (or `python3:MODULE`, a module python3 must import), the Debian/Ubuntu package providing it,
+# and what needs it.
 TOOLS=(
     "demo jq              jq               scripts/demo-policy.sh, e2e.bats, scripts/registry-test.sh"
     "test bats            bats             e2e.bats, scripts/setup.bats"
@@ -27,7 +29,7 @@ TOOLS=(
     "test prometheus      prometheus       stepper/tests/prometheus_real.rs: the PrometheusCheck gate"
     "test promtool        prometheus       checking Prometheus rule files"
     "test python3         python3          deploy/validate.sh"
-    "test pip3            python3-pip      deploy/validate.sh: installs kubernetes-validate from PyPI"
+    "test python3:venv    python3-venv     deploy/validate.sh, scripts/monitoring-test.sh: a venv for their PyPI packages"
 )
 # rustup targets (policy.wasm; the static stepper in the image) and components (make fmt, make lint).
 RUST_TARGETS=("demo wasm32-wasip1" "test x86_64-unknown-linux-musl")
@@ -53,6 +55,14 @@ in_scope RUST_COMPONENTS
 
 say() { echo "setup: $*"; }
 
+# True when a row's tool is there: a command on PATH, or for `python3:MODULE` a module python3 imports.
+present() {
+    case $1 in
+        python3:*) command -v python3 >/dev/null 2>&1 && python3 -c "import ${1#python3:}" >/dev/null 2>&1 ;;
+        *) command -v "$1" >/dev/null 2>&1 ;;
+    esac
+}
+
 # The missing tools ("tool (package: why)") and their packages, each package once.
 missing_tools=()
 missing_packages=()
@@ -62,7 +72,7 @@ check_tools() {
     local row tool package why p seen
     for row in "${TOOLS[@]}"; do
         read -r tool package why <<<"$row"
-        command -v "$tool" >/dev/null 2>&1 && continue
+        present "$tool" && continue
         missing_tools+=("$tool (package $package: $why)")
         seen=
         for p in "${missing_packages[@]}"; do [ "$p" = "$package" ] && seen=1; done
