@@ -10,7 +10,7 @@
 # STS_PYTHON_VENV moves the venv; PYTHON picks the interpreter it is made from (default python3).
 # Exit status 1, with the reason on stderr, when the venv cannot be made or a package not installed.
 set -euo pipefail
-venv=${STS_PYTHON_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/sts-safe-rollout/python-venv}
+venv=${STS_PYTHON_VENV:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/sts-safe-rollout/python-venv}
 base=${PYTHON:-python3}
 
 if [ ! -x "$venv/bin/python" ]; then
