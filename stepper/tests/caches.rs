@@ -14,9 +14,10 @@ use kube::runtime::watcher::Event;
 use mock_api::*;
 use serde_json::{Value, json};
 use sts_stepper::caches::{CachedCluster, Caches};
-use sts_stepper::kube_cluster::Scope;
-use sts_stepper::pass::{Outcome, PassOptions, run_pass};
+use sts_stepper::kube_cluster::{KubeCluster, Scope};
+use sts_stepper::pass::{Outcome, PassOptions, PassReport, run_pass};
 use sts_stepper::reasons::Reason;
+use tokio::task::JoinHandle;
 
 /// A store after one complete list of `items` (as a reflector's first LIST leaves it).
 fn filled<K>(items: Vec<K>) -> Store<K>
@@ -60,6 +61,20 @@ fn object(moment: &str, f: impl FnOnce(&mut Value)) -> Vec<u8> {
     serde_json::to_vec(&set).expect("json")
 }
 
+/// One pass over `caches`, the mocked API server (`api`, `server`) answering what the caches do not
+/// serve: the report and the requests the API server saw.
+async fn cached_pass(
+    caches: &Caches,
+    api: KubeCluster,
+    server: JoinHandle<Vec<Seen>>,
+    opts: &PassOptions,
+) -> (PassReport, Vec<Seen>) {
+    let cached = CachedCluster { caches, api: &api };
+    let report = run_pass(&cached, opts, now()).await.expect("pass");
+    drop(api);
+    (report, server.await.expect("mock API server script"))
+}
+
 #[tokio::test]
 async fn a_pass_from_the_caches_issues_no_request_when_nothing_steps() {
     // web-1 NotReady, the reason already announced: decided from the stores, nothing to write.
@@ -68,15 +83,7 @@ async fn a_pass_from_the_caches_issues_no_request_when_nothing_steps() {
         s["metadata"]["annotations"]["safe-rollout.dev/blocked-reason"] = json!("PodNotReady");
     });
     let (api, server) = mock_cluster(Scope::default(), vec![]);
-    let cached = CachedCluster {
-        caches: &caches,
-        api: &api,
-    };
-    let report = run_pass(&cached, &PassOptions::default(), now())
-        .await
-        .expect("pass");
-    drop(api);
-    let seen = server.await.expect("no request");
+    let (report, seen) = cached_pass(&caches, api, server, &PassOptions::default()).await;
     assert!(seen.is_empty());
     assert_eq!(report.sets[0].blocked_reason(), Some(Reason::PodNotReady));
 }
@@ -97,15 +104,7 @@ async fn a_step_decided_from_the_caches_is_confirmed_by_a_fresh_read_then_writte
             post_event("demo"),
         ],
     );
-    let cached = CachedCluster {
-        caches: &caches,
-        api: &api,
-    };
-    let report = run_pass(&cached, &PassOptions::default(), now())
-        .await
-        .expect("pass");
-    drop(api);
-    let seen = server.await.expect("script");
+    let (report, seen) = cached_pass(&caches, api, server, &PassOptions::default()).await;
     assert_eq!(report.sets[0].outcome, Outcome::Stepped { from: 4, to: 3 });
     // No LIST of StatefulSets, no PDB read: the set's GET, its pods, the step, its Event.
     assert_eq!(seen.len(), 4);
@@ -161,15 +160,7 @@ async fn a_fresh_read_that_disagrees_with_the_caches_wins() {
             post_event("demo"),
         ],
     );
-    let cached = CachedCluster {
-        caches: &caches,
-        api: &api,
-    };
-    let report = run_pass(&cached, &PassOptions::default(), now())
-        .await
-        .expect("pass");
-    drop(api);
-    let seen = server.await.expect("script");
+    let (report, seen) = cached_pass(&caches, api, server, &PassOptions::default()).await;
     assert_eq!(report.sets[0].blocked_reason(), Some(Reason::PodNotReady));
     // The one write announces the block; the partition is not touched.
     assert!(
@@ -236,13 +227,7 @@ async fn a_recovery_decided_from_the_caches_is_confirmed_by_a_fresh_read_then_de
             post_event("demo"),
         ],
     );
-    let cached = CachedCluster {
-        caches: &caches,
-        api: &api,
-    };
-    let report = run_pass(&cached, &recovering(), now()).await.expect("pass");
-    drop(api);
-    let seen = server.await.expect("script");
+    let (report, seen) = cached_pass(&caches, api, server, &recovering()).await;
     assert_eq!(report.recoveries.len(), 1);
     assert_eq!(
         report.recoveries[0].outcome,
@@ -264,13 +249,7 @@ async fn a_recovery_the_fresh_read_contradicts_deletes_nothing() {
             set_pods("demo", "app=web", moment3_pods(true)),
         ],
     );
-    let cached = CachedCluster {
-        caches: &caches,
-        api: &api,
-    };
-    let report = run_pass(&cached, &recovering(), now()).await.expect("pass");
-    drop(api);
-    let seen = server.await.expect("script");
+    let (report, seen) = cached_pass(&caches, api, server, &recovering()).await;
     assert!(seen.iter().all(|s| s.method == Method::GET), "{seen:?}");
     assert_eq!(report.recoveries.len(), 1);
     let sts_stepper::pass_recovery::RecoveryOutcome::Conflict(why) = &report.recoveries[0].outcome
