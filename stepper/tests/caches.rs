@@ -61,6 +61,21 @@ fn object(moment: &str, f: impl FnOnce(&mut Value)) -> Vec<u8> {
     serde_json::to_vec(&set).expect("json")
 }
 
+/// The requests of a step 4 → 3 of `demo/web` decided on the caches: the fresh GET of the set and LIST
+/// of its pods that confirm it (moment 2, all Ready), the step's PATCH, its Event.
+fn confirmed_step_4_to_3() -> Vec<Expect> {
+    let stepped = |s: &mut Value| {
+        initialized(s);
+        s["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(3);
+    };
+    vec![
+        get(GET_WEB, object("2-stepped-4", initialized)),
+        set_pods("demo", "app=web", fixture_body("2-stepped-4-pods.json")),
+        patch(PATCH_WEB, 200, object("2-stepped-4", stepped)),
+        post_event("demo"),
+    ]
+}
+
 /// One pass over `caches`, the mocked API server (`api`, `server`) answering what the caches do not
 /// serve: the report and the requests the API server saw.
 async fn cached_pass(
@@ -91,19 +106,7 @@ async fn a_pass_from_the_caches_issues_no_request_when_nothing_steps() {
 #[tokio::test]
 async fn a_step_decided_from_the_caches_is_confirmed_by_a_fresh_read_then_written() {
     let caches = caches_of("2-stepped-4", initialized);
-    let stepped = |s: &mut Value| {
-        initialized(s);
-        s["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(3);
-    };
-    let (api, server) = mock_cluster(
-        Scope::default(),
-        vec![
-            get(GET_WEB, object("2-stepped-4", initialized)),
-            set_pods("demo", "app=web", fixture_body("2-stepped-4-pods.json")),
-            patch(PATCH_WEB, 200, object("2-stepped-4", stepped)),
-            post_event("demo"),
-        ],
-    );
+    let (api, server) = mock_cluster(Scope::default(), confirmed_step_4_to_3());
     let (report, seen) = cached_pass(&caches, api, server, &PassOptions::default()).await;
     assert_eq!(report.sets[0].outcome, Outcome::Stepped { from: 4, to: 3 });
     // No LIST of StatefulSets, no PDB read: the set's GET, its pods, the step, its Event.
@@ -116,19 +119,7 @@ async fn the_leader_over_the_caches_still_confirms_a_step_on_a_fresh_read() {
     // watch's stack: LeaderCluster over CachedCluster. The wrapper must not hide that the reads are
     // cached, or the step would go out on the caches alone.
     let caches = caches_of("2-stepped-4", initialized);
-    let stepped = |s: &mut Value| {
-        initialized(s);
-        s["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(3);
-    };
-    let (api, server) = mock_cluster(
-        Scope::default(),
-        vec![
-            get(GET_WEB, object("2-stepped-4", initialized)),
-            set_pods("demo", "app=web", fixture_body("2-stepped-4-pods.json")),
-            patch(PATCH_WEB, 200, object("2-stepped-4", stepped)),
-            post_event("demo"),
-        ],
-    );
+    let (api, server) = mock_cluster(Scope::default(), confirmed_step_4_to_3());
     let cached = CachedCluster {
         caches: &caches,
         api: &api,
