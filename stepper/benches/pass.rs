@@ -21,9 +21,9 @@ use kube::client::Body;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::watcher;
 use serde_json::{Value, json};
-use sts_stepper::caches::{CachedCluster, Caches};
+use sts_stepper::cluster::caches::{CachedCluster, Caches};
+use sts_stepper::cluster::kube::{KubeCluster, Scope};
 use sts_stepper::gates::{GateOptions, Verdict};
-use sts_stepper::kube_cluster::{KubeCluster, Scope};
 use sts_stepper::pass::{PassOptions, run_pass};
 use sts_stepper::plan::{Snapshot, plan};
 
@@ -323,7 +323,9 @@ fn candidate_reads(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
         let blocked = report
             .sets
             .iter()
-            .filter(|s| s.blocked_reason() == Some(sts_stepper::reasons::Reason::PodNotReady))
+            .filter(|s| {
+                s.blocked_reason() == Some(sts_stepper::model::reasons::Reason::PodNotReady)
+            })
             .count();
         assert_eq!(blocked, candidates, "each candidate judged on its own pods");
         let (requests, bytes) = (

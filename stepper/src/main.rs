@@ -4,8 +4,8 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use sts_stepper::cli::LogFormat;
+use sts_stepper::cli::plugin;
 use sts_stepper::commands::{self, Exit};
-use sts_stepper::plugin;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {

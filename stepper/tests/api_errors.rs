@@ -11,11 +11,11 @@ use kube::Client;
 use kube::client::Body;
 use kube::core::Status;
 use serde_json::{Value, json};
-use sts_stepper::api_error::{ApiAnswer, MissingRule, classify};
+use sts_stepper::cluster::api_error::{ApiAnswer, MissingRule, classify};
+use sts_stepper::cluster::kube::{KubeCluster, Scope};
 use sts_stepper::cluster::{Cluster, ClusterError, PatchOutcome};
-use sts_stepper::kube_cluster::{KubeCluster, Scope};
+use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::{Outcome, PassOptions, run_pass};
-use sts_stepper::reasons::Reason;
 use tokio::task::JoinHandle;
 use tower_test::mock::{self, Handle};
 

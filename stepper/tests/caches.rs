@@ -13,10 +13,10 @@ use kube::runtime::reflector::{self, Store};
 use kube::runtime::watcher::Event;
 use mock_api::*;
 use serde_json::{Value, json};
-use sts_stepper::caches::{CachedCluster, Caches};
-use sts_stepper::kube_cluster::{KubeCluster, Scope};
+use sts_stepper::cluster::caches::{CachedCluster, Caches};
+use sts_stepper::cluster::kube::{KubeCluster, Scope};
+use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::{Outcome, PassOptions, PassReport, run_pass};
-use sts_stepper::reasons::Reason;
 use tokio::task::JoinHandle;
 
 /// A store after one complete list of `items` (as a reflector's first LIST leaves it).
@@ -125,7 +125,7 @@ async fn the_leader_over_the_caches_still_confirms_a_step_on_a_fresh_read() {
         api: &api,
     };
     let leadership = sts_stepper::leader::Leadership::sole();
-    let guarded = sts_stepper::leader_cluster::LeaderCluster {
+    let guarded = sts_stepper::leader::cluster::LeaderCluster {
         inner: &cached,
         leadership: &leadership,
     };
@@ -222,7 +222,7 @@ async fn a_recovery_decided_from_the_caches_is_confirmed_by_a_fresh_read_then_de
     assert_eq!(report.recoveries.len(), 1);
     assert_eq!(
         report.recoveries[0].outcome,
-        sts_stepper::pass_recovery::RecoveryOutcome::Deleted
+        sts_stepper::pass::recovery::RecoveryOutcome::Deleted
     );
     assert_eq!(seen[2].method, Method::DELETE);
     assert_eq!(seen[2].body["preconditions"]["resourceVersion"], "1964");
@@ -243,7 +243,7 @@ async fn a_recovery_the_fresh_read_contradicts_deletes_nothing() {
     let (report, seen) = cached_pass(&caches, api, server, &recovering()).await;
     assert!(seen.iter().all(|s| s.method == Method::GET), "{seen:?}");
     assert_eq!(report.recoveries.len(), 1);
-    let sts_stepper::pass_recovery::RecoveryOutcome::Conflict(why) = &report.recoveries[0].outcome
+    let sts_stepper::pass::recovery::RecoveryOutcome::Conflict(why) = &report.recoveries[0].outcome
     else {
         panic!("{:?}", report.recoveries[0].outcome);
     };

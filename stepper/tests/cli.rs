@@ -2,7 +2,8 @@
 use clap::{CommandFactory, Parser};
 use jiff::SignedDuration;
 use rstest::rstest;
-use sts_stepper::cli::{Cli, Command, LogFormat, Target, parse_duration, parse_target};
+use sts_stepper::cli::values::{parse_duration, parse_target};
+use sts_stepper::cli::{Cli, Command, LogFormat, Target};
 use sts_stepper::commands::table;
 
 #[test]

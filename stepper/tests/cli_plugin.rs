@@ -4,8 +4,8 @@
 use std::process::Command as Process;
 
 use clap::error::ErrorKind;
+use sts_stepper::cli::plugin::{command, is_plugin, parse_from};
 use sts_stepper::cli::{Command, Target};
-use sts_stepper::plugin::{command, is_plugin, parse_from};
 
 #[test]
 fn the_plugin_is_told_by_its_file_name() {

@@ -23,16 +23,17 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use sts_stepper::config::{self, Keys, SetConfig, check_config};
-use sts_stepper::events::EventType;
+use sts_stepper::gates::prometheus::{
+    CheckConfig, CheckResult, CheckState, Query, QueryOutcome, check_result, current_state,
+};
+use sts_stepper::gates::throttle;
 use sts_stepper::gates::{
     self, Evaluation, FleetView, GateInput, GateOptions, Idle, Need, OwnerProbe, Probes, Verdict,
 };
+use sts_stepper::model::reasons::{Blocked, Reason};
+use sts_stepper::model::{pods, set};
+use sts_stepper::plan::events::EventType;
 use sts_stepper::plan::{self, ProbeMap, SetPlan, Snapshot};
-use sts_stepper::prometheus::{
-    CheckConfig, CheckResult, CheckState, Query, QueryOutcome, check_result, current_state,
-};
-use sts_stepper::reasons::{Blocked, Reason};
-use sts_stepper::{pods, set, throttle};
 
 const PREFIX: &str = "safe-rollout.dev";
 const OWNER_UID: &str = "uid-owner";

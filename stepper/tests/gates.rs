@@ -2,17 +2,19 @@
 mod common;
 
 use common::*;
+use std::sync::Arc;
+
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use rstest::rstest;
 use serde_json::json;
-use sts_stepper::complete::rollout_complete;
 use sts_stepper::config::{Keys, step_size};
 use sts_stepper::gates::{self, GateOptions, Idle, Verdict, decide};
-use sts_stepper::pods::{self, PdbView, ordinal};
-use sts_stepper::reasons::{Blocked, Reason};
+use sts_stepper::model::pods::{self, PdbView, ordinal};
+use sts_stepper::model::reasons::{Blocked, Reason};
+use sts_stepper::rollout::complete::rollout_complete;
 
 fn opts() -> GateOptions {
     GateOptions::default()
@@ -498,7 +500,7 @@ fn the_annotation_prefix_is_honoured() {
     let s = set_from(v);
     assert_eq!(decide_one(&s, &pods("web", 5, 4)), step(4, 3, "b"));
     let moco = GateOptions {
-        prefix: "moco.cybozu.com".into(),
+        keys: Arc::new(Keys::new("moco.cybozu.com")),
         ..GateOptions::default()
     };
     let got = decide_with(&s, &pods("web", 5, 4), &[], &moco, now());

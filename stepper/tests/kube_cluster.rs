@@ -9,12 +9,12 @@ use http::Method;
 use mock_api::*;
 use serde_json::{Value, json};
 use sts_stepper::cli::Target;
+use sts_stepper::cluster::kube::Scope;
 use sts_stepper::commands::{Forced, check_complete, status_table, step_once};
 use sts_stepper::gates::Idle;
-use sts_stepper::kube_cluster::Scope;
+use sts_stepper::model::reasons::Reason;
+use sts_stepper::pass::PodReads;
 use sts_stepper::pass::{Outcome, PassOptions};
-use sts_stepper::reads::PodReads;
-use sts_stepper::reasons::Reason;
 
 fn list_body(moment: &str, kind: &str) -> Vec<u8> {
     fixture_body(&format!("{moment}-{kind}.json"))

@@ -8,11 +8,11 @@ use http::{Method, Request, Response};
 use kube::client::Body;
 use kube::{Api, Client};
 use serde_json::Value;
-use sts_stepper::kube_cluster::Scope;
+use sts_stepper::cluster::kube::Scope;
+use sts_stepper::leader::cluster::LeaderCluster;
 use sts_stepper::leader::{LeaderConfig, Leadership, spawn};
-use sts_stepper::leader_cluster::LeaderCluster;
+use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::{Outcome, PassOptions, run_pass};
-use sts_stepper::reasons::Reason;
 use tower_test::mock;
 
 /// The reads of a pass over the staged moment, where `demo/web` is the one candidate.

@@ -10,13 +10,13 @@ use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use jiff::Timestamp;
 use sts_stepper::gates::Idle;
-use sts_stepper::metrics::Metrics;
+use sts_stepper::gates::recovery::StuckPod;
+use sts_stepper::model::reasons::{Blocked, Reason};
+use sts_stepper::pass::recovery::{RecoveryOutcome, RecoveryReport};
 use sts_stepper::pass::{Outcome, PassReport, SetReport};
-use sts_stepper::pass_recovery::{RecoveryOutcome, RecoveryReport};
 use sts_stepper::plan::Figures;
-use sts_stepper::reasons::{Blocked, Reason};
-use sts_stepper::recovery::StuckPod;
-use sts_stepper::server::{Health, OPENMETRICS, router};
+use sts_stepper::serve::metrics::Metrics;
+use sts_stepper::serve::server::{Health, OPENMETRICS, router};
 use tower::ServiceExt;
 
 fn report(name: &str, outcome: Outcome) -> SetReport {

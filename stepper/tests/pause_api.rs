@@ -11,9 +11,9 @@ use http::Method;
 use mock_api::{Expect, Seen, expect, mock_client, post_event};
 use serde_json::{Value, json};
 use sts_stepper::cli::Target;
+use sts_stepper::cluster::kube::{KubeCluster, Scope};
 use sts_stepper::commands::{pause_set, resume_set};
 use sts_stepper::config::Keys;
-use sts_stepper::kube_cluster::{KubeCluster, Scope};
 
 const LIST_WEB: &str =
     "/apis/apps/v1/namespaces/demo/statefulsets?&fieldSelector=metadata.name%3Dweb";

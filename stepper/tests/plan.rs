@@ -6,12 +6,12 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use sts_stepper::config::{Keys, SetConfig};
-use sts_stepper::events::EventType;
 use sts_stepper::gates::{GateOptions, Verdict};
-use sts_stepper::patch::stamp;
+use sts_stepper::model::pods;
+use sts_stepper::model::reasons::Reason;
+use sts_stepper::plan::events::EventType;
+use sts_stepper::plan::patch::stamp;
 use sts_stepper::plan::{self, SetPlan, Snapshot};
-use sts_stepper::pods;
-use sts_stepper::reasons::Reason;
 
 /// The set's annotations as the stepper reads them (default prefix).
 fn config_of(set: &k8s_openapi::api::apps::v1::StatefulSet) -> SetConfig {

@@ -30,13 +30,13 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use sts_safe_rollout::annotations::{self, PAUSED_REASON, PROMETHEUS_CHECK};
+use sts_stepper::cluster::prometheus::{Auth, ConfigError, PrometheusClient, PrometheusConfig};
 use sts_stepper::config::{Keys, SetConfig, check_config};
-use sts_stepper::pass::{Outcome, PassOptions, run_pass_with};
-use sts_stepper::prometheus::{
+use sts_stepper::gates::prometheus::{
     CheckConfig, CheckResult, CheckState, QueryOutcome, check_result, current_state,
 };
-use sts_stepper::prometheus_client::{Auth, ConfigError, PrometheusClient, PrometheusConfig};
-use sts_stepper::reasons::Reason;
+use sts_stepper::model::reasons::Reason;
+use sts_stepper::pass::{Outcome, PassOptions, run_pass_with};
 use sts_stepper::sim::cluster::SimCluster;
 use sts_stepper::sim::history::template;
 use sts_stepper::sim::kubelet::Timing;

@@ -2,7 +2,7 @@
 //! default ClusterRole; the Component turns `--recover-stuck-pods` on in both the Deployment and the
 //! CronJob, with a flag the command line accepts after the manifest's subcommand.
 use serde_yaml::Value;
-use sts_stepper::plugin::parse_from;
+use sts_stepper::cli::plugin::parse_from;
 
 fn docs(path: &str) -> Vec<Value> {
     let full = format!("{}/../deploy/stepper/{path}", env!("CARGO_MANIFEST_DIR"));

@@ -8,12 +8,12 @@ use common::*;
 use http::Method;
 use mock_api::*;
 use serde_json::{Value, json};
+use sts_stepper::cluster::kube::Scope;
 use sts_stepper::commands::status_table;
 use sts_stepper::gates::GateOptions;
-use sts_stepper::kube_cluster::Scope;
+use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::PassOptions;
-use sts_stepper::reads::PodReads;
-use sts_stepper::reasons::Reason;
+use sts_stepper::pass::PodReads;
 
 /// The fixture set of `moment` renamed to `namespace/name` (uid and selector made its own), with `f`
 /// applied.

@@ -9,8 +9,8 @@ use common::*;
 use rstest::rstest;
 use serde_json::{Value, json};
 use sts_stepper::config::{Keys, SetConfig};
-use sts_stepper::pods::pods_by_ordinal;
-use sts_stepper::recovery::{Action, decide, stuck_pods};
+use sts_stepper::gates::recovery::{Action, decide, stuck_pods};
+use sts_stepper::model::pods::pods_by_ordinal;
 
 /// Pod `ordinal` of `web` made not Ready since `since` on `revision`.
 fn not_ready(ordinal: u32, revision: &str, since: &str) -> Value {

@@ -8,11 +8,11 @@ use common::*;
 use http::Method;
 use mock_api::{Expect, Seen, expect, mock_client, post_event, status_body};
 use serde_json::{Value, json};
+use sts_stepper::cluster::kube::{KubeCluster, Scope};
 use sts_stepper::commands::status_table;
-use sts_stepper::kube_cluster::{KubeCluster, Scope};
+use sts_stepper::pass::PodReads;
+use sts_stepper::pass::recovery::RecoveryOutcome;
 use sts_stepper::pass::{PassOptions, PassReport, run_pass};
-use sts_stepper::pass_recovery::RecoveryOutcome;
-use sts_stepper::reads::PodReads;
 
 const STS_ALL: &str = "/apis/apps/v1/statefulsets?";
 const PODS_ALL: &str = "/api/v1/pods?";

@@ -5,9 +5,9 @@
 
 use serde_json::json;
 use sts_safe_rollout::annotations::DEFAULT_PREFIX;
+use sts_stepper::model::reasons::Reason;
+use sts_stepper::pass::reads::snapshot;
 use sts_stepper::pass::{Outcome, PassOptions, PassReport, execute, plan_pass, run_pass};
-use sts_stepper::reads::snapshot;
-use sts_stepper::reasons::Reason;
 use sts_stepper::sim::cluster::SimCluster;
 use sts_stepper::sim::history::template;
 use sts_stepper::sim::kubelet::Timing;

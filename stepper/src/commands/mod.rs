@@ -28,14 +28,15 @@ pub use step::{Forced, step_once, step_once_with};
 pub use wait::check_complete;
 
 use crate::cli::{Cli, Command, GlobalArgs, Target};
+use crate::cluster::kube::{KubeCluster, Scope};
+use crate::cluster::prometheus::{Auth, PrometheusClient, PrometheusConfig};
 use crate::cluster::{Cluster, ClusterError, Prometheus};
+use crate::config::Keys;
 use crate::gates::{GateOptions, Idle};
-use crate::kube_cluster::{KubeCluster, Scope};
-use crate::metrics::Metrics;
+use crate::pass::PodReads;
+use crate::pass::recovery::RecoveryOutcome;
 use crate::pass::{self, Outcome, PassOptions, PassReport, SetReport};
-use crate::pass_recovery::RecoveryOutcome;
-use crate::prometheus_client::{Auth, PrometheusClient, PrometheusConfig};
-use crate::reads::PodReads;
+use crate::serve::metrics::Metrics;
 
 /// The pod reads of a command about `target`: that set's own ([`PodReads::Set`]); with no target,
 /// every pod in scope ([`PodReads::Scope`]).
@@ -87,6 +88,8 @@ pub struct Context {
     pub prometheus: Option<PrometheusClient>,
     /// The pass metrics (`watch` serves them on `/metrics`).
     pub metrics: Arc<Metrics>,
+    /// The annotation keys under `--annotation-prefix`: built here, once, for every layer below.
+    pub keys: Arc<Keys>,
 }
 
 impl Context {
@@ -100,6 +103,7 @@ impl Context {
             client: client(global).await?,
             prometheus: prometheus(global)?,
             metrics: Arc::new(Metrics::new()),
+            keys: Arc::new(Keys::new(&global.annotation_prefix)),
         })
     }
 
@@ -128,7 +132,7 @@ impl Context {
         let g = &self.global;
         PassOptions {
             gates: GateOptions {
-                prefix: g.annotation_prefix.clone(),
+                keys: self.keys.clone(),
                 pdb_gate: !g.no_pdb_gate,
                 max_steps_per_pass: g.max_steps_per_pass,
                 max_steps_per_minute: g.max_steps_per_minute,

@@ -3,7 +3,7 @@
 use anyhow::Result;
 
 use super::{Context, Exit, timed_pass};
-use crate::reads::PodReads;
+use crate::pass::PodReads;
 
 /// Runs one pass; [`Exit::Failed`] when an API error blocked some set.
 ///

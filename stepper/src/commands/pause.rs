@@ -10,9 +10,9 @@ use super::{Context, Exit, Listing};
 use crate::cli::{PauseArgs, Target};
 use crate::cluster::{Cluster, PatchOutcome};
 use crate::config::{Keys, SetConfig};
-use crate::events::EventNote;
-use crate::pause::pause_patch;
-use crate::set;
+use crate::model::set;
+use crate::plan::events::EventNote;
+use crate::plan::pause::pause_patch;
 
 /// Pauses the target and prints what it did.
 ///
@@ -21,7 +21,7 @@ use crate::set;
 pub async fn run(ctx: &Context, args: &PauseArgs) -> Result<Exit> {
     let cluster = ctx.cluster(Some((&args.target, Listing::OnlyTarget)));
     let who = super::step::whoami(cluster.client()).await;
-    let keys = Arc::new(Keys::new(&ctx.global.annotation_prefix));
+    let keys = ctx.keys.clone();
     let done = pause_set(
         &cluster,
         &keys,

@@ -10,8 +10,8 @@ use super::{Context, Exit, Listing};
 use crate::cli::{ResumeArgs, Target};
 use crate::cluster::Cluster;
 use crate::config::Keys;
-use crate::events::EventNote;
-use crate::pause::resume_patch;
+use crate::plan::events::EventNote;
+use crate::plan::pause::resume_patch;
 
 /// Resumes the target and prints what it did.
 ///
@@ -20,7 +20,7 @@ use crate::pause::resume_patch;
 pub async fn run(ctx: &Context, args: &ResumeArgs) -> Result<Exit> {
     let cluster = ctx.cluster(Some((&args.target, Listing::OnlyTarget)));
     let who = super::step::whoami(cluster.client()).await;
-    let keys = Arc::new(Keys::new(&ctx.global.annotation_prefix));
+    let keys = ctx.keys.clone();
     let done = resume_set(&cluster, &keys, &args.target, &who, ctx.global.dry_run).await?;
     println!("{done}");
     Ok(Exit::Ok)

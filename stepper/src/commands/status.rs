@@ -1,7 +1,7 @@
 //! `status`: the table of guarded StatefulSets with their next step or first blocking gate.
 //!
 //! Columns: partition, updated/ready/replicas, revisions, next action; one named set, or all in scope.
-//! Below the table, the stuck pods ([`crate::recovery`]) and what recovery does with them.
+//! Below the table, the stuck pods ([`crate::gates::recovery`]) and what recovery does with them.
 
 use anyhow::{Result, bail};
 use jiff::Timestamp;
@@ -9,10 +9,10 @@ use jiff::Timestamp;
 use super::{Context, Exit, Listing};
 use crate::cli::{StatusArgs, Target};
 use crate::cluster::{Cluster, NoPrometheus, Prometheus};
+use crate::gates::recovery::Finding;
 use crate::gates::{Idle, Verdict};
+use crate::pass::recovery;
 use crate::pass::{self, PassOptions};
-use crate::pass_recovery;
-use crate::recovery::Finding;
 
 /// One row of the `status` table.
 fn next_action(verdict: &Verdict) -> String {
@@ -75,7 +75,7 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
     target: Option<&Target>,
     now: Timestamp,
 ) -> Result<String> {
-    let snap = crate::reads::snapshot(cluster, opts, now).await?;
+    let snap = crate::pass::reads::snapshot(cluster, opts, now).await?;
     let is_target = |namespace: &str, name: &str| {
         target.is_none_or(|t| t.namespace == namespace && t.name == name)
     };
@@ -113,7 +113,7 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
         ]);
     }
     let mut out = table(&rows);
-    let findings = pass_recovery::findings(&snap, &plans, opts.recover_stuck_pods, now);
+    let findings = recovery::findings(&snap, &plans, opts.recover_stuck_pods, now);
     let stuck: Vec<_> = findings
         .iter()
         .filter(|(i, _)| is_target(&plans[*i].namespace, &plans[*i].name))

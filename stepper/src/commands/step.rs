@@ -12,10 +12,10 @@ use tracing::{debug, warn};
 use super::{Context, Exit, Listing, log_set};
 use crate::cli::{StepArgs, Target};
 use crate::cluster::{Cluster, NoPrometheus, Prometheus};
-use crate::events::EventNote;
 use crate::gates::{Idle, Verdict};
 use crate::pass::{self, Outcome, PassOptions, SetReport};
-use crate::patch;
+use crate::plan::events::EventNote;
+use crate::plan::patch;
 
 /// Who runs `step --force`, `pause` or `resume`: the API server's SelfSubjectReview username, and the
 /// local user.
@@ -109,7 +109,7 @@ pub async fn step_once_with<C: Cluster, P: Prometheus>(
     force: Option<&Forced>,
     now: Timestamp,
 ) -> Result<SetReport> {
-    let snap = crate::reads::snapshot(cluster, opts, now).await?;
+    let snap = crate::pass::reads::snapshot(cluster, opts, now).await?;
     let Some(index) = snap.statefulsets.iter().position(|s| {
         s.metadata.namespace.as_deref() == Some(target.namespace.as_str())
             && s.metadata.name.as_deref() == Some(target.name.as_str())

@@ -1,6 +1,6 @@
 //! `wait`: polls one StatefulSet until its rollout is complete or the timeout passes.
 //!
-//! "Complete" is [`crate::complete::rollout_complete`].
+//! "Complete" is [`crate::rollout::complete::rollout_complete`].
 
 use std::time::Instant;
 
@@ -11,11 +11,11 @@ use tracing::info;
 use super::{Context, Exit, Listing, to_std};
 use crate::cli::{Target, WaitArgs};
 use crate::cluster::Cluster;
-use crate::complete::rollout_complete;
+use crate::model::pods::{PdbView, pods_by_ordinal};
+use crate::model::reasons::Blocked;
+use crate::model::set;
 use crate::pass::PassOptions;
-use crate::pods::{PdbView, pods_by_ordinal};
-use crate::reasons::Blocked;
-use crate::set;
+use crate::rollout::complete::rollout_complete;
 
 /// `wait`'s check: `Ok(Ok(summary))` when the rollout of `target` is complete
 /// ([`rollout_complete`]), `Ok(Err(blocked))` with what it still waits for.
@@ -28,7 +28,7 @@ pub async fn check_complete<C: Cluster>(
     target: &Target,
     now: Timestamp,
 ) -> Result<Result<String, Blocked>> {
-    let snap = crate::reads::snapshot(cluster, opts, now).await?;
+    let snap = crate::pass::reads::snapshot(cluster, opts, now).await?;
     let Some(set) = snap.statefulsets.first() else {
         bail!("statefulset {target} not found");
     };

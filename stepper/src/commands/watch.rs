@@ -1,6 +1,6 @@
 //! `watch`: passes on a timer and on changes of rolling sets, until SIGTERM or Ctrl-C.
 //!
-//! Passes decide from reflector caches ([`crate::caches`]): no LIST per pass; a step is confirmed on a
+//! Passes decide from reflector caches ([`crate::cluster::caches`]): no LIST per pass; a step is confirmed on a
 //! fresh read of its set and pods before it is written. Changes of rolling StatefulSets and their pods
 //! (the caches' watch events) trigger a debounced early pass; `/metrics` and
 //! `/healthz` are served meanwhile. With `--leader-election` only the replica holding the Lease passes
@@ -22,17 +22,18 @@ use tokio::sync::{Notify, watch};
 use tracing::{debug, info, warn};
 
 use super::{Context, Exit, timed_pass, to_std};
-use crate::caches::{CacheStreams, CachedCluster, Caches};
 use crate::cli::WatchArgs;
+use crate::cluster::caches::{CacheStreams, CachedCluster, Caches, RestartHook};
+use crate::cluster::kube::KubeCluster;
 use crate::config::Keys;
 use crate::gates::Idle;
-use crate::kube_cluster::KubeCluster;
+use crate::leader::cluster::LeaderCluster;
 use crate::leader::{self, Leadership};
-use crate::leader_cluster::LeaderCluster;
-use crate::metrics::Metrics;
+use crate::pass::PodReads;
 use crate::pass::{Outcome, PassReport};
-use crate::reads::PodReads;
-use crate::{plan, server};
+use crate::plan;
+use crate::serve::metrics::Metrics;
+use crate::serve::server;
 
 /// Passes on every interval tick and on (debounced) StatefulSet/Pod changes until SIGTERM or Ctrl-C.
 ///
@@ -61,13 +62,13 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
 
     let changed = Arc::new(Notify::new());
     let rolling: Rolling = Arc::default();
-    let (caches, streams) = Caches::start(cluster.client(), cluster.scope(), &metrics);
+    let restarts: RestartHook = {
+        let metrics = metrics.clone();
+        Arc::new(move |resource| metrics.watch_restarted(resource))
+    };
+    let (caches, streams) = Caches::start(cluster.client(), cluster.scope(), &restarts);
     let watchers = tokio::spawn(forward_changes(
-        changes(
-            streams,
-            rolling.clone(),
-            Arc::new(Keys::new(&ctx.global.annotation_prefix)),
-        ),
+        changes(streams, rolling.clone(), ctx.keys.clone()),
         changed.clone(),
     ));
     tokio::spawn(async move {
@@ -133,10 +134,10 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
 /// the Lease in the stepper's own namespace ([`leader::spawn`]) and its task.
 ///
 /// # Errors
-/// The flags' ([`crate::leader_args::LeaderElectionArgs::config`]).
+/// The flags' ([`crate::cli::leader::LeaderElectionArgs::config`]).
 fn elect(
     cluster: &KubeCluster,
-    args: &crate::leader_args::LeaderElectionArgs,
+    args: &crate::cli::leader::LeaderElectionArgs,
 ) -> Result<(Leadership, Option<tokio::task::JoinHandle<()>>)> {
     let Some((namespace, config)) = args.config().map_err(anyhow::Error::msg)? else {
         return Ok((Leadership::sole(), None));
@@ -272,9 +273,9 @@ async fn forward_changes(changes: impl Stream<Item = ()>, notify: Arc<Notify>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::reasons::{Blocked, Reason};
     use crate::pass::SetReport;
     use crate::plan::Figures;
-    use crate::reasons::{Blocked, Reason};
 
     fn report(name: &str, outcome: Outcome) -> SetReport {
         SetReport {

@@ -6,7 +6,28 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use sts_safe_rollout::annotations::PROMETHEUS_QUERY;
 
 use super::Keys;
-use crate::prometheus::{CheckConfig, Query};
+
+/// One query of a check: the annotation it came from and its PromQL expression.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Query {
+    /// The annotation key, e.g. `safe-rollout.dev/prometheus-query-2` (names the query in messages).
+    pub annotation: String,
+    /// The PromQL expression.
+    pub expr: String,
+}
+
+/// A set's Prometheus check, read from its annotations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckConfig {
+    /// The queries, unnumbered first, then by number (`-2` before `-10`).
+    pub queries: Vec<Query>,
+    /// Seconds between checks (≥ 1).
+    pub period_seconds: u32,
+    /// Consecutive passed checks needed (≥ 1).
+    pub success_threshold: u32,
+    /// Failed checks since the last step that pause the rollout (≥ 1); `None`: never pause.
+    pub failure_limit: Option<u32>,
+}
 
 /// Default `check-period-seconds`.
 pub const DEFAULT_PERIOD_SECONDS: u32 = 30;

@@ -5,8 +5,10 @@
 //! [`SetConfig::parse`] reads every annotation the stepper knows (names: [`sts_safe_rollout::annotations`])
 //! into typed fields, and keeps the first unreadable one as the `InvalidAnnotation` detail. The gates,
 //! the plan and the patches then use the fields and the keys only.
+//!
+//! Layer `config` (pure): may import `model` (ARCHITECTURE.md, "Layers").
 
-mod check;
+pub mod check;
 
 use std::sync::Arc;
 
@@ -14,10 +16,9 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use sts_safe_rollout::annotations as names;
 
-pub use check::{DEFAULT_PERIOD_SECONDS, check_config};
+pub use check::{CheckConfig, DEFAULT_PERIOD_SECONDS, Query, check_config};
 
-use crate::prometheus::CheckConfig;
-use crate::set;
+use crate::model::set;
 
 /// The full annotation keys (`<prefix>/<name>`) for one prefix, built once from `--annotation-prefix`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,6 +71,11 @@ impl Keys {
             completed_revision: k(names::COMPLETED_REVISION),
         }
     }
+
+    /// The prefix these keys are under (the simulation's admission reads it, as the policy's setting).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
 }
 
 impl Default for Keys {
@@ -88,11 +94,11 @@ pub struct Stamps {
     pub last_partition_update: Option<Timestamp>,
     /// `recent-steps`, readable entries only; `None` when the annotation is absent.
     pub recent_steps: Option<Vec<Timestamp>>,
-    /// `blocked-reason` as written (a [`crate::reasons::Reason`] name), when present.
+    /// `blocked-reason` as written (a [`crate::model::reasons::Reason`] name), when present.
     pub blocked_reason: Option<String>,
     /// `completed-revision`, when present.
     pub completed_revision: Option<String>,
-    /// `prometheus-check` as written (JSON, see [`crate::prometheus::CheckState`]), when present.
+    /// `prometheus-check` as written (JSON, see [`crate::gates::prometheus::CheckState`]), when present.
     pub prometheus_check: Option<String>,
 }
 
@@ -266,7 +272,7 @@ pub fn initial_delay_seconds(value: Option<&str>, keys: &Keys) -> Result<i64, St
 }
 
 /// Seconds from `recover-after-seconds`: `Ok(None)` when absent (the `--recover-stuck-pods` default,
-/// [`crate::recovery::DEFAULT_RECOVER_AFTER_SECONDS`], applies).
+/// [`crate::gates::recovery::DEFAULT_RECOVER_AFTER_SECONDS`], applies).
 ///
 /// # Errors
 /// A value that is not a whole number of seconds ≥ 1, naming the annotation (reason `InvalidAnnotation`).

@@ -5,12 +5,18 @@
 //! its namespace, the fleet's view of it, what the pass read for the I/O gates ([`Probes`]) and `now`.
 //! [`evaluate_input`] skips unguarded and idle sets, runs [`GATES`] in order and returns the
 //! [`Verdict`]. Nothing here reads a clock or talks to the API server. The fleet's step budget
-//! (`Throttled`) is applied over all sets by [`crate::throttle`].
+//! (`Throttled`) is applied over all sets by [`throttle`]; the Prometheus check's counting is in
+//! [`prometheus`], stuck-pod recovery's decision in [`recovery`].
+//!
+//! Layer `gates` (pure): may import `config`, `model` (ARCHITECTURE.md, "Layers").
 
 mod on_fleet;
 mod on_pods;
 mod on_prometheus;
 mod on_set;
+pub mod prometheus;
+pub mod recovery;
+pub mod throttle;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -19,7 +25,6 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use sts_safe_rollout::annotations;
 
 pub use on_fleet::{check_group, check_owner, group_busy, group_holder, owner_not_healthy};
 pub use on_pods::{
@@ -30,10 +35,10 @@ pub use on_prometheus::prometheus_check;
 pub use on_set::{check_observed, invalid_annotation, not_observed, paused, settling};
 
 use crate::config::{Keys, SetConfig};
-use crate::pods::PdbView;
-use crate::prometheus;
-use crate::reasons::{Blocked, Reason};
-use crate::set;
+
+use crate::model::pods::PdbView;
+use crate::model::reasons::{Blocked, Reason};
+use crate::model::set;
 
 /// Why a guarded StatefulSet needs no step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,8 +74,9 @@ pub enum Verdict {
 /// Stepper settings that change what the gates do (from the flags).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GateOptions {
-    /// Annotation prefix (default `safe-rollout.dev`), already validated; turned into [`Keys`] once.
-    pub prefix: String,
+    /// The annotation keys under `--annotation-prefix` (default `safe-rollout.dev`), built once at the
+    /// border (`commands::Context`); nothing below it sees the prefix.
+    pub keys: Arc<Keys>,
     /// Whether the `PdbBlocked` gate runs (default true; `--no-pdb-gate` turns it off).
     pub pdb_gate: bool,
     /// `--max-steps-per-pass`: steps one pass takes over all sets in scope (`None`: unlimited).
@@ -83,7 +89,7 @@ pub struct GateOptions {
 impl Default for GateOptions {
     fn default() -> Self {
         GateOptions {
-            prefix: annotations::DEFAULT_PREFIX.to_string(),
+            keys: Arc::new(Keys::default()),
             pdb_gate: true,
             max_steps_per_pass: None,
             max_steps_per_minute: None,
@@ -137,7 +143,7 @@ pub struct GateInput<'a> {
     pub set: &'a StatefulSet,
     /// Its annotations, read once ([`SetConfig::parse`]).
     pub config: &'a SetConfig,
-    /// Its pods by ordinal ([`crate::pods::pods_by_ordinal`]); empty when not listed.
+    /// Its pods by ordinal ([`crate::model::pods::pods_by_ordinal`]); empty when not listed.
     pub pods: &'a BTreeMap<u32, &'a Pod>,
     /// The PDBs of its namespace (others are ignored).
     pub pdbs: &'a [PdbView<'a>],
@@ -343,7 +349,7 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
     ev
 }
 
-/// The gates for one StatefulSet read on its own: its annotations parsed under `opts.prefix`, then
+/// The gates for one StatefulSet read on its own: its annotations parsed with `opts.keys`, then
 /// [`evaluate_input`]. `pods` are the set's pods by ordinal; `pdbs` the PDBs of its namespace; `fleet`
 /// the holder of its rollout group; `probes` what the pass read for the I/O gates so far.
 pub fn evaluate(
@@ -355,7 +361,7 @@ pub fn evaluate(
     opts: &GateOptions,
     now: Timestamp,
 ) -> Evaluation {
-    let config = SetConfig::parse(set, &Arc::new(Keys::new(&opts.prefix)));
+    let config = SetConfig::parse(set, &opts.keys);
     evaluate_input(&GateInput {
         set,
         config: &config,

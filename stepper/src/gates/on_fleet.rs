@@ -6,8 +6,8 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use super::{GateInput, OwnerProbe};
-use crate::reasons::{Blocked, Reason};
-use crate::set;
+use crate::model::reasons::{Blocked, Reason};
+use crate::model::set;
 
 /// Gate `GroupBusy` ([`check_group`]), for a set with a `<prefix>/rollout-group`.
 pub fn group_busy(input: &GateInput<'_>) -> Result<(), Blocked> {

@@ -9,9 +9,9 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 
 use super::GateInput;
-use crate::pods::{PdbView, pod_revision, pod_unready_cause, start_ordinal};
-use crate::reasons::{Blocked, Reason};
-use crate::set;
+use crate::model::pods::{PdbView, pod_revision, pod_unready_cause, start_ordinal};
+use crate::model::reasons::{Blocked, Reason};
+use crate::model::set;
 
 /// Gate `PodNotReady` ([`check_pods_ready`]), not counting the pods the step replaces while they are
 /// already down ([`GateInput::down`]).

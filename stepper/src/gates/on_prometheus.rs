@@ -1,13 +1,13 @@
 //! Gate `PrometheusCheck`, and the reads and annotation changes the check asks for.
 //!
-//! The check itself is [`crate::prometheus::check_result`], over the queries the pass ran.
+//! The check itself is [`crate::gates::prometheus::check_result`], over the queries the pass ran.
 
 use sts_safe_rollout::annotations::TRUE;
 
 use super::{Evaluation, GateInput, Need};
-use crate::prometheus::{self, CheckConfig, CheckResult, CheckState};
-use crate::reasons::{Blocked, Reason};
-use crate::set;
+use crate::gates::prometheus::{self, CheckConfig, CheckResult, CheckState};
+use crate::model::reasons::{Blocked, Reason};
+use crate::model::set;
 
 /// The check's config, its stored state for this observation, and its result at `input.now`; `None`
 /// when the set has no check.

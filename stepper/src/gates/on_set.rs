@@ -4,8 +4,8 @@ use jiff::SignedDuration;
 use k8s_openapi::api::apps::v1::StatefulSet;
 
 use super::GateInput;
-use crate::reasons::{Blocked, Reason};
-use crate::set;
+use crate::model::reasons::{Blocked, Reason};
+use crate::model::set;
 
 /// Gate `Paused`: annotation `<prefix>/paused: "true"`; the detail carries `<prefix>/paused-reason`
 /// when set (the stepper sets it when a Prometheus check reaches its `failure-limit`).

@@ -194,7 +194,7 @@ impl Elector {
 /// Every write to the Lease is made by field manager `sts-stepper`.
 fn write_params() -> PostParams {
     PostParams {
-        field_manager: Some(crate::kube_cluster::MANAGER.into()),
+        field_manager: Some(crate::cluster::kube::MANAGER.into()),
         ..PostParams::default()
     }
 }

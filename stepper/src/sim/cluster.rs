@@ -15,8 +15,8 @@ use serde::Deserialize;
 
 use super::world::World;
 use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, Prometheus};
-use crate::events::EventNote;
-use crate::prometheus::QueryOutcome;
+use crate::gates::prometheus::QueryOutcome;
+use crate::plan::events::EventNote;
 
 /// `apiVersion` of the simulated controller owner (MOCO's MySQLCluster group/version).
 pub const SIM_OWNER_API_VERSION: &str = "moco.cybozu.com/v1beta2";
@@ -191,7 +191,7 @@ impl SimCluster {
             })
     }
 
-    fn do_list_statefulsets(&self) -> Result<Vec<StatefulSet>, ClusterError> {
+    pub(super) fn do_list_statefulsets(&self) -> Result<Vec<StatefulSet>, ClusterError> {
         let action = "list statefulsets in all namespaces";
         if let Some(kind) = self.fault(Call::ListStatefulsets) {
             return Err(Self::error(action, kind));
@@ -207,14 +207,14 @@ impl SimCluster {
         Ok(vec![set])
     }
 
-    fn do_list_pods(&self) -> Result<Vec<Pod>, ClusterError> {
+    pub(super) fn do_list_pods(&self) -> Result<Vec<Pod>, ClusterError> {
         if let Some(kind) = self.fault(Call::ListPods) {
             return Err(Self::error("list pods in all namespaces", kind));
         }
         Ok(self.world().typed_pods())
     }
 
-    fn do_list_pdbs(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
+    pub(super) fn do_list_pdbs(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
         if let Some(kind) = self.fault(Call::ListPdbs) {
             return Err(Self::error(
                 "list poddisruptionbudgets in all namespaces",

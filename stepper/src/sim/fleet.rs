@@ -19,11 +19,11 @@ use super::history::template;
 use super::kubelet::Timing;
 use super::world::{SetShape, World, timestamp};
 use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, Prometheus};
-use crate::events::EventNote;
 use crate::gates::GateOptions;
+use crate::gates::prometheus::QueryOutcome;
+use crate::pass::PodReads;
 use crate::pass::{self, PassOptions};
-use crate::prometheus::QueryOutcome;
-use crate::reads::PodReads;
+use crate::plan::events::EventNote;
 
 /// The members, each one StatefulSet with its own simulated controller.
 #[derive(Debug)]
@@ -33,6 +33,18 @@ pub struct Fleet {
 }
 
 impl Fleet {
+    /// What `list` gives for each member, in member order; the first error ends it.
+    fn gather<T>(
+        &self,
+        list: impl Fn(&SimCluster) -> Result<Vec<T>, ClusterError>,
+    ) -> Result<Vec<T>, ClusterError> {
+        let mut all = Vec::new();
+        for m in &self.members {
+            all.extend(list(m)?);
+        }
+        Ok(all)
+    }
+
     fn member(&self, namespace: &str, name: &str) -> Option<&SimCluster> {
         self.members.iter().find(|m| {
             let w = m.world();
@@ -43,27 +55,15 @@ impl Fleet {
 
 impl Cluster for Fleet {
     async fn list_statefulsets(&self) -> Result<Vec<StatefulSet>, ClusterError> {
-        let mut all = Vec::new();
-        for m in &self.members {
-            all.extend(m.list_statefulsets().await?);
-        }
-        Ok(all)
+        self.gather(SimCluster::do_list_statefulsets)
     }
 
     async fn list_pods(&self) -> Result<Vec<Pod>, ClusterError> {
-        let mut all = Vec::new();
-        for m in &self.members {
-            all.extend(m.list_pods().await?);
-        }
-        Ok(all)
+        self.gather(SimCluster::do_list_pods)
     }
 
     async fn list_pdbs(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
-        let mut all = Vec::new();
-        for m in &self.members {
-            all.extend(m.list_pdbs().await?);
-        }
-        Ok(all)
+        self.gather(SimCluster::do_list_pdbs)
     }
 
     async fn patch_statefulset(
@@ -197,7 +197,7 @@ pub struct FleetSpec {
 /// # Errors
 /// A world that cannot be created (the policy refusing its CREATE).
 pub fn run_fleet(spec: &FleetSpec) -> Result<FleetRun, String> {
-    let prefix = spec.gates.prefix.clone();
+    let prefix = spec.gates.keys.prefix().to_string();
     let mut members = Vec::new();
     for (i, name) in spec.names.iter().enumerate() {
         let shape = SetShape {
@@ -254,7 +254,8 @@ pub fn run_fleet(spec: &FleetSpec) -> Result<FleetRun, String> {
                 if let Some(reason) = s.blocked_reason()
                     && matches!(
                         reason,
-                        crate::reasons::Reason::GroupBusy | crate::reasons::Reason::Throttled
+                        crate::model::reasons::Reason::GroupBusy
+                            | crate::model::reasons::Reason::Throttled
                     )
                 {
                     run.fleet_blocks

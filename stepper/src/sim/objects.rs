@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::set as sts;
+use crate::model::set as sts;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetStatus};
@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::kubelet::SimPod;
 use super::world::{World, timestamp};
-use crate::pods::REVISION_LABEL;
+use crate::model::pods::REVISION_LABEL;
 
 impl World {
     /// The stored StatefulSet, typed (what a GET or LIST returns).

@@ -7,7 +7,7 @@ use http_body_util::BodyExt;
 use kube::Client;
 use kube::client::Body;
 use serde_json::{Value, json};
-use sts_stepper::kube_cluster::{KubeCluster, Scope};
+use sts_stepper::cluster::kube::{KubeCluster, Scope};
 use sts_stepper::pass::{PassOptions, PassReport, run_pass};
 use tokio::task::JoinHandle;
 use tower_test::mock::{self, Handle};

@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use serde_json::json;
 
 use super::spec::{Action, key};
+use crate::pass::reads;
 use crate::pass::{self, Outcome, PassOptions};
-use crate::reads;
 use crate::sim::cluster::{ApiFault, SimCluster};
 use crate::sim::history::{template, template_image};
 use crate::sim::world::{World, timestamp};

@@ -3,7 +3,7 @@
 //! Each virtual second: the scenario's events due at that second (a `kubectl apply`, a node failure,
 //! …), then the pods progress and the StatefulSet controller syncs once ([`World::tick`]), then — every
 //! `stepper.intervalSeconds`, guarded runs only — one stepper pass ([`crate::pass::run_pass_with`], or
-//! its parts [`crate::reads::snapshot`], [`crate::pass::plan_pass`], [`crate::pass::execute`] when a
+//! its parts [`crate::pass::reads::snapshot`], [`crate::pass::plan_pass`], [`crate::pass::execute`] when a
 //! stepper is killed between its read and its write or two steppers race).
 
 use serde_json::json;
@@ -128,7 +128,6 @@ impl Player {
         }
         let opts = PassOptions {
             gates: GateOptions {
-                prefix: annotations::DEFAULT_PREFIX.to_string(),
                 pdb_gate: scenario.stepper.pdb_gate,
                 ..GateOptions::default()
             },

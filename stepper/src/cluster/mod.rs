@@ -1,0 +1,251 @@
+//! The cluster interface: everything a pass needs from the world, and nothing more.
+//!
+//! A pass reads the StatefulSet list, then only its candidates' pods and their namespaces' PDBs, writes
+//! with JSON Patches on StatefulSets, publishes Events, and (stuck-pod recovery, opt-in) deletes a pod.
+//! [`crate::cluster::kube::KubeCluster`] implements it against a real API server; a simulated
+//! StatefulSet controller with a virtual clock can implement it too (time is never read here: the
+//! caller passes `now`).
+//!
+//! Layer `cluster` (I/O): the [`Cluster`] and [`Prometheus`] traits, their kube-rs and HTTP
+//! implementations ([`kube`], [`prometheus`]), `watch`'s reflector caches ([`caches`]) and the API
+//! server's errors as it means them ([`api_error`]). The only code that talks to the world. May import
+//! `plan`, `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers").
+
+pub mod api_error;
+pub mod caches;
+pub mod forward;
+pub mod kube;
+pub mod prometheus;
+
+use std::future::Future;
+
+use ::kube::core::{Selector, SelectorExt};
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+
+use crate::gates::prometheus::QueryOutcome;
+use crate::plan::events::EventNote;
+
+/// What became of a JSON Patch on a StatefulSet.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PatchOutcome {
+    /// The API server applied it; the object as stored afterwards (admission mutations included).
+    Applied(Box<StatefulSet>),
+    /// A `test` op failed or the object changed underneath (HTTP 422 Unprocessable Entity or 409
+    /// Conflict), or the object is gone (404): nothing was written. Not an error: the set is re-read
+    /// next pass. The string is the API server's message.
+    Conflict(String),
+}
+
+/// What became of a pod DELETE with uid and resourceVersion preconditions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeleteOutcome {
+    /// The API server accepted it (the pod is terminating or gone).
+    Deleted,
+    /// A precondition failed (HTTP 409: the pod was recreated or changed since the snapshot) or the pod
+    /// is gone (404): nothing was deleted. Not an error; the string is the API server's message.
+    Conflict(String),
+}
+
+/// A failed request to the cluster. Every variant names what was attempted (`action`: `list pods in
+/// all namespaces`, `patch statefulset demo/web`) and the cause in one line.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum ClusterError {
+    /// The API server answered with an error status (5xx, 403 Forbidden, …).
+    #[error("{action}: {message}")]
+    Api {
+        /// What was attempted.
+        action: String,
+        /// The HTTP status code.
+        code: u16,
+        /// The API server's status message.
+        message: String,
+    },
+    /// The API server could not be reached, or its answer could not be read.
+    #[error("{action}: {message}")]
+    Transport {
+        /// What was attempted.
+        action: String,
+        /// The transport or decoding error.
+        message: String,
+    },
+    /// The API server accepted a write but stored something else than asked (an admission webhook
+    /// changed it): the write did not do what the decision meant.
+    #[error("{action}: {message}")]
+    Unexpected {
+        /// What was attempted.
+        action: String,
+        /// What was stored instead.
+        message: String,
+    },
+}
+
+impl ClusterError {
+    /// The HTTP status code, when the API server answered with one.
+    pub fn code(&self) -> Option<u16> {
+        match self {
+            ClusterError::Api { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+}
+
+/// Everything a pass does to the cluster. Implementations hold the scope (namespaces, label selector)
+/// themselves, so each LIST is one request per namespace in scope (one in all): the number of requests
+/// per pass never grows with the number of objects, only the writes do.
+pub trait Cluster: Sync {
+    /// LIST StatefulSets in scope.
+    fn list_statefulsets(
+        &self,
+    ) -> impl Future<Output = Result<Vec<StatefulSet>, ClusterError>> + Send;
+
+    /// LIST Pods in the scope's namespaces (the label selector applies to StatefulSets only): every
+    /// pod in scope, for `status` over the whole scope only; a pass reads [`Cluster::list_set_pods`].
+    fn list_pods(&self) -> impl Future<Output = Result<Vec<Pod>, ClusterError>> + Send;
+
+    /// LIST the Pods of one StatefulSet: in `namespace`, with `labelSelector` = `selector` (the set's
+    /// `spec.selector`). A consistent read (no `resourceVersion`: the API server answers as of now), so
+    /// a step is never decided on a stale pod. The default filters [`Cluster::list_pods`].
+    fn list_set_pods(
+        &self,
+        namespace: &str,
+        selector: &Selector,
+    ) -> impl Future<Output = Result<Vec<Pod>, ClusterError>> + Send {
+        async move {
+            let pods = self.list_pods().await?;
+            Ok(pods
+                .into_iter()
+                .filter(|p| {
+                    p.metadata.namespace.as_deref() == Some(namespace)
+                        && selector
+                            .matches(p.metadata.labels.as_ref().unwrap_or(&Default::default()))
+                })
+                .collect())
+        }
+    }
+
+    /// True when the reads above come from caches (`watch`'s reflector stores): then a step is written
+    /// only after a fresh consistent read of its set and pods ([`Cluster::get_statefulset`],
+    /// [`Cluster::list_set_pods_consistent`]) confirms it.
+    fn cached(&self) -> bool {
+        false
+    }
+
+    /// GET StatefulSet `namespace/name` as of now (a consistent read); `Ok(None)` when it is gone. The
+    /// default finds it in [`Cluster::list_statefulsets`].
+    fn get_statefulset(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<StatefulSet>, ClusterError>> + Send {
+        async move {
+            Ok(self.list_statefulsets().await?.into_iter().find(|s| {
+                s.metadata.namespace.as_deref() == Some(namespace)
+                    && s.metadata.name.as_deref() == Some(name)
+            }))
+        }
+    }
+
+    /// [`Cluster::list_set_pods`] as a consistent read even when the reads are cached. The default is
+    /// [`Cluster::list_set_pods`].
+    fn list_set_pods_consistent(
+        &self,
+        namespace: &str,
+        selector: &Selector,
+    ) -> impl Future<Output = Result<Vec<Pod>, ClusterError>> + Send {
+        self.list_set_pods(namespace, selector)
+    }
+
+    /// LIST PodDisruptionBudgets in the scope's namespaces.
+    fn list_pdbs(
+        &self,
+    ) -> impl Future<Output = Result<Vec<PodDisruptionBudget>, ClusterError>> + Send;
+
+    /// LIST the PodDisruptionBudgets of one namespace (a consistent read, as [`Cluster::list_set_pods`]).
+    /// The default filters [`Cluster::list_pdbs`].
+    fn list_namespace_pdbs(
+        &self,
+        namespace: &str,
+    ) -> impl Future<Output = Result<Vec<PodDisruptionBudget>, ClusterError>> + Send {
+        async move {
+            let pdbs = self.list_pdbs().await?;
+            Ok(pdbs
+                .into_iter()
+                .filter(|p| p.metadata.namespace.as_deref() == Some(namespace))
+                .collect())
+        }
+    }
+
+    /// PATCH StatefulSet `namespace/name` with a JSON Patch (`application/json-patch+json`).
+    fn patch_statefulset(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch: &json_patch::Patch,
+    ) -> impl Future<Output = Result<PatchOutcome, ClusterError>> + Send;
+
+    /// GET the object `owner` references in `namespace` (any group/version/kind: the
+    /// `OwnerNotHealthy` gate's read), as JSON; `Ok(None)` when it does not exist (HTTP 404).
+    fn get_owner(
+        &self,
+        namespace: &str,
+        owner: &OwnerReference,
+    ) -> impl Future<Output = Result<Option<serde_json::Value>, ClusterError>> + Send;
+
+    /// DELETE pod `namespace/name` with preconditions `uid` and `resource_version` (`DeleteOptions`
+    /// `preconditions`), so a pod recreated or changed since the snapshot is never deleted: stuck-pod
+    /// recovery ([`crate::gates::recovery`]).
+    fn delete_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+        resource_version: &str,
+    ) -> impl Future<Output = Result<DeleteOutcome, ClusterError>> + Send;
+
+    /// Publish an Event regarding `object`.
+    fn publish_event(
+        &self,
+        object: &ObjectReference,
+        event: &EventNote,
+    ) -> impl Future<Output = Result<(), ClusterError>> + Send;
+}
+
+/// PromQL instant queries for the `PrometheusCheck` gate ([`crate::gates::prometheus`]). Implemented by
+/// [`crate::cluster::prometheus::PrometheusClient`] (the HTTP API), by [`NoPrometheus`] (no
+/// `--prometheus-url`: every query fails, so a set with a check never steps — fail closed), and by the
+/// simulation (its application-health signal).
+pub trait Prometheus: Sync {
+    /// Runs `expr` now. Never fails: no answer is [`QueryOutcome::Failed`].
+    fn query(&self, expr: &str) -> impl Future<Output = QueryOutcome> + Send;
+}
+
+/// No Prometheus configured: every query is [`QueryOutcome::Failed`] saying so.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoPrometheus;
+
+impl Prometheus for NoPrometheus {
+    fn query(&self, _expr: &str) -> impl Future<Output = QueryOutcome> + Send {
+        std::future::ready(QueryOutcome::Failed(
+            "no Prometheus configured (--prometheus-url)".into(),
+        ))
+    }
+}
+
+impl Prometheus for crate::cluster::prometheus::PrometheusClient {
+    fn query(&self, expr: &str) -> impl Future<Output = QueryOutcome> + Send {
+        crate::cluster::prometheus::PrometheusClient::query(self, expr)
+    }
+}
+
+/// `None` (no `--prometheus-url`) behaves as [`NoPrometheus`].
+impl Prometheus for Option<crate::cluster::prometheus::PrometheusClient> {
+    async fn query(&self, expr: &str) -> QueryOutcome {
+        match self {
+            Some(client) => client.query(expr).await,
+            None => NoPrometheus.query(expr).await,
+        }
+    }
+}

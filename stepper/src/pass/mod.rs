@@ -1,0 +1,17 @@
+//! Layer `pass` (I/O): one pass through a [`crate::cluster::Cluster`] — what it reads and when
+//! ([`reads`]), the fresh re-read before a step ([`fresh`]), the recovery phase ([`recovery`]), and the
+//! pass itself ([`run`]: snapshot → the I/O gates' reads → plan → writes).
+//!
+//! May import `cluster`, `plan`, `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers").
+
+pub mod fresh;
+pub mod options;
+pub mod reads;
+pub mod recovery;
+pub mod run;
+
+pub use options::{DEFAULT_MAX_DECISION_AGE, PassOptions, PodReads};
+pub use run::{
+    Outcome, PassReport, SetReport, execute, gather_probes, plan_pass, run_pass, run_pass_with,
+    verdict_outcome,
+};

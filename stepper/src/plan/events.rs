@@ -1,0 +1,149 @@
+//! The Kubernetes Events the stepper publishes on a StatefulSet, and their wording.
+
+use crate::model::reasons::Blocked;
+
+/// The Event's `type` (Kubernetes `core/v1` Event: `Normal` or `Warning`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventType {
+    /// Progress, or an expected wait.
+    Normal,
+    /// Something a person may need to look at.
+    Warning,
+}
+
+/// One Kubernetes Event to publish on a StatefulSet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventNote {
+    /// The Event's `type`.
+    pub type_: EventType,
+    /// PascalCase reason: `Stepped`, `Blocked`, `RolloutPaused`, `RolloutComplete`, `ForcedStep`,
+    /// `RecoveredStuckPod`, `RolloutResumed`.
+    pub reason: String,
+    /// PascalCase action: `Step`, `Gate`, `Complete`.
+    pub action: String,
+    /// Human text (`partition 3→2`, `PodNotReady web-1: ContainersNotReady`); at most 1 kB.
+    pub note: String,
+}
+
+impl EventNote {
+    /// The `Stepped` Event for a step `from → to`.
+    pub fn stepped(from: i32, to: i32, update_revision: &str) -> Self {
+        EventNote {
+            type_: EventType::Normal,
+            reason: "Stepped".into(),
+            action: "Step".into(),
+            note: format!("partition {from}→{to} (updateRevision {update_revision})"),
+        }
+    }
+
+    /// The `Blocked` Event for a failing gate: `Normal` for the expected waits
+    /// ([`crate::model::reasons::Reason::is_expected_wait`]) and when `step_pods_only` (only the pods the last step is
+    /// replacing are not ready yet), `Warning` otherwise.
+    pub fn blocked(b: &Blocked, step_pods_only: bool) -> Self {
+        let mut note = b.to_string();
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: if b.reason.is_expected_wait() || step_pods_only {
+                EventType::Normal
+            } else {
+                EventType::Warning
+            },
+            reason: "Blocked".into(),
+            action: "Gate".into(),
+            note,
+        }
+    }
+
+    /// The `RolloutPaused` Event (`Warning`): the stepper paused the rollout (`<prefix>/paused`), e.g. a
+    /// Prometheus check reached its `failure-limit`; `reason` is the `<prefix>/paused-reason`.
+    pub fn paused(reason: &str) -> Self {
+        let mut note = reason.to_string();
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: EventType::Warning,
+            reason: "RolloutPaused".into(),
+            action: "Pause".into(),
+            note,
+        }
+    }
+
+    /// The `ForcedStep` Event (`Warning`): a person stepped `from → to` past `blocked` with `step
+    /// --force --reason`; `who` and `reason` say who and why.
+    pub fn forced(from: i32, to: i32, blocked: &Blocked, who: &str, reason: &str) -> Self {
+        let mut note = format!("partition {from}→{to} forced past {blocked} by {who}: {reason}");
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: EventType::Warning,
+            reason: "ForcedStep".into(),
+            action: "Step".into(),
+            note,
+        }
+    }
+
+    /// The `RolloutPaused` Event (`Normal`) of a person's `pause --reason`: `who` paused it and why.
+    pub fn paused_by(who: &str, reason: &str) -> Self {
+        let mut note = format!("paused by {who}: {reason}");
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: EventType::Normal,
+            reason: "RolloutPaused".into(),
+            action: "Pause".into(),
+            note,
+        }
+    }
+
+    /// The `RolloutResumed` Event (`Normal`) of a person's `resume`: `who` resumed it; `was` is the
+    /// `paused-reason` removed, if any. The Prometheus check's counts were cleared too.
+    pub fn resumed(who: &str, was: Option<&str>) -> Self {
+        let mut note = format!("resumed by {who}; Prometheus check counts cleared");
+        if let Some(was) = was {
+            note.push_str(&format!(" (was paused: {was})"));
+        }
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: EventType::Normal,
+            reason: "RolloutResumed".into(),
+            action: "Resume".into(),
+            note,
+        }
+    }
+
+    /// The `RecoveredStuckPod` Event (`Warning`): stuck-pod recovery ([`crate::gates::recovery`]) deleted `pod`,
+    /// which ran `revision` instead of `expected_revision` and had not been Ready for `stuck_seconds`.
+    pub fn recovered(
+        pod: &str,
+        revision: &str,
+        expected_revision: &str,
+        stuck_seconds: i64,
+    ) -> Self {
+        EventNote {
+            type_: EventType::Warning,
+            reason: "RecoveredStuckPod".into(),
+            action: "Recover".into(),
+            note: format!(
+                "deleted pod {pod}: not Ready for {stuck_seconds}s on revision {revision}, its ordinal \
+                 runs {expected_revision}; the StatefulSet controller recreates it"
+            ),
+        }
+    }
+
+    /// The `RolloutComplete` Event.
+    pub fn complete(update_revision: &str, replicas: i32) -> Self {
+        EventNote {
+            type_: EventType::Normal,
+            reason: "RolloutComplete".into(),
+            action: "Complete".into(),
+            note: format!("all {replicas} pods run updateRevision {update_revision} and are Ready"),
+        }
+    }
+}
+
+fn truncate(s: &mut String, max: usize) {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+}

@@ -1,0 +1,15 @@
+//! Layer `plan` (pure): from one snapshot and the gates' verdicts to the writes and Events of a pass,
+//! as plain data — the planner, the figures reported per set, the status annotations, the JSON
+//! Patches (the step, `pause`/`resume`) and the Events' wording.
+//!
+//! May import `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers"); never I/O.
+
+pub mod events;
+pub mod figures;
+pub mod patch;
+pub mod pause;
+pub mod planner;
+pub mod status_annotations;
+
+pub use figures::Figures;
+pub use planner::{Planner, ProbeMap, SetPlan, Snapshot, needs, needs_pods, plan, plan_with};

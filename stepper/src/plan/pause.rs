@@ -1,0 +1,54 @@
+//! `pause` and `resume` as JSON Patches on a StatefulSet's annotations (pure): a person's
+//! `kubectl rollout pause/resume` for a staged rollout.
+//!
+//! Pause sets `<prefix>/paused: "true"` and `<prefix>/paused-reason`; resume removes both and the
+//! Prometheus check's counts (`<prefix>/prometheus-check`), so a check that paused the rollout at its
+//! `failure-limit` starts over instead of pausing again at once.
+
+use json_patch::Patch;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use serde_json::json;
+use sts_safe_rollout::annotations::TRUE;
+
+use crate::config::SetConfig;
+use crate::plan::patch::{annotation_ops, annotation_patch, ptr, test};
+
+/// The pause patch: `paused: "true"` and `paused-reason: <who>: <reason>` (an existing reason is
+/// replaced). When the set has no annotations yet, the map is added under a `test` of the
+/// `resourceVersion` read, so a concurrent writer's annotations are never replaced.
+pub fn pause_patch(set: &StatefulSet, config: &SetConfig, who: &str, reason: &str) -> Patch {
+    let keys = &config.keys;
+    annotation_patch(
+        set,
+        &[
+            (keys.paused.clone(), Some(TRUE.to_string())),
+            (
+                keys.paused_reason.clone(),
+                Some(format!("{reason} (paused by {who})")),
+            ),
+        ],
+    )
+    .unwrap_or_default()
+}
+
+/// The resume patch, or `None` when the set is neither paused nor carries a pause reason or check
+/// counts (nothing to resume). Each annotation removed is first `test`ed against the value read, so a
+/// pause set or a check counted after the read makes the patch fail (HTTP 422) instead of being lost.
+pub fn resume_patch(set: &StatefulSet, config: &SetConfig) -> Option<Patch> {
+    let keys = &config.keys;
+    let annotations = set.metadata.annotations.as_ref()?;
+    let removed = [&keys.paused, &keys.paused_reason, &keys.prometheus_check];
+    let mut ops: Vec<_> = removed
+        .iter()
+        .filter_map(|k| {
+            let value = annotations.get(k.as_str())?;
+            Some(test(ptr(&["metadata", "annotations", k]), json!(value)))
+        })
+        .collect();
+    if ops.is_empty() {
+        return None;
+    }
+    let changes: Vec<_> = removed.iter().map(|k| ((*k).clone(), None)).collect();
+    ops.extend(annotation_ops(set, &changes));
+    Some(Patch(ops))
+}

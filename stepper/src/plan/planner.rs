@@ -1,0 +1,392 @@
+//! The plan: from one snapshot of the cluster to the writes and Events of one pass, as plain data.
+//!
+//! [`Planner::new`] parses each StatefulSet's annotations once ([`SetConfig`]) and indexes the
+//! snapshot (pods by owner, PDBs by namespace, rollout-group holders); [`Planner::needs`] says which
+//! reads the I/O gates still want; [`Planner::plan`] runs the gates for every set, applies the
+//! fleet's step budget ([`crate::gates::throttle`]) and returns per set the figures to report, the verdict and
+//! the JSON Patches to send. All rollout state is read from annotations on the StatefulSet and written
+//! back there, so a pass in a CronJob and a pass in `watch` plan the same.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use json_patch::Patch;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+
+use crate::config::{Keys, SetConfig};
+use crate::gates::{
+    self, Evaluation, FleetView, GateInput, GateOptions, Need, NextStep, Probes, Verdict,
+};
+use crate::gates::{recovery, throttle};
+use crate::model::pods::{PdbView, controller_uid, pods_by_ordinal};
+use crate::model::reasons::{Blocked, Reason};
+use crate::model::set;
+use crate::plan::events::EventNote;
+use crate::plan::figures::Figures;
+use crate::plan::{patch, status_annotations};
+
+/// Everything one pass reads: the result of one LIST of each kind (no per-pod or per-set GET).
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    /// StatefulSets in scope (`--namespace`, `--selector`).
+    pub statefulsets: Vec<StatefulSet>,
+    /// Pods of the same namespaces; empty when no StatefulSet needs its pods judged.
+    pub pods: Vec<Pod>,
+    /// PodDisruptionBudgets of the same namespaces; empty when no StatefulSet needs them.
+    pub pdbs: Vec<PodDisruptionBudget>,
+    /// The sets (by index in `statefulsets`) whose pods and PDBs were read ([`crate::pass::reads`]); `None`:
+    /// every set's. A set whose pods were not read is judged by the gates of the list alone
+    /// ([`gates::list_gate_block`]); past them it is `Throttled` when the step budget is spent, else
+    /// blocked as not read — never stepped.
+    pub pods_read_for: Option<BTreeSet<usize>>,
+    /// When the pod reads started (monotonic clock; `None`: no pod read). A step decided on pods read
+    /// longer ago than `--max-decision-age` is decided again on a fresh read before it is written.
+    pub pods_read_at: Option<std::time::Instant>,
+}
+
+/// True when some StatefulSet of `sets` is guarded, has a staged update and a partition > 0: only then
+/// do the gates need pods and PDBs, so a pass over a cluster with nothing staged costs one LIST.
+pub fn needs_pods(sets: &[StatefulSet], keys: &Arc<Keys>) -> bool {
+    sets.iter().any(|s| {
+        SetConfig::parse(s, keys).guarded(s)
+            && set::has_staged_update(s)
+            && set::partition(s).unwrap_or(0) > 0
+    })
+}
+
+/// The plan for one StatefulSet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetPlan {
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// Reference for Events (`apps/v1`, kind, namespace, name, uid, resourceVersion).
+    pub reference: ObjectReference,
+    /// Its annotations, as read.
+    pub config: SetConfig,
+    /// Figures to report.
+    pub figures: Figures,
+    /// What the gates concluded.
+    pub verdict: Verdict,
+    /// The step past the gates, or why none can be pinned ([`Evaluation::next_step`]).
+    pub next_step: Option<Result<NextStep, String>>,
+    /// Metadata-only JSON Patch of the status annotations ([`status_annotations::status_changes`]);
+    /// `None` when nothing changes or a step carries them in its own patch.
+    pub status_annotations: Option<Patch>,
+    /// Events to publish once `status_annotations` (or the step carrying them) is applied.
+    pub status_events: Vec<EventNote>,
+    /// The step's JSON Patch ([`patch::step_patch`]) when the verdict is [`Verdict::Step`].
+    pub step: Option<Patch>,
+}
+
+/// What the I/O gates read for each StatefulSet of a snapshot, by its index in
+/// [`Snapshot::statefulsets`] (absent: nothing read).
+pub type ProbeMap = HashMap<usize, Probes>;
+
+/// One snapshot made ready for the gates, built once per pass: each set's [`SetConfig`], pods grouped
+/// by their controller's uid, PDBs by namespace and rollout-group holders by (namespace, group), so
+/// planning stays linear in the number of objects.
+pub struct Planner<'s> {
+    snapshot: &'s Snapshot,
+    opts: &'s GateOptions,
+    configs: Vec<SetConfig>,
+    pods_by_owner: HashMap<&'s str, Vec<&'s Pod>>,
+    pdbs_by_namespace: HashMap<&'s str, Vec<PdbView<'s>>>,
+    group_holders: HashMap<(&'s str, String), &'s StatefulSet>,
+}
+
+impl<'s> Planner<'s> {
+    /// Parses and indexes `snapshot` under `opts` (annotation prefix, PDB gate, step budget).
+    pub fn new(snapshot: &'s Snapshot, opts: &'s GateOptions) -> Self {
+        let keys = opts.keys.clone();
+        let configs: Vec<SetConfig> = snapshot
+            .statefulsets
+            .iter()
+            .map(|s| SetConfig::parse(s, &keys))
+            .collect();
+        let mut pods_by_owner: HashMap<&str, Vec<&Pod>> = HashMap::new();
+        for pod in &snapshot.pods {
+            if let Some(uid) = controller_uid(pod) {
+                pods_by_owner.entry(uid).or_default().push(pod);
+            }
+        }
+        let mut pdbs_by_namespace: HashMap<&str, Vec<PdbView<'_>>> = HashMap::new();
+        for pdb in &snapshot.pdbs {
+            let ns = pdb.metadata.namespace.as_deref().unwrap_or("");
+            pdbs_by_namespace
+                .entry(ns)
+                .or_default()
+                .push(PdbView::new(pdb));
+        }
+        let mut members: HashMap<(&str, String), Vec<&StatefulSet>> = HashMap::new();
+        for (set, config) in snapshot.statefulsets.iter().zip(&configs) {
+            if let Some(group) = &config.rollout_group
+                && config.guarded(set)
+            {
+                let ns = set.metadata.namespace.as_deref().unwrap_or("");
+                members.entry((ns, group.clone())).or_default().push(set);
+            }
+        }
+        let group_holders = members
+            .into_iter()
+            .filter_map(|(k, sets)| Some((k, gates::group_holder(sets)?)))
+            .collect();
+        Planner {
+            snapshot,
+            opts,
+            configs,
+            pods_by_owner,
+            pdbs_by_namespace,
+            group_holders,
+        }
+    }
+
+    /// The holder of the rollout group of the set at index `i` ([`FleetView`]).
+    fn fleet(&self, i: usize) -> FleetView<'s> {
+        let set = &self.snapshot.statefulsets[i];
+        let ns = set.metadata.namespace.as_deref().unwrap_or("");
+        FleetView {
+            group_holder: self.configs[i]
+                .rollout_group
+                .as_ref()
+                .and_then(|g| self.group_holders.get(&(ns, g.clone())).copied()),
+        }
+    }
+
+    /// The indexes of the sets whose pods stuck-pod recovery must see: guarded, with fewer Ready pods
+    /// than replicas ([`recovery::may_have_stuck_pod`]), judged from the StatefulSet list alone.
+    pub fn recovery_candidates(&self) -> Vec<usize> {
+        let sets = &self.snapshot.statefulsets;
+        (0..sets.len())
+            .filter(|&i| recovery::may_have_stuck_pod(&sets[i], &self.configs[i]))
+            .collect()
+    }
+
+    /// The candidates of this pass, by index in the snapshot: the sets that can step as far as the
+    /// StatefulSet list tells — guarded, staged, partition > 0 ([`gates::before_gates`]), past every
+    /// gate judged from the list ([`gates::list_gate_block`]: `Paused`, `InvalidAnnotation`,
+    /// `NotObserved`, `Settling`, `GroupBusy`) — and none when the fleet's step budget is spent
+    /// (`Throttled`, [`throttle::budget`]). Only they get pod and PDB reads (DESIGN.md: "Reads follow
+    /// the work"); the snapshot's pods are not read here.
+    pub fn candidates(&self, now: Timestamp) -> Vec<usize> {
+        let recent = throttle::steps_in_last_minute(&self.configs, now);
+        if throttle::budget(self.opts, recent) == 0 {
+            return Vec::new();
+        }
+        let (no_pods, none) = (BTreeMap::new(), Probes::default());
+        let sets = &self.snapshot.statefulsets;
+        (0..sets.len())
+            .filter(|&i| {
+                let (set, config) = (&sets[i], &self.configs[i]);
+                gates::before_gates(set, config).is_none()
+                    && gates::list_gate_block(&GateInput {
+                        set,
+                        config,
+                        pods: &no_pods,
+                        pdbs: &[],
+                        fleet: self.fleet(i),
+                        probes: &none,
+                        opts: self.opts,
+                        now,
+                    })
+                    .is_none()
+            })
+            .collect()
+    }
+
+    /// The evaluation of the set at index `i` when its pods were not read ([`Snapshot::pods_read_for`]):
+    /// the gates before any gate (`Unguarded`, `Idle`), then the gates of the list; past them
+    /// `Throttled` (the only reason a set that passes them is not read in a pass), or — for a set a
+    /// single-set command did not ask about — blocked `PodNotReady` as not read. `None` when the pods
+    /// were read.
+    fn unread(&self, i: usize, now: Timestamp) -> Option<Evaluation> {
+        if self
+            .snapshot
+            .pods_read_for
+            .as_ref()
+            .is_none_or(|read| read.contains(&i))
+        {
+            return None;
+        }
+        let (set, config) = (&self.snapshot.statefulsets[i], &self.configs[i]);
+        let (no_pods, none) = (BTreeMap::new(), Probes::default());
+        let input = GateInput {
+            set,
+            config,
+            pods: &no_pods,
+            pdbs: &[],
+            fleet: self.fleet(i),
+            probes: &none,
+            opts: self.opts,
+            now,
+        };
+        let mut ev = gates::evaluate_input(&input);
+        if !matches!(ev.verdict, Verdict::Blocked(_) | Verdict::Step { .. }) {
+            return Some(ev);
+        }
+        let blocked = gates::list_gate_block(&input).unwrap_or_else(|| {
+            let recent = throttle::steps_in_last_minute(&self.configs, now);
+            if throttle::budget(self.opts, recent) == 0 {
+                Blocked::new(Reason::Throttled, throttle::detail(self.opts, recent))
+            } else {
+                Blocked::new(Reason::PodNotReady, "pods not read in this pass")
+            }
+        });
+        ev.verdict = Verdict::Blocked(blocked);
+        ev.need = None;
+        ev.changes.clear();
+        Some(ev)
+    }
+
+    /// The gates for the set at index `i`, given what the I/O gates read for it.
+    fn evaluate(
+        &self,
+        i: usize,
+        probes: &Probes,
+        now: Timestamp,
+    ) -> (BTreeMap<u32, &'s Pod>, Evaluation) {
+        let set = &self.snapshot.statefulsets[i];
+        let config = &self.configs[i];
+        if let Some(unread) = self.unread(i, now) {
+            return (BTreeMap::new(), unread);
+        }
+        let uid = set.metadata.uid.as_deref().unwrap_or("");
+        let owned = self
+            .pods_by_owner
+            .get(uid)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let pods = pods_by_ordinal(set, owned.iter().copied());
+        let ns = set.metadata.namespace.as_deref().unwrap_or("");
+        let pdbs = self
+            .pdbs_by_namespace
+            .get(ns)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let ev = gates::evaluate_input(&GateInput {
+            set,
+            config,
+            pods: &pods,
+            pdbs,
+            fleet: self.fleet(i),
+            probes,
+            opts: self.opts,
+            now,
+        });
+        (pods, ev)
+    }
+
+    /// The reads the pass must do before the plan is final: for each StatefulSet (by index in the
+    /// snapshot) that passes every gate before an I/O gate whose read is not in `probes` yet, that
+    /// read ([`Need`]). Empty when the plan is final.
+    pub fn needs(&self, now: Timestamp, probes: &ProbeMap) -> Vec<(usize, Need)> {
+        let none = Probes::default();
+        (0..self.configs.len())
+            .filter_map(|i| {
+                let (_, ev) = self.evaluate(i, probes.get(&i).unwrap_or(&none), now);
+                Some((i, ev.need?))
+            })
+            .collect()
+    }
+
+    /// Plans the pass: one [`SetPlan`] per StatefulSet, in the snapshot's order, given what the I/O
+    /// gates read (`probes`). After every set's own gates, the fleet's step budget
+    /// ([`throttle::throttle`]) turns the steps beyond `--max-steps-per-pass` /
+    /// `--max-steps-per-minute` into `Throttled` blocks.
+    pub fn plan(&self, now: Timestamp, probes: &ProbeMap) -> Vec<SetPlan> {
+        let sets = &self.snapshot.statefulsets;
+        let none = Probes::default();
+        let mut evaluated: Vec<_> = (0..sets.len())
+            .map(|i| self.evaluate(i, probes.get(&i).unwrap_or(&none), now))
+            .collect();
+        let steps: Vec<(usize, &StatefulSet)> = evaluated
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, ev))| matches!(ev.verdict, Verdict::Step { .. }))
+            .map(|(i, _)| (i, &sets[i]))
+            .collect();
+        let recent = throttle::steps_in_last_minute(&self.configs, now);
+        for (i, blocked) in throttle::throttle(&steps, self.opts, recent) {
+            evaluated[i].1.verdict = Verdict::Blocked(blocked);
+        }
+        sets.iter()
+            .zip(&self.configs)
+            .zip(evaluated)
+            .map(|((set, config), (pods, ev))| {
+                let mut p = plan_evaluated(set, config, &pods, ev, now);
+                if self.opts.max_steps_per_minute.is_some()
+                    && let Some(step) = &mut p.step
+                {
+                    patch::record_recent_step(set, config, now, step);
+                }
+                p
+            })
+            .collect()
+    }
+}
+
+/// [`Planner::needs`] for one snapshot.
+pub fn needs(
+    snapshot: &Snapshot,
+    opts: &GateOptions,
+    now: Timestamp,
+    probes: &ProbeMap,
+) -> Vec<(usize, Need)> {
+    Planner::new(snapshot, opts).needs(now, probes)
+}
+
+/// Plans a pass with no I/O results: [`plan_with`] and an empty [`ProbeMap`].
+pub fn plan(snapshot: &Snapshot, opts: &GateOptions, now: Timestamp) -> Vec<SetPlan> {
+    plan_with(snapshot, opts, now, &ProbeMap::new())
+}
+
+/// [`Planner::plan`] for one snapshot.
+pub fn plan_with(
+    snapshot: &Snapshot,
+    opts: &GateOptions,
+    now: Timestamp,
+    probes: &ProbeMap,
+) -> Vec<SetPlan> {
+    Planner::new(snapshot, opts).plan(now, probes)
+}
+
+/// The writes and Events for one evaluated StatefulSet.
+fn plan_evaluated(
+    set: &StatefulSet,
+    config: &SetConfig,
+    pods: &BTreeMap<u32, &Pod>,
+    ev: Evaluation,
+    now: Timestamp,
+) -> SetPlan {
+    let mut status = status_annotations::status_changes(set, config, pods, &ev, now);
+    let events = std::mem::take(&mut status.events);
+    // A step carries its bookkeeping in its own patch: one write, so its `resourceVersion` pin holds.
+    let (annotations, step) = match &ev.verdict {
+        Verdict::Step {
+            from,
+            to,
+            update_revision,
+        } => {
+            let mut step = patch::step_patch(set, config, *from, *to, update_revision, now);
+            patch::fold_annotations(set, &status.changes, &mut step);
+            (None, Some(step))
+        }
+        _ => (status.patch(set), None),
+    };
+    SetPlan {
+        namespace: set.metadata.namespace.clone().unwrap_or_default(),
+        name: set.metadata.name.clone().unwrap_or_default(),
+        reference: set::reference(set),
+        config: config.clone(),
+        figures: Figures::of(set, config),
+        verdict: ev.verdict,
+        next_step: ev.next_step,
+        status_annotations: annotations,
+        status_events: events,
+        step,
+    }
+}

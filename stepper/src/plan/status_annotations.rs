@@ -1,0 +1,149 @@
+//! The status annotations a pass writes besides the step, and the Events they announce.
+//!
+//! They are `initialized`, `blocked-reason`, `completed-revision` and the gates' own state.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use json_patch::Patch;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Pod;
+use serde_json::json;
+use sts_safe_rollout::annotations::TRUE;
+
+use crate::config::SetConfig;
+use crate::gates::{self, Evaluation, Idle, Verdict};
+use crate::model::reasons::Reason;
+use crate::model::set;
+use crate::plan::events::EventNote;
+use crate::plan::patch::{annotation_patch, ptr, test};
+
+/// The status annotations of one evaluated set, as plain changes: what [`status_annotations`] writes,
+/// and what a step folds into its own patch (so a step is one write, issue 12 item 5).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StatusChanges {
+    /// Annotation changes by full key (`Some` sets, `None` removes).
+    pub changes: Vec<(String, Option<String>)>,
+    /// A `test` op that must hold for the changes to apply (the Prometheus check's state).
+    pub guard: Option<json_patch::PatchOperation>,
+    /// The Events to publish once the changes are written.
+    pub events: Vec<EventNote>,
+}
+
+impl StatusChanges {
+    /// The metadata-only JSON Patch of these changes on `set` (the guard first), `None` when empty.
+    pub fn patch(self, set: &StatefulSet) -> Option<Patch> {
+        annotation_patch(set, &self.changes).map(|mut patch| {
+            if let Some(g) = self.guard {
+                patch.0.insert(0, g);
+            }
+            patch
+        })
+    }
+}
+
+/// The metadata-only JSON Patch for one evaluated set (`None` when nothing changes) and the Events to
+/// publish once it is applied: [`status_changes`] as a patch.
+pub fn status_annotations(
+    set: &StatefulSet,
+    config: &SetConfig,
+    pods: &BTreeMap<u32, &Pod>,
+    ev: &Evaluation,
+    now: Timestamp,
+) -> (Option<Patch>, Vec<EventNote>) {
+    let mut status = status_changes(set, config, pods, ev, now);
+    let events = std::mem::take(&mut status.events);
+    (status.patch(set), events)
+}
+
+/// The status annotations for one evaluated set and the Events to publish once they are written
+/// (`Blocked` on a new reason, `RolloutPaused`, `RolloutComplete`).
+///
+/// - `initialized: "true"` once a guarded set with ≥ 1 replica is fully Ready (0 replicas is "fully
+///   Ready" with no pod ever Ready: DESIGN.md keeps such a set fixable by a plain re-apply);
+/// - `blocked-reason`: set when the reason changes (one `Blocked` Event per change, not per pass),
+///   removed when idle or unguarded (a step's own patch removes it);
+/// - the gates' changes ([`Evaluation::changes`]) unless a step follows (a step starts the check's
+///   counts over), pinned by a `test` op so two steppers never both count one period's check;
+/// - `completed-revision` with its `RolloutComplete` Event, once per revision.
+pub fn status_changes(
+    set: &StatefulSet,
+    config: &SetConfig,
+    pods: &BTreeMap<u32, &Pod>,
+    ev: &Evaluation,
+    now: Timestamp,
+) -> StatusChanges {
+    let keys = &config.keys;
+    let verdict = &ev.verdict;
+    let announced = config.stamps.blocked_reason.as_deref();
+    let mut changes: Vec<(String, Option<String>)> = Vec::new();
+    let mut events = Vec::new();
+    if !matches!(verdict, Verdict::Unguarded(_))
+        && set::replicas(set) >= 1
+        && set::is_fully_ready(set)
+        && !config.initialized
+    {
+        changes.push((keys.initialized.clone(), Some(TRUE.into())));
+    }
+    match verdict {
+        Verdict::Blocked(b) => {
+            if announced != Some(b.reason.as_str()) {
+                changes.push((keys.blocked_reason.clone(), Some(b.reason.as_str().into())));
+                let step_pods_only = b.reason == Reason::PodNotReady
+                    && gates::pods_below_partition_ready(set, pods, now);
+                events.push(EventNote::blocked(b, step_pods_only || ev.expected_wait));
+            }
+        }
+        Verdict::Step { .. } => {} // the step patch clears it
+        Verdict::Idle(_) | Verdict::Unguarded(_) => {
+            if announced.is_some() {
+                changes.push((keys.blocked_reason.clone(), None));
+            }
+        }
+    }
+    let mut guard = None;
+    if !matches!(verdict, Verdict::Step { .. }) && !ev.changes.is_empty() {
+        let check_key = &keys.prometheus_check;
+        if ev.changes.iter().any(|(k, _)| k == check_key) {
+            guard = Some(match &config.stamps.prometheus_check {
+                Some(old) => test(ptr(&["metadata", "annotations", check_key]), json!(old)),
+                None => test(
+                    ptr(&["metadata", "resourceVersion"]),
+                    json!(set.metadata.resource_version.clone().unwrap_or_default()),
+                ),
+            });
+        }
+        if ev
+            .changes
+            .iter()
+            .any(|(k, v)| *k == keys.paused && v.is_some())
+        {
+            let reason = ev
+                .changes
+                .iter()
+                .find(|(k, _)| *k == keys.paused_reason)
+                .and_then(|(_, v)| v.clone())
+                .unwrap_or_default();
+            events.push(EventNote::paused(&reason));
+        }
+        changes.extend(ev.changes.iter().cloned());
+    }
+    if *verdict == Verdict::Idle(Idle::UpToDate)
+        && set::partition(set).unwrap_or(0) == 0
+        && set::is_fully_ready(set)
+        && config.stamps.last_partition_update.is_some()
+        && let Some(revision) = set
+            .status
+            .as_ref()
+            .and_then(|s| s.update_revision.as_deref())
+        && config.stamps.completed_revision.as_deref() != Some(revision)
+    {
+        changes.push((keys.completed_revision.clone(), Some(revision.to_string())));
+        events.push(EventNote::complete(revision, set::replicas(set)));
+    }
+    StatusChanges {
+        changes,
+        guard,
+        events,
+    }
+}

@@ -1,0 +1,6 @@
+//! Layer `rollout` (pure): what state a set's rollout is in, read from the objects — when it is
+//! really complete ([`complete`], what `wait` waits for).
+//!
+//! May import `gates`, `config`, `model` (ARCHITECTURE.md, "Layers").
+
+pub mod complete;
