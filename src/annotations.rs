@@ -48,6 +48,10 @@ pub const RECENT_STEPS: &str = "recent-steps";
 pub const BLOCKED_REASON: &str = "blocked-reason";
 /// Written by the stepper: the `updateRevision` whose `RolloutComplete` Event was sent.
 pub const COMPLETED_REVISION: &str = "completed-revision";
+/// Written by the stepper when a rollout needs a person, removed when it no longer does:
+/// `<Kind>: <detail>`, e.g. `StepRejected: admission webhook "x" denied the request: …`. Read by the
+/// GitOps health checks (Degraded) and `status`; a changed value is announced by one Warning Event.
+pub const DEGRADED_REASON: &str = "degraded-reason";
 
 /// Seconds a pod must have been not Ready, on a revision its ordinal should no longer run, before the
 /// stepper deletes it with `--recover-stuck-pods` (default 300 with the flag on; stuck-rollout recovery,
@@ -57,7 +61,7 @@ pub const RECOVER_AFTER_SECONDS: &str = "recover-after-seconds";
 /// Every annotation name the policy and the stepper read or write (the user-facing API; README's
 /// annotation table lists the same names). `prometheus-query-<N>` is the numbered form of
 /// [`PROMETHEUS_QUERY`].
-pub const ALL: [&str; 18] = [
+pub const ALL: [&str; 19] = [
     STEP,
     INITIAL_DELAY_SECONDS,
     PAUSED,
@@ -76,6 +80,7 @@ pub const ALL: [&str; 18] = [
     LAST_PARTITION_UPDATE,
     BLOCKED_REASON,
     COMPLETED_REVISION,
+    DEGRADED_REASON,
 ];
 
 /// The value an annotation must have to count as set (`"true"`, exactly, as Kubernetes' own boolean

@@ -43,6 +43,7 @@ pub struct Keys {
     pub last_partition_update: String,
     pub blocked_reason: String,
     pub completed_revision: String,
+    pub degraded_reason: String,
 }
 
 impl Keys {
@@ -69,6 +70,7 @@ impl Keys {
             last_partition_update: k(names::LAST_PARTITION_UPDATE),
             blocked_reason: k(names::BLOCKED_REASON),
             completed_revision: k(names::COMPLETED_REVISION),
+            degraded_reason: k(names::DEGRADED_REASON),
         }
     }
 
@@ -98,6 +100,8 @@ pub struct Stamps {
     pub blocked_reason: Option<String>,
     /// `completed-revision`, when present.
     pub completed_revision: Option<String>,
+    /// `degraded-reason` as written (`<Kind>: <detail>`), when present.
+    pub degraded_reason: Option<String>,
     /// `prometheus-check` as written (JSON, see [`crate::gates::prometheus::CheckState`]), when present.
     pub prometheus_check: Option<String>,
 }
@@ -189,6 +193,7 @@ impl SetConfig {
                 }),
                 blocked_reason: owned(&keys.blocked_reason),
                 completed_revision: owned(&keys.completed_revision),
+                degraded_reason: owned(&keys.degraded_reason),
                 prometheus_check: owned(&keys.prometheus_check),
             },
             invalid: errors.into_iter().next(),
