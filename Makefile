@@ -10,7 +10,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 RUNNER := $(TARGET_DIR)/debug/runner
 # Shared design and real fixtures live beside the checkout.
 SHARED ?= ../shared
-POLICY_SOURCES := $(wildcard src/*.rs) Cargo.toml Cargo.lock
+POLICY_SOURCES := $(wildcard src/*.rs rules/src/*.rs) Cargo.toml rules/Cargo.toml Cargo.lock
 
 # Publishing. The version is the workspace's (Cargo.toml = metadata.yml = artifacthub-pkg.yml, tested).
 VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)

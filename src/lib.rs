@@ -1,18 +1,15 @@
 //! sts-safe-rollout: a Kubewarden policy that stages StatefulSet template changes behind the
-//! rolling-update partition, plus the pieces the stepper shares with it.
+//! rolling-update partition.
 //!
 //! This file holds the waPC entry points only: the payload is read by [`request`], answered by
 //! [`response::evaluate`], whose table is [`decision`], a pure function over the request's own JSON.
+//! Everything but the waPC glue and the settings' SDK `Validatable` lives in the SDK-free
+//! `sts-safe-rollout-rules` crate (`rules/`), shared with the stepper; its modules are re-exported here
+//! under their old paths.
 
-pub mod annotations;
-pub mod decision;
-mod edit;
-pub mod field_error;
-pub mod request;
-pub mod response;
+pub use sts_safe_rollout_rules::{annotations, decision, field_error, request, response, view};
+
 pub mod settings;
-mod spec_compare;
-pub mod view;
 
 use kubewarden_policy_sdk::settings::{SettingsValidationResponse, Validatable};
 use kubewarden_policy_sdk::wapc_guest as guest;
@@ -78,7 +75,7 @@ pub fn validate(payload: &[u8]) -> guest::CallResult {
 /// waPC `validate_settings`: answers `{"valid": bool, "message": …}`. Unknown fields, wrong types and an
 /// `annotationPrefix` that is not a DNS subdomain are refused with a message naming the field.
 pub fn validate_settings(payload: &[u8]) -> guest::CallResult {
-    let verdict = serde_json::from_slice::<serde_json::Value>(payload)
+    let verdict = request::decode_json(payload)
         .map_err(|e| format!("settings: not valid JSON: {e}"))
         .and_then(|v| settings::parse(&v))
         .and_then(|s| s.validate());

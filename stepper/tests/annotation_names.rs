@@ -1,9 +1,9 @@
 //! The annotation names are the user-facing API: README's annotation table and
-//! `sts_safe_rollout::annotations::ALL` list the same names.
+//! `sts_safe_rollout_rules::annotations::ALL` list the same names.
 
 use std::collections::BTreeSet;
 
-use sts_safe_rollout::annotations;
+use sts_safe_rollout_rules::annotations;
 
 /// The first-column names of README's `### Annotations` table (the backquoted text of each row).
 fn readme_names() -> Vec<String> {
@@ -37,7 +37,7 @@ fn readme_table_and_the_names_module_agree() {
     let known: BTreeSet<&str> = annotations::ALL.into_iter().collect();
     assert_eq!(
         documented, known,
-        "README's annotation table vs sts_safe_rollout::annotations::ALL"
+        "README's annotation table vs sts_safe_rollout_rules::annotations::ALL"
     );
     assert_eq!(
         documented.len() + 1,

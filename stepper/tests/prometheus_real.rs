@@ -29,7 +29,7 @@ use axum::http::StatusCode;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use sts_safe_rollout::annotations::{self, PAUSED_REASON, PROMETHEUS_CHECK};
+use sts_safe_rollout_rules::annotations::{self, PAUSED_REASON, PROMETHEUS_CHECK};
 use sts_stepper::cluster::prometheus::{Auth, ConfigError, PrometheusClient, PrometheusConfig};
 use sts_stepper::config::{Keys, SetConfig, check_config};
 use sts_stepper::gates::prometheus::{

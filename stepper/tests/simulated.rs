@@ -4,7 +4,7 @@
 //! down, and never two steps for one observation.
 
 use serde_json::json;
-use sts_safe_rollout::annotations::DEFAULT_PREFIX;
+use sts_safe_rollout_rules::annotations::DEFAULT_PREFIX;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::reads::snapshot;
 use sts_stepper::pass::{Outcome, PassOptions, PassReport, execute, plan_pass, run_pass};

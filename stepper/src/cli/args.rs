@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use jiff::SignedDuration;
-use sts_safe_rollout::annotations;
+use sts_safe_rollout_rules::annotations;
 
 use crate::cli::values::{Target, parse_duration, parse_prefix, parse_target};
 

@@ -1,7 +1,7 @@
 //! The command line's value parsers: a target StatefulSet, an annotation prefix, a duration.
 
 use jiff::SignedDuration;
-use sts_safe_rollout::annotations;
+use sts_safe_rollout_rules::annotations;
 
 /// A StatefulSet named on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]

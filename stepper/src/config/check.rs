@@ -3,7 +3,7 @@
 //! Reads `prometheus-query*`, `check-period-seconds`, `success-threshold` and `failure-limit`.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use sts_safe_rollout::annotations::PROMETHEUS_QUERY;
+use sts_safe_rollout_rules::annotations::PROMETHEUS_QUERY;
 
 use super::Keys;
 

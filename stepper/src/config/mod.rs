@@ -2,7 +2,7 @@
 //!
 //! Below this module no code knows the annotation prefix.
 //! [`Keys`] turns the prefix (`--annotation-prefix`) into the full annotation keys once per pass;
-//! [`SetConfig::parse`] reads every annotation the stepper knows (names: [`sts_safe_rollout::annotations`])
+//! [`SetConfig::parse`] reads every annotation the stepper knows (names: [`sts_safe_rollout_rules::annotations`])
 //! into typed fields, and keeps the first unreadable one as the `InvalidAnnotation` detail. The gates,
 //! the plan and the patches then use the fields and the keys only.
 //!
@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
-use sts_safe_rollout::annotations as names;
+use sts_safe_rollout_rules::annotations as names;
 
 pub use check::{CheckConfig, DEFAULT_PERIOD_SECONDS, Query, check_config};
 
@@ -22,7 +22,7 @@ use crate::model::set;
 
 /// The full annotation keys (`<prefix>/<name>`) for one prefix, built once from `--annotation-prefix`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[allow(missing_docs)] // one field per name of `sts_safe_rollout::annotations`, same meaning
+#[allow(missing_docs)] // one field per name of `sts_safe_rollout_rules::annotations`, same meaning
 pub struct Keys {
     prefix: String,
     pub step: String,

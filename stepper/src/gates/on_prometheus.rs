@@ -2,7 +2,7 @@
 //!
 //! The check itself is [`crate::gates::prometheus::check_result`], over the queries the pass ran.
 
-use sts_safe_rollout::annotations::TRUE;
+use sts_safe_rollout_rules::annotations::TRUE;
 
 use super::{Evaluation, GateInput, Need};
 use crate::gates::prometheus::{self, CheckConfig, CheckResult, CheckState};

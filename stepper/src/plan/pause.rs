@@ -8,7 +8,7 @@
 use json_patch::Patch;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use serde_json::json;
-use sts_safe_rollout::annotations::TRUE;
+use sts_safe_rollout_rules::annotations::TRUE;
 
 use crate::config::SetConfig;
 use crate::plan::patch::{annotation_ops, annotation_patch, ptr, test};

@@ -9,7 +9,7 @@ use json_patch::Patch;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::json;
-use sts_safe_rollout::annotations::TRUE;
+use sts_safe_rollout_rules::annotations::TRUE;
 
 use crate::config::SetConfig;
 use crate::gates::{self, Evaluation, Idle, Verdict};

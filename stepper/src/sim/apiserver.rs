@@ -1,12 +1,12 @@
 //! The simulated API server's writes: defaulting, admission, `scale`, pod DELETE with preconditions.
 //!
 //! Defaulting runs on every request. Every StatefulSet write goes through [`admit`], the one place that
-//! calls the policy's pure decision (`sts_safe_rollout::decision`), as the mutating webhook would; the
+//! calls the policy's pure decision (`sts_safe_rollout_rules::decision`), as the mutating webhook would; the
 //! `scale` subresource bypasses it. A pod DELETE checks `uid`/`resourceVersion` preconditions.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Preconditions;
 use serde_json::{Value, json};
-use sts_safe_rollout::decision::{self, Row};
+use sts_safe_rollout_rules::decision::{self, Row};
 
 use super::kubelet::SimPod;
 use super::world::World;

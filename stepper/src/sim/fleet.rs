@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde_json::json;
-use sts_safe_rollout::annotations;
+use sts_safe_rollout_rules::annotations;
 
 use super::cluster::SimCluster;
 use super::history::template;

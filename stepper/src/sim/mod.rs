@@ -7,7 +7,7 @@
 //! - [`world`]: [`world::World`], what the API server stores for the set (raw JSON), its pods and
 //!   ControllerRevisions, on a virtual clock;
 //! - [`apiserver`]: writes — defaulting, the admission policy on every StatefulSet write (one call
-//!   to `sts_safe_rollout::decision`, in [`apiserver`]'s `admit`), the `scale` subresource, pod
+//!   to `sts_safe_rollout_rules::decision`, in [`apiserver`]'s `admit`), the `scale` subresource, pod
 //!   DELETE with `uid`/`resourceVersion` preconditions; [`objects`]: what a GET or LIST returns;
 //! - [`history`]: ControllerRevisions and the templates scenarios write;
 //! - [`controller`]: the StatefulSet controller, after upstream `stateful_set_control.go` (each rule

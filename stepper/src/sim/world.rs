@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 use serde_json::{Value, json};
-use sts_safe_rollout::decision::Row;
+use sts_safe_rollout_rules::decision::Row;
 
 use super::apiserver::{admit, apply_defaults};
 use super::history::{Revision, template};

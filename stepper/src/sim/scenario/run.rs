@@ -7,7 +7,7 @@
 //! stepper is killed between its read and its write or two steppers race).
 
 use serde_json::json;
-use sts_safe_rollout::annotations;
+use sts_safe_rollout_rules::annotations;
 
 use super::frame::{Frame, pod_views};
 use super::play::{Disruptions, play, stepper_pass};

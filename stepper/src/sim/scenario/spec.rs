@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use sts_safe_rollout::annotations;
+use sts_safe_rollout_rules::annotations;
 
 use crate::sim::cluster::{Call, FaultKind};
 

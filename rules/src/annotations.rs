@@ -90,7 +90,7 @@ pub const TRUE: &str = "true";
 /// Builds the full annotation key `<prefix>/<name>`.
 ///
 /// ```
-/// use sts_safe_rollout::annotations::{key, DEFAULT_PREFIX, PAUSED};
+/// use sts_safe_rollout_rules::annotations::{key, DEFAULT_PREFIX, PAUSED};
 /// assert_eq!(key(DEFAULT_PREFIX, PAUSED), "safe-rollout.dev/paused");
 /// ```
 pub fn key(prefix: &str, name: &str) -> String {

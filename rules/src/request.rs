@@ -102,10 +102,19 @@ pub fn parse_payload(payload: &[u8]) -> Result<Payload, String> {
     }
 }
 
+/// Decodes `bytes` as one JSON value (`serde_json::from_slice`). Not generic, so the policy crate calls
+/// this one instantiation of the decoder (for `validate_settings`) rather than compile its own copy.
+///
+/// # Errors
+/// serde_json's error for bytes that are not one JSON value.
+pub fn decode_json(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    serde_json::from_slice(bytes)
+}
+
 /// The diagnostic path of [`parse_payload`]: decodes a `Value`, then reads each field, naming a bad one.
 fn parse_payload_naming_the_field(payload: &[u8]) -> Result<Payload, String> {
     let whole = "validation payload";
-    let value: Value = serde_json::from_slice(payload).map_err(|e| field_error::at(whole, e))?;
+    let value = decode_json(payload).map_err(|e| field_error::at(whole, e))?;
     let Value::Object(mut top) = value else {
         return Err(field_error::at(
             whole,
