@@ -1,82 +1,33 @@
 //! One pass at scale: the pure plan over 10,000 StatefulSets / 50,000 pods held in memory, a whole
 //! pass through the kube-rs client against a mocked API server (JSON decoding included), and the
 //! reads of a `once` pass with 0, 1, 10 and 100 candidates among 10,000 StatefulSets / 50,000 pods,
-//! counted at the mocked API server in requests and response bytes (issue 12 item 6).
+//! counted at the mocked API server in requests and response bytes (issue 12 item 6). The `watch`
+//! pass from caches is `benches/watch_pass.rs`.
 //!
 //! Run: `cargo bench -p sts-stepper --bench pass` (timings and counts); the counts alone, in the
 //! debug profile: `cargo test -p sts-stepper --bench pass -- --nocapture`.
+
+mod fleet;
 
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use fleet::*;
 use http::{Request, Response};
-use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::Client;
 use kube::client::Body;
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::watcher;
 use serde_json::{Value, json};
 use sts_stepper::cluster::caches::{CachedCluster, Caches};
 use sts_stepper::cluster::kube::{KubeCluster, Scope};
+use sts_stepper::config::Keys;
 use sts_stepper::gates::{GateOptions, Verdict};
 use sts_stepper::pass::{PassOptions, run_pass};
 use sts_stepper::plan::{Snapshot, plan};
-
-const PODS_PER_SET: u32 = 5;
-
-fn now() -> Timestamp {
-    "2026-11-23T02:00:00Z".parse().expect("time")
-}
-
-/// StatefulSet `ns-<i % 100>/set-<i>`: 5 replicas, update staged at partition 5, `extra` annotations.
-fn set_json(i: usize, extra: &Value) -> Value {
-    let mut annotations = json!({"safe-rollout.dev/initialized": "true"});
-    if let (Some(a), Some(e)) = (annotations.as_object_mut(), extra.as_object()) {
-        a.extend(e.clone());
-    }
-    json!({
-        "apiVersion": "apps/v1", "kind": "StatefulSet",
-        "metadata": {"name": format!("set-{i}"), "namespace": format!("ns-{}", i % 100),
-                     "uid": format!("uid-{i}"), "resourceVersion": "7", "generation": 2,
-                     "annotations": annotations},
-        "spec": {"replicas": PODS_PER_SET, "selector": {"matchLabels": {"app": format!("set-{i}")}},
-                 "serviceName": "s", "template": {"metadata": {"labels": {"app": format!("set-{i}")}}},
-                 "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": PODS_PER_SET}}},
-        "status": {"replicas": PODS_PER_SET, "observedGeneration": 2, "readyReplicas": PODS_PER_SET,
-                   "availableReplicas": PODS_PER_SET, "currentReplicas": PODS_PER_SET,
-                   "updatedReplicas": 0, "currentRevision": format!("set-{i}-a"),
-                   "updateRevision": format!("set-{i}-b")}
-    })
-}
-
-fn pod_json(i: usize, ordinal: u32) -> Value {
-    json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": format!("set-{i}-{ordinal}"), "namespace": format!("ns-{}", i % 100),
-                     "labels": {"app": format!("set-{i}"), "controller-revision-hash": format!("set-{i}-a")},
-                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet",
-                                          "name": format!("set-{i}"), "uid": format!("uid-{i}"),
-                                          "controller": true}]},
-        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
-        "status": {"phase": "Running", "conditions": [
-            {"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-23T01:00:00Z"}]}
-    })
-}
-
-fn pdb_json(ns: usize) -> Value {
-    json!({
-        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-        "metadata": {"name": "budget", "namespace": format!("ns-{ns}")},
-        "spec": {"selector": {"matchLabels": {"tier": "db"}}, "maxUnavailable": 1},
-        "status": {"disruptionsAllowed": 1, "currentHealthy": 5, "desiredHealthy": 4,
-                   "expectedPods": 5, "observedGeneration": 1}
-    })
-}
 
 fn lists(sets: usize, extra: &Value) -> (Vec<Value>, Vec<Value>, Vec<Value>) {
     let s = (0..sets).map(|i| set_json(i, extra)).collect();
@@ -104,14 +55,6 @@ fn snapshot(sets: usize) -> Snapshot {
             .collect(),
         ..Snapshot::default()
     }
-}
-
-fn list_body(kind: &str, items: Vec<Value>) -> Vec<u8> {
-    serde_json::to_vec(
-        &json!({"kind": kind, "apiVersion": "v1", "metadata": {"resourceVersion": "9"},
-                               "items": items}),
-    )
-    .expect("json")
 }
 
 /// A mocked API server answering LISTs from prepared bodies and counting every request.
@@ -211,75 +154,6 @@ fn bench(c: &mut Criterion) {
     candidate_reads(c, &rt);
 }
 
-/// What the mocked API server of [`candidate_reads`] answered: requests and response bytes, by kind.
-#[derive(Default)]
-struct Served {
-    requests: AtomicUsize,
-    pod_requests: AtomicUsize,
-    lists_all_pods: AtomicUsize,
-    bytes: AtomicUsize,
-    pod_bytes: AtomicUsize,
-}
-
-/// A mocked API server over `sets` StatefulSets with 5 pods each, answering as a real one: the
-/// StatefulSet list; pods of one namespace filtered by `labelSelector=app=set-<i>`; every pod for a
-/// cluster-wide pod LIST; the PDB of one namespace.
-fn fleet_client(
-    sets: Arc<Vec<u8>>,
-    pods: Arc<Vec<Value>>,
-    served: Arc<Served>,
-    rt: &tokio::runtime::Runtime,
-) -> Client {
-    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-    rt.spawn(async move {
-        while let Some((req, send)) = handle.next_request().await {
-            let path = req.uri().path().to_string();
-            let query = req.uri().query().unwrap_or("").to_string();
-            let body: Vec<u8> = if path.ends_with("/statefulsets") {
-                sets.as_ref().clone()
-            } else if path == "/api/v1/pods" {
-                served.lists_all_pods.fetch_add(1, Ordering::Relaxed);
-                list_body("PodList", pods.as_ref().clone())
-            } else if path.ends_with("/pods") {
-                let app = query
-                    .split('&')
-                    .find_map(|kv| kv.strip_prefix("labelSelector=app%3D"))
-                    .expect("a pod read by selector");
-                let i: usize = app
-                    .strip_prefix("set-")
-                    .and_then(|n| n.parse().ok())
-                    .expect("set index");
-                let items =
-                    pods[i * PODS_PER_SET as usize..(i + 1) * PODS_PER_SET as usize].to_vec();
-                list_body("PodList", items)
-            } else if path.ends_with("/poddisruptionbudgets") {
-                let ns: usize = path
-                    .split('/')
-                    .nth(5)
-                    .and_then(|n| n.strip_prefix("ns-"))
-                    .and_then(|n| n.parse().ok())
-                    .expect("namespace");
-                list_body("PodDisruptionBudgetList", vec![pdb_json(ns)])
-            } else {
-                panic!("unexpected request {} {}", req.method(), req.uri())
-            };
-            served.requests.fetch_add(1, Ordering::Relaxed);
-            served.bytes.fetch_add(body.len(), Ordering::Relaxed);
-            if path.ends_with("/pods") {
-                served.pod_requests.fetch_add(1, Ordering::Relaxed);
-                served.pod_bytes.fetch_add(body.len(), Ordering::Relaxed);
-            }
-            send.send_response(
-                Response::builder()
-                    .body(Body::from(body))
-                    .expect("response"),
-            );
-        }
-    });
-    let _runtime = rt.enter();
-    Client::new(service, "default")
-}
-
 /// 3. The reads of a `once` pass with `candidates` candidates among 10,000 StatefulSets / 50,000
 ///    pods: every other set is paused (announced); each candidate has a pod NotReady (announced), so
 ///    the pass reads and writes nothing. Prints requests and response bytes, and checks the targets:
@@ -366,11 +240,7 @@ fn candidate_reads(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
         let typed_pdbs: Vec<PodDisruptionBudget> = (0..100)
             .map(|n| serde_json::from_value(pdb_json(n)).expect("pdb"))
             .collect();
-        let caches = Caches::from_stores(
-            vec![filled(typed_sets)],
-            vec![filled(typed_pods)],
-            vec![filled(typed_pdbs)],
-        );
+        let caches = Caches::listed(typed_sets, typed_pods, typed_pdbs, &Keys::default());
         let before = served.requests.load(Ordering::Relaxed);
         let cached = CachedCluster {
             caches: &caches,
@@ -387,15 +257,6 @@ fn candidate_reads(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
         assert_eq!(watch_requests, 0, "steady state: no LIST per pass");
         if candidates == 100 {
             c.bench_function(
-                "watch pass from caches, 10000 statefulsets, 100 candidates",
-                |b| {
-                    b.iter(|| {
-                        rt.block_on(run_pass(&cached, &PassOptions::default(), now()))
-                            .expect("pass")
-                    })
-                },
-            );
-            c.bench_function(
                 "once over mocked API, 10000 statefulsets, 100 candidates",
                 |b| {
                     b.iter(|| {
@@ -406,21 +267,6 @@ fn candidate_reads(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
             );
         }
     }
-}
-
-/// A store after one complete list of `items`, as a reflector leaves it after warm-up.
-fn filled<K>(items: Vec<K>) -> Store<K>
-where
-    K: kube::Resource + Clone + 'static,
-    K::DynamicType: Default + Eq + std::hash::Hash + Clone,
-{
-    let (store, mut writer) = reflector::store();
-    writer.apply_watcher_event(&watcher::Event::Init);
-    for item in items {
-        writer.apply_watcher_event(&watcher::Event::InitApply(item));
-    }
-    writer.apply_watcher_event(&watcher::Event::InitDone);
-    store
 }
 
 criterion_group! {

@@ -9,42 +9,26 @@ use http::Method;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::watcher::Event;
 use mock_api::*;
 use serde_json::{Value, json};
 use sts_stepper::cluster::caches::{CachedCluster, Caches};
 use sts_stepper::cluster::kube::{KubeCluster, Scope};
+use sts_stepper::config::Keys;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::{Outcome, PassOptions, PassReport, run_pass};
 use tokio::task::JoinHandle;
 
-/// A store after one complete list of `items` (as a reflector's first LIST leaves it).
-fn filled<K>(items: Vec<K>) -> Store<K>
-where
-    K: kube::Resource + Clone + 'static,
-    K::DynamicType: Default + Eq + std::hash::Hash + Clone,
-{
-    let (store, mut writer) = reflector::store();
-    writer.apply_watcher_event(&Event::Init);
-    for item in items {
-        writer.apply_watcher_event(&Event::InitApply(item));
-    }
-    writer.apply_watcher_event(&Event::InitDone);
-    store
-}
-
-/// Caches holding the fixture `moment`, its set changed by `f`.
+/// Caches holding the fixture `moment`, its set changed by `f`, as the first LIST of each kind leaves
+/// them (trimmed and indexed as `watch` keeps them).
 fn caches_of(moment: &str, f: impl FnOnce(&mut Value)) -> Caches {
     let mut set: Value = fixture_list::<Value>(&format!("{moment}-statefulsets.json"))[0].clone();
     f(&mut set);
     let set: StatefulSet = serde_json::from_value(set).expect("set");
-    Caches::from_stores(
-        vec![filled(vec![set])],
-        vec![filled(fixture_list::<Pod>(&format!("{moment}-pods.json")))],
-        vec![filled(fixture_list::<PodDisruptionBudget>(&format!(
-            "{moment}-pdbs.json"
-        )))],
+    Caches::listed(
+        vec![set],
+        fixture_list::<Pod>(&format!("{moment}-pods.json")),
+        fixture_list::<PodDisruptionBudget>(&format!("{moment}-pdbs.json")),
+        &Keys::default(),
     )
 }
 

@@ -3,8 +3,11 @@
 //!
 //! One kube-rs watcher per kind and namespace in scope (`watcher::Config` with the scope's label
 //! selector for StatefulSets, `statefulset.kubernetes.io/pod-name` for pods), each feeding its own
-//! reflector store (`WatchStreamExt::reflect`; a store is never fed by two watchers). A watch that
-//! errors or expires re-lists with `watcher::default_backoff()`, logs a warning and counts
+//! reflector store (`WatchStreamExt::reflect`; a store is never fed by two watchers). Each object is
+//! trimmed to what a pass reads before its store keeps it ([`crate::cluster::trim`], with
+//! `WatchStreamExt::modify`), and the pod stores are indexed by controller
+//! ([`crate::cluster::pod_index`]), so a pass reads its candidates' pods without scanning the rest. A
+//! watch that errors or expires re-lists with `watcher::default_backoff()`, logs a warning and counts
 //! `sts_safe_rollout_watch_restarts_total{resource}`. Steady state: no LIST per pass.
 
 use std::pin::Pin;
@@ -16,7 +19,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::core::{Selector, SelectorExt};
 use kube::runtime::WatchStreamExt;
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event as WatchEvent};
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
@@ -24,10 +27,14 @@ use tracing::warn;
 
 use crate::cluster::forward::forward_cluster;
 use crate::cluster::kube::{KubeCluster, Scope};
+use crate::cluster::pod_index::PodIndex;
+use crate::cluster::trim;
 use crate::cluster::{Cluster, ClusterError};
+use crate::config::Keys;
 use crate::model::set::POD_NAME_LABEL;
 
-/// The watch events of one kind, after they reached the store (for `watch`'s early passes).
+/// The watch events of one kind, after they reached the store (for `watch`'s early passes); the
+/// objects are trimmed as the store keeps them.
 pub type Reflected<K> = Pin<Box<dyn Stream<Item = WatchEvent<K>> + Send>>;
 
 /// The three kinds' streams; the stores fill only while these are polled.
@@ -44,19 +51,22 @@ pub struct CacheStreams {
 /// and re-lists (`watch` counts it in `sts_safe_rollout_watch_restarts_total`).
 pub type RestartHook = Arc<dyn Fn(&'static str) + Send + Sync>;
 
-/// The reflector stores, one per kind and namespace in scope (one per kind without `--namespace`).
+/// The reflector stores, one per kind and namespace in scope (one per kind without `--namespace`),
+/// each pod store with its index by controller.
 pub struct Caches {
     sets: Vec<Store<StatefulSet>>,
-    pods: Vec<Store<Pod>>,
+    pods: Vec<(Store<Pod>, PodIndex)>,
     pdbs: Vec<Store<PodDisruptionBudget>>,
 }
 
 impl Caches {
-    /// Starts the watches of `scope` (they run while the returned streams are polled); `on_restart`
-    /// hears of each watch that failed and re-lists.
+    /// Starts the watches of `scope` (they run while the returned streams are polled); `keys` says which
+    /// annotations the stores keep ([`trim::statefulset`]); `on_restart` hears of each watch that failed
+    /// and re-lists.
     pub fn start(
         client: &Client,
         scope: &Scope,
+        keys: &Arc<Keys>,
         on_restart: &RestartHook,
     ) -> (Caches, CacheStreams) {
         let namespaces: Vec<Option<&str>> = if scope.namespaces.is_empty() {
@@ -68,40 +78,65 @@ impl Caches {
         if let Some(l) = &scope.label_selector {
             sets_config = sets_config.labels(l);
         }
-        let pods_config = watcher::Config::default().labels(POD_NAME_LABEL);
-        let (sets, s) = kind(
-            client,
-            &namespaces,
-            &sets_config,
-            "statefulsets",
-            on_restart,
-        );
-        let (pods, p) = kind(client, &namespaces, &pods_config, "pods", on_restart);
-        let (pdbs, d) = kind(
-            client,
-            &namespaces,
-            &watcher::Config::default(),
-            "poddisruptionbudgets",
-            on_restart,
-        );
+        let sets_keys = keys.clone();
+        let sets = Kind {
+            resource: "statefulsets",
+            config: sets_config,
+            trim: move |s: &mut StatefulSet| trim::statefulset(s, &sets_keys),
+        };
+        let pods = Kind {
+            resource: "pods",
+            config: watcher::Config::default().labels(POD_NAME_LABEL),
+            trim: trim::pod,
+        };
+        let pdbs = Kind {
+            resource: "poddisruptionbudgets",
+            config: watcher::Config::default(),
+            trim: trim::pdb,
+        };
+        let (mut set_stores, mut pod_stores, mut pdb_stores) = (vec![], vec![], vec![]);
+        let (mut s, mut p, mut d) = (vec![], vec![], vec![]);
+        for ns in namespaces {
+            let (store, stream) = sets.watch(client, ns, on_restart, |_| ());
+            set_stores.push(store);
+            s.push(stream);
+            let index = PodIndex::default();
+            let updates = index.clone();
+            let (store, stream) = pods.watch(client, ns, on_restart, move |e| updates.apply(e));
+            pod_stores.push((store, index));
+            p.push(stream);
+            let (store, stream) = pdbs.watch(client, ns, on_restart, |_| ());
+            pdb_stores.push(store);
+            d.push(stream);
+        }
         (
-            Caches { sets, pods, pdbs },
+            Caches {
+                sets: set_stores,
+                pods: pod_stores,
+                pdbs: pdb_stores,
+            },
             CacheStreams {
-                sets: s,
-                pods: p,
-                pdbs: d,
+                sets: Box::pin(stream::select_all(s)),
+                pods: Box::pin(stream::select_all(p)),
+                pdbs: Box::pin(stream::select_all(d)),
             },
         )
     }
 
-    /// Caches over stores filled elsewhere (each by its own reflector; tests fill them with
-    /// `reflector::store::Writer::apply_watcher_event`).
-    pub fn from_stores(
-        sets: Vec<Store<StatefulSet>>,
-        pods: Vec<Store<Pod>>,
-        pdbs: Vec<Store<PodDisruptionBudget>>,
+    /// Caches as one complete LIST of these objects leaves them: each trimmed and stored (and the pods
+    /// indexed) exactly as [`Caches::start`]'s watches do (tests and benchmarks).
+    pub fn listed(
+        sets: Vec<StatefulSet>,
+        pods: Vec<Pod>,
+        pdbs: Vec<PodDisruptionBudget>,
+        keys: &Keys,
     ) -> Self {
-        Caches { sets, pods, pdbs }
+        let index = PodIndex::default();
+        Caches {
+            sets: vec![listed(sets, |s| trim::statefulset(s, keys), |_| ())],
+            pods: vec![(listed(pods, trim::pod, |e| index.apply(e)), index.clone())],
+            pdbs: vec![listed(pdbs, trim::pdb, |_| ())],
+        }
     }
 
     /// Waits until every store has had its first complete list.
@@ -109,60 +144,114 @@ impl Caches {
         for s in &self.sets {
             let _ = s.wait_until_ready().await;
         }
-        for s in &self.pods {
+        for (s, _) in &self.pods {
             let _ = s.wait_until_ready().await;
         }
         for s in &self.pdbs {
             let _ = s.wait_until_ready().await;
         }
     }
+
+    /// The pods of `namespace` that the StatefulSets `owners` (uids) control and `selector` matches,
+    /// from the index: O(those pods), whatever the number of pods cached.
+    fn owned_pods(&self, namespace: &str, selector: &Selector, owners: &[String]) -> Vec<Pod> {
+        let mut found = Vec::new();
+        for (store, index) in &self.pods {
+            for owner in owners {
+                for name in index.names(namespace, owner) {
+                    let Some(pod) = store.get(&ObjectRef::new(&name).within(namespace)) else {
+                        continue; // deleted since the index was read
+                    };
+                    if selector.matches(pod.metadata.labels.as_ref().unwrap_or(&Default::default()))
+                    {
+                        found.push((*pod).clone());
+                    }
+                }
+            }
+        }
+        found
+    }
 }
 
-/// The stores and the merged stream of one kind over `namespaces`.
-fn kind<K>(
-    client: &Client,
-    namespaces: &[Option<&str>],
-    config: &watcher::Config,
+/// How one kind is watched and what its store keeps.
+struct Kind<T> {
     resource: &'static str,
-    on_restart: &RestartHook,
-) -> (Vec<Store<K>>, Reflected<K>)
-where
-    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-    K::DynamicType: Default + Eq + std::hash::Hash + Clone,
-{
-    let mut stores = Vec::new();
-    let mut streams = Vec::new();
-    for ns in namespaces {
+    config: watcher::Config,
+    trim: T,
+}
+
+impl<T> Kind<T> {
+    /// The store and event stream of this kind in `ns` (all namespaces: `None`): each object trimmed,
+    /// then stored, then handed to `after` (the pod index), then yielded.
+    fn watch<K>(
+        &self,
+        client: &Client,
+        ns: Option<&str>,
+        on_restart: &RestartHook,
+        mut after: impl FnMut(&WatchEvent<K>) + Send + 'static,
+    ) -> (Store<K>, Reflected<K>)
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + std::fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+        K::DynamicType: Default + Eq + std::hash::Hash + Clone,
+        T: Fn(&mut K) + Clone + Send + 'static,
+    {
         let api: Api<K> = match ns {
             Some(ns) => Api::namespaced(client.clone(), ns),
             None => Api::all(client.clone()),
         };
         let (store, writer) = reflector::store();
         let on_restart = on_restart.clone();
-        streams.push(Box::pin(
-            watcher::watcher(api, config.clone())
-                .default_backoff()
-                .reflect(writer)
-                .filter_map(move |ev| {
-                    std::future::ready(match ev {
-                        Ok(e) => Some(e),
-                        Err(e) => {
-                            warn!(resource, error = %e, "watch failed: re-listing with backoff");
-                            on_restart(resource);
-                            None
-                        }
-                    })
-                }),
-        ) as Reflected<K>);
-        stores.push(store);
+        let resource = self.resource;
+        let trim = self.trim.clone();
+        let stream = watcher::watcher(api, self.config.clone())
+            .default_backoff()
+            .modify(move |o| trim(o))
+            .reflect(writer)
+            .filter_map(move |ev| {
+                std::future::ready(match ev {
+                    Ok(e) => {
+                        after(&e);
+                        Some(e)
+                    }
+                    Err(e) => {
+                        warn!(resource, error = %e, "watch failed: re-listing with backoff");
+                        on_restart(resource);
+                        None
+                    }
+                })
+            });
+        (store, Box::pin(stream))
     }
-    (stores, Box::pin(stream::select_all(streams)))
+}
+
+/// A store after one complete list of `items`, each trimmed by `trim`; `after` sees each event.
+fn listed<K>(
+    items: Vec<K>,
+    trim: impl Fn(&mut K),
+    mut after: impl FnMut(&WatchEvent<K>),
+) -> Store<K>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Default + Eq + std::hash::Hash + Clone,
+{
+    let (store, mut writer) = reflector::store();
+    let mut apply = |e: WatchEvent<K>| {
+        writer.apply_watcher_event(&e);
+        after(&e);
+    };
+    apply(WatchEvent::Init);
+    for mut item in items {
+        trim(&mut item);
+        apply(WatchEvent::InitApply(item));
+    }
+    apply(WatchEvent::InitDone);
+    store
 }
 
 /// Every object of `stores` matching `keep`, cloned.
@@ -202,18 +291,18 @@ impl Cluster for CachedCluster<'_> {
     }
 
     async fn list_pods(&self) -> Result<Vec<Pod>, ClusterError> {
-        Ok(state(&self.caches.pods, |_| true))
+        let stores: Vec<Store<Pod>> = self.caches.pods.iter().map(|(s, _)| s.clone()).collect();
+        Ok(state(&stores, |_| true))
     }
 
+    /// From the index: the pods `owners` control (the only ones a pass keeps) that `selector` matches.
     async fn list_set_pods(
         &self,
         namespace: &str,
         selector: &Selector,
+        owners: &[String],
     ) -> Result<Vec<Pod>, ClusterError> {
-        Ok(state(&self.caches.pods, |p| {
-            p.metadata.namespace.as_deref() == Some(namespace)
-                && selector.matches(p.metadata.labels.as_ref().unwrap_or(&Default::default()))
-        }))
+        Ok(self.caches.owned_pods(namespace, selector, owners))
     }
 
     async fn list_pdbs(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError> {

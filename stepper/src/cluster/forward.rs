@@ -40,10 +40,11 @@ macro_rules! forward_cluster {
             &self,
             namespace: &str,
             selector: &::kube::core::Selector,
+            owners: &[String],
         ) -> impl ::std::future::Future<
             Output = Result<Vec<::k8s_openapi::api::core::v1::Pod>, $crate::cluster::ClusterError>,
         > + Send {
-            self.$field.list_set_pods(namespace, selector)
+            self.$field.list_set_pods(namespace, selector, owners)
         }
     };
     (@one $field:ident cached) => {
@@ -70,10 +71,11 @@ macro_rules! forward_cluster {
             &self,
             namespace: &str,
             selector: &::kube::core::Selector,
+            owners: &[String],
         ) -> impl ::std::future::Future<
             Output = Result<Vec<::k8s_openapi::api::core::v1::Pod>, $crate::cluster::ClusterError>,
         > + Send {
-            self.$field.list_set_pods_consistent(namespace, selector)
+            self.$field.list_set_pods_consistent(namespace, selector, owners)
         }
     };
     (@one $field:ident list_pdbs) => {

@@ -168,10 +168,12 @@ impl Cluster for KubeCluster {
         self.list("pods", &ListParams::default()).await
     }
 
+    /// One LIST by `selector`: the API server cannot filter by owner, so `owners` is not sent.
     async fn list_set_pods(
         &self,
         namespace: &str,
         selector: &Selector,
+        _owners: &[String],
     ) -> Result<Vec<Pod>, ClusterError> {
         let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
         let params = ListParams::default().labels_from(selector);

@@ -7,15 +7,18 @@
 //! caller passes `now`).
 //!
 //! Layer `cluster` (I/O): the [`Cluster`] and [`Prometheus`] traits, their kube-rs and HTTP
-//! implementations ([`kube`], [`prometheus`]), `watch`'s reflector caches ([`caches`]) and the API
-//! server's errors as it means them ([`api_error`]). The only code that talks to the world. May import
+//! implementations ([`kube`], [`prometheus`]), `watch`'s reflector caches ([`caches`], what they keep of
+//! each object: [`trim`], their pods by controller: [`pod_index`]) and the API server's errors as it
+//! means them ([`api_error`]). The only code that talks to the world. May import
 //! `plan`, `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers").
 
 pub mod api_error;
 pub mod caches;
 pub mod forward;
 pub mod kube;
+pub mod pod_index;
 pub mod prometheus;
+pub mod trim;
 
 use std::future::Future;
 
@@ -107,12 +110,18 @@ pub trait Cluster: Sync {
 
     /// LIST the Pods of one StatefulSet: in `namespace`, with `labelSelector` = `selector` (the set's
     /// `spec.selector`). A consistent read (no `resourceVersion`: the API server answers as of now), so
-    /// a step is never decided on a stale pod. The default filters [`Cluster::list_pods`].
+    /// a step is never decided on a stale pod. `owners` are the uids of the StatefulSets whose pods the
+    /// caller wants (those with this namespace and selector): a pass keeps only the pods a StatefulSet
+    /// controls (`model::pods::controller_uid`), so an implementation may leave out pods none of
+    /// `owners` controls — `watch`'s caches answer from their index by controller; the API server's
+    /// LIST cannot filter by owner and returns them all. The default filters [`Cluster::list_pods`].
     fn list_set_pods(
         &self,
         namespace: &str,
         selector: &Selector,
+        owners: &[String],
     ) -> impl Future<Output = Result<Vec<Pod>, ClusterError>> + Send {
+        let _ = owners;
         async move {
             let pods = self.list_pods().await?;
             Ok(pods
@@ -154,8 +163,9 @@ pub trait Cluster: Sync {
         &self,
         namespace: &str,
         selector: &Selector,
+        owners: &[String],
     ) -> impl Future<Output = Result<Vec<Pod>, ClusterError>> + Send {
-        self.list_set_pods(namespace, selector)
+        self.list_set_pods(namespace, selector, owners)
     }
 
     /// LIST PodDisruptionBudgets in the scope's namespaces.

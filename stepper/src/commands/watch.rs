@@ -66,7 +66,7 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
         let metrics = metrics.clone();
         Arc::new(move |resource| metrics.watch_restarted(resource))
     };
-    let (caches, streams) = Caches::start(cluster.client(), cluster.scope(), &restarts);
+    let (caches, streams) = Caches::start(cluster.client(), cluster.scope(), &ctx.keys, &restarts);
     let watchers = tokio::spawn(forward_changes(
         changes(streams, rolling.clone(), ctx.keys.clone()),
         changed.clone(),

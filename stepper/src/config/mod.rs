@@ -78,6 +78,13 @@ impl Keys {
     pub fn prefix(&self) -> &str {
         &self.prefix
     }
+
+    /// True for an annotation key under this prefix (`<prefix>/<name>`, any name): the only annotations
+    /// the stepper reads ([`SetConfig::parse`], [`check::check_config`]) or writes.
+    pub fn owns(&self, key: &str) -> bool {
+        key.strip_prefix(self.prefix.as_str())
+            .is_some_and(|rest| rest.starts_with('/'))
+    }
 }
 
 impl Default for Keys {

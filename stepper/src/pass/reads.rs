@@ -5,10 +5,11 @@
 //! on a stale object. What is read follows the work (DESIGN.md, "Reads follow the work"): a pass with
 //! no candidate reads no pod.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 
 use jiff::Timestamp;
+use kube::core::Selector;
 
 use crate::cluster::{Cluster, ClusterError};
 use crate::model::set;
@@ -74,7 +75,8 @@ pub async fn snapshot<C: Cluster>(
 }
 
 /// Adds to `snap` the pods of the sets at indexes `chosen` (one LIST per distinct namespace and
-/// selector) and, with `pdb_gate`, the PDBs of their namespaces (one LIST per namespace).
+/// selector, in the order of `chosen`, naming the uids of the sets that share it) and, with
+/// `pdb_gate`, the PDBs of their namespaces (one LIST per namespace).
 ///
 /// # Errors
 /// The first LIST that failed.
@@ -84,17 +86,25 @@ pub async fn read_pods_of<C: Cluster>(
     chosen: &[usize],
     pdb_gate: bool,
 ) -> Result<(), ClusterError> {
-    let mut selectors = BTreeSet::new();
+    let mut reads: Vec<(String, Selector, Vec<String>)> = Vec::new();
+    let mut read_of: HashMap<(String, String), usize> = HashMap::new();
     let mut namespaces = BTreeSet::new();
     for &i in chosen {
         let s = &snap.statefulsets[i];
         let ns = s.metadata.namespace.clone().unwrap_or_default();
         let selector = set::pod_selector(s);
-        if selectors.insert((ns.clone(), selector.to_string())) {
-            snap.pods
-                .extend(cluster.list_set_pods(&ns, &selector).await?);
-        }
+        let at = *read_of
+            .entry((ns.clone(), selector.to_string()))
+            .or_insert_with(|| {
+                reads.push((ns.clone(), selector, Vec::new()));
+                reads.len() - 1
+            });
+        reads[at].2.extend(s.metadata.uid.clone());
         namespaces.insert(ns);
+    }
+    for (ns, selector, owners) in &reads {
+        snap.pods
+            .extend(cluster.list_set_pods(ns, selector, owners).await?);
     }
     if pdb_gate {
         for ns in &namespaces {
@@ -124,8 +134,9 @@ pub async fn reread_set<C: Cluster>(
         .get_statefulset(&ns, &name)
         .await?
         .unwrap_or_else(|| set.clone());
+    let owners: Vec<String> = fresh.metadata.uid.iter().cloned().collect();
     let pods = cluster
-        .list_set_pods_consistent(&ns, &set::pod_selector(&fresh))
+        .list_set_pods_consistent(&ns, &set::pod_selector(&fresh), &owners)
         .await?;
     let pdbs = if pdb_gate {
         cluster.list_namespace_pdbs(&ns).await?
