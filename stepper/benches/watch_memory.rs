@@ -10,7 +10,9 @@
 //! `SETS=10000 PODS_PER_SET=5 cargo bench -p sts-stepper --bench watch_memory` (50,000 pods);
 //! `SETS=10000 PODS_PER_SET=20 cargo bench -p sts-stepper --bench watch_memory` (200,000 pods).
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use futures::StreamExt;
@@ -21,6 +23,29 @@ use serde_json::{Value, json};
 use sts_stepper::cluster::caches::{Caches, RestartHook};
 use sts_stepper::cluster::kube::Scope;
 use sts_stepper::config::Keys;
+
+/// The system allocator, counting the bytes allocated and not yet freed: what the process holds, apart
+/// from the allocator's own overhead and the memory it keeps after a free (the rest of `VmRSS`).
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's contract for `GlobalAlloc::alloc`, passed on.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: `ptr` was allocated by `System` with `layout` (the caller's contract).
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
 
 /// One object of a fixture list (`shared/fixtures/api/<file>`).
 fn fixture(file: &str) -> Value {
@@ -33,68 +58,120 @@ fn fixture(file: &str) -> Value {
     list["items"][0].clone()
 }
 
+/// A fixture object as JSON text with holes: `@N@` inside its strings stands for value `N`.
+struct Template(Vec<(String, Option<usize>)>);
+
+impl Template {
+    fn new(object: &Value) -> Self {
+        let text = serde_json::to_string(object).expect("json");
+        let mut parts = Vec::new();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find('@') {
+            let hole = rest[at + 1..].find('@').and_then(|end| {
+                let n = rest[at + 1..at + 1 + end].parse().ok()?;
+                Some((n, at + end + 2))
+            });
+            match hole {
+                Some((n, next)) => {
+                    parts.push((rest[..at].to_string(), Some(n)));
+                    rest = &rest[next..];
+                }
+                None => {
+                    parts.push((rest[..=at].to_string(), None));
+                    rest = &rest[at + 1..];
+                }
+            }
+        }
+        parts.push((rest.to_string(), None));
+        Template(parts)
+    }
+
+    fn render(&self, out: &mut Vec<u8>, values: &[&str]) {
+        for (text, hole) in &self.0 {
+            out.extend_from_slice(text.as_bytes());
+            if let Some(n) = hole {
+                out.extend_from_slice(values[*n].as_bytes());
+            }
+        }
+    }
+}
+
 /// The objects the mock serves, by index: set `i` is `ns-<i % 100>/set-<i>` (uid `uid-<i>`, selector
-/// `app=set-<i>`), its pods `set-<i>-<o>`; one PDB per namespace.
+/// `app=set-<i>`), its pods `set-<i>-<o>`; one PDB per namespace. Rendered from templates straight into
+/// the page's bytes, so the mock's own garbage stays small (it shares the process being measured).
 struct Fleet {
     sets: usize,
     pods_per_set: usize,
-    set: Value,
-    pod: Value,
-    pdb: Value,
+    set: Template,
+    pod: Template,
+    pdb: Template,
+}
+
+/// The holes: 0 set name, 1 pod name, 2 namespace, 3 pod uid, 4 ordinal, 5 set uid.
+fn templates(mut set: Value, mut pod: Value, mut pdb: Value) -> (Template, Template, Template) {
+    set["metadata"]["name"] = json!("@0@");
+    set["metadata"]["namespace"] = json!("@2@");
+    set["metadata"]["uid"] = json!("@5@");
+    set["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
+    set["spec"]["selector"] = json!({"matchLabels": {"app": "@0@"}});
+    set["spec"]["template"]["metadata"]["labels"] = json!({"app": "@0@"});
+    pod["metadata"]["name"] = json!("@1@");
+    pod["metadata"]["namespace"] = json!("@2@");
+    pod["metadata"]["uid"] = json!("@3@");
+    pod["metadata"]["labels"] = json!({"app": "@0@", "apps.kubernetes.io/pod-index": "@4@",
+        "controller-revision-hash": "@0@-a", "statefulset.kubernetes.io/pod-name": "@1@"});
+    pod["metadata"]["ownerReferences"][0]["name"] = json!("@0@");
+    pod["metadata"]["ownerReferences"][0]["uid"] = json!("@5@");
+    pdb["metadata"]["namespace"] = json!("@2@");
+    (
+        Template::new(&set),
+        Template::new(&pod),
+        Template::new(&pdb),
+    )
 }
 
 impl Fleet {
-    fn set(&self, i: usize) -> Value {
-        let mut s = self.set.clone();
-        let name = format!("set-{i}");
-        s["metadata"]["name"] = json!(name);
-        s["metadata"]["namespace"] = json!(format!("ns-{}", i % 100));
-        s["metadata"]["uid"] = json!(format!("uid-{i}"));
-        s["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
-        s["spec"]["selector"] = json!({"matchLabels": {"app": name}});
-        s["spec"]["template"]["metadata"]["labels"] = json!({"app": name});
-        s
+    /// Renders object `k` of `kind` into `out`.
+    fn render(&self, kind: &str, k: usize, out: &mut Vec<u8>) {
+        let (template, i, o) = match kind {
+            "statefulsets" => (&self.set, k, 0),
+            "pods" => (&self.pod, k / self.pods_per_set, k % self.pods_per_set),
+            _ => (&self.pdb, k, 0),
+        };
+        let (set, pod) = (format!("set-{i}"), format!("set-{i}-{o}"));
+        let (ns, pod_uid, set_uid) = (
+            format!("ns-{}", i % 100),
+            format!("pod-uid-{k}"),
+            format!("uid-{i}"),
+        );
+        template.render(out, &[&set, &pod, &ns, &pod_uid, &o.to_string(), &set_uid]);
     }
 
-    fn pod(&self, k: usize) -> Value {
-        let (i, o) = (k / self.pods_per_set, k % self.pods_per_set);
-        let mut p = self.pod.clone();
-        let (set, name) = (format!("set-{i}"), format!("set-{i}-{o}"));
-        p["metadata"]["name"] = json!(name);
-        p["metadata"]["namespace"] = json!(format!("ns-{}", i % 100));
-        p["metadata"]["uid"] = json!(format!("pod-uid-{k}"));
-        p["metadata"]["labels"] = json!({"app": set, "apps.kubernetes.io/pod-index": o.to_string(),
-            "controller-revision-hash": format!("{set}-a"), "statefulset.kubernetes.io/pod-name": name});
-        p["metadata"]["ownerReferences"][0]["name"] = json!(set);
-        p["metadata"]["ownerReferences"][0]["uid"] = json!(format!("uid-{i}"));
-        p
-    }
-
-    fn pdb(&self, n: usize) -> Value {
-        let mut d = self.pdb.clone();
-        d["metadata"]["namespace"] = json!(format!("ns-{n}"));
-        d
-    }
-
-    /// One page of a LIST: items `[start, start + limit)` of `count`, with the `continue` token of
-    /// the next page.
+    /// One page of a LIST: items `[start, start + limit)`, with the `continue` token of the next page.
     fn page(&self, kind: &str, start: usize, limit: usize) -> Vec<u8> {
-        let (count, item): (usize, &dyn Fn(usize) -> Value) = match kind {
-            "statefulsets" => (self.sets, &|i| self.set(i)),
-            "pods" => (self.sets * self.pods_per_set, &|k| self.pod(k)),
-            _ => (100.min(self.sets), &|n| self.pdb(n)),
+        let count = match kind {
+            "statefulsets" => self.sets,
+            "pods" => self.sets * self.pods_per_set,
+            _ => 100.min(self.sets),
         };
         let end = (start + limit).min(count);
-        let items: Vec<Value> = (start..end).map(item).collect();
-        let mut metadata = json!({"resourceVersion": "9"});
-        if end < count {
-            metadata["continue"] = json!(end.to_string());
-        }
-        serde_json::to_vec(
-            &json!({"apiVersion": "v1", "kind": "List", "metadata": metadata,
-                                   "items": items}),
+        let next = if end < count {
+            format!(r#","continue":"{end}""#)
+        } else {
+            String::new()
+        };
+        let mut out = format!(
+            r#"{{"apiVersion":"v1","kind":"List","metadata":{{"resourceVersion":"9"{next}}},"items":["#
         )
-        .expect("json")
+        .into_bytes();
+        for k in start..end {
+            if k > start {
+                out.push(b',');
+            }
+            self.render(kind, k, &mut out);
+        }
+        out.extend_from_slice(b"]}");
+        out
     }
 }
 
@@ -159,20 +236,30 @@ fn env(name: &str, default: usize) -> usize {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
+    let (set, pod, pdb) = templates(
+        fixture("1-staged-statefulsets.json"),
+        fixture("1-staged-pods.json"),
+        fixture("1-staged-pdbs.json"),
+    );
     let fleet = Arc::new(Fleet {
         sets: env("SETS", 10_000),
         pods_per_set: env("PODS_PER_SET", 5),
-        set: fixture("1-staged-statefulsets.json"),
-        pod: fixture("1-staged-pods.json"),
-        pdb: fixture("1-staged-pdbs.json"),
+        set,
+        pod,
+        pdb,
     });
     let pods = fleet.sets * fleet.pods_per_set;
-    let one_pod = serde_json::to_vec(&fleet.pod(0)).expect("json").len();
+    let mut one_pod = Vec::new();
+    fleet.render("pods", 0, &mut one_pod);
+    let one_pod = one_pod.len();
     let (rss0, _) = memory();
     let started = Instant::now();
     let client = mock_client(fleet.clone());
     let keys = Arc::new(Keys::default());
-    let hook: RestartHook = Arc::new(|resource| panic!("the {resource} watch failed"));
+    static RESTARTS: AtomicUsize = AtomicUsize::new(0);
+    let hook: RestartHook = Arc::new(|_| {
+        RESTARTS.fetch_add(1, Ordering::Relaxed);
+    });
     let (caches, streams) = Caches::start(&client, &Scope::default(), &keys, &hook);
     for mut s in [
         streams.sets.map(|_| ()).boxed(),
@@ -183,13 +270,17 @@ async fn main() {
     }
     caches.ready().await;
     let (rss, hwm) = memory();
+    assert_eq!(RESTARTS.load(Ordering::Relaxed), 0, "no watch failed");
     println!(
         "watch caches ready: {} StatefulSets, {pods} pods ({one_pod} bytes of JSON each), 100 PDBs in {:.1} s; \
-         VmRSS {:.1} MiB (before the caches: {:.1} MiB), VmHWM {:.1} MiB",
+         VmRSS {:.1} MiB (before the caches: {:.1} MiB), VmHWM {:.1} MiB; heap in use {:.1} MiB",
         fleet.sets,
         started.elapsed().as_secs_f64(),
         rss as f64 / 1024.0,
         rss0 as f64 / 1024.0,
         hwm as f64 / 1024.0,
+        LIVE.load(Ordering::Relaxed) as f64 / (1024.0 * 1024.0),
     );
+    // Exit now: a runtime shutting down would end the mock and fail the watches mid-print.
+    std::process::exit(0);
 }

@@ -3,9 +3,10 @@
 //!
 //! One kube-rs watcher per kind and namespace in scope (`watcher::Config` with the scope's label
 //! selector for StatefulSets, `statefulset.kubernetes.io/pod-name` for pods), each feeding its own
-//! reflector store (`WatchStreamExt::reflect`; a store is never fed by two watchers). Each object is
-//! trimmed to what a pass reads before its store keeps it ([`crate::cluster::trim`], with
-//! `WatchStreamExt::modify`), and the pod stores are indexed by controller
+//! reflector store (`WatchStreamExt::reflect`; a store is never fed by two watchers). The stores keep
+//! only what a pass reads ([`crate::cluster::cached`]: StatefulSets and pods decoded as `CachedSet` and
+//! `CachedPod`, the annotations that are not the stepper's and PDBs' metadata dropped with
+//! `WatchStreamExt::modify` before the store keeps them), and the pod stores are indexed by controller
 //! ([`crate::cluster::pod_index`]), so a pass reads its candidates' pods without scanning the rest. A
 //! watch that errors or expires re-lists with `watcher::default_backoff()`, logs a warning and counts
 //! `sts_safe_rollout_watch_restarts_total{resource}`. Steady state: no LIST per pass.
@@ -25,24 +26,24 @@ use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 use tracing::warn;
 
+use crate::cluster::cached::{CachedPod, CachedSet, trim_pdb};
 use crate::cluster::forward::forward_cluster;
 use crate::cluster::kube::{KubeCluster, Scope};
 use crate::cluster::pod_index::PodIndex;
-use crate::cluster::trim;
 use crate::cluster::{Cluster, ClusterError};
 use crate::config::Keys;
 use crate::model::set::POD_NAME_LABEL;
 
-/// The watch events of one kind, after they reached the store (for `watch`'s early passes); the
-/// objects are trimmed as the store keeps them.
+/// The watch events of one kind, after they reached the store (for `watch`'s early passes), the objects
+/// as the store keeps them.
 pub type Reflected<K> = Pin<Box<dyn Stream<Item = WatchEvent<K>> + Send>>;
 
 /// The three kinds' streams; the stores fill only while these are polled.
 pub struct CacheStreams {
     /// StatefulSets.
-    pub sets: Reflected<StatefulSet>,
+    pub sets: Reflected<CachedSet>,
     /// StatefulSet pods.
-    pub pods: Reflected<Pod>,
+    pub pods: Reflected<CachedPod>,
     /// PodDisruptionBudgets.
     pub pdbs: Reflected<PodDisruptionBudget>,
 }
@@ -54,15 +55,15 @@ pub type RestartHook = Arc<dyn Fn(&'static str) + Send + Sync>;
 /// The reflector stores, one per kind and namespace in scope (one per kind without `--namespace`),
 /// each pod store with its index by controller.
 pub struct Caches {
-    sets: Vec<Store<StatefulSet>>,
-    pods: Vec<(Store<Pod>, PodIndex)>,
+    sets: Vec<Store<CachedSet>>,
+    pods: Vec<(Store<CachedPod>, PodIndex)>,
     pdbs: Vec<Store<PodDisruptionBudget>>,
 }
 
 impl Caches {
     /// Starts the watches of `scope` (they run while the returned streams are polled); `keys` says which
-    /// annotations the stores keep ([`trim::statefulset`]); `on_restart` hears of each watch that failed
-    /// and re-lists.
+    /// annotations the stores keep ([`CachedSet::keep_annotations`]); `on_restart` hears of each watch
+    /// that failed and re-lists.
     pub fn start(
         client: &Client,
         scope: &Scope,
@@ -82,17 +83,17 @@ impl Caches {
         let sets = Kind {
             resource: "statefulsets",
             config: sets_config,
-            trim: move |s: &mut StatefulSet| trim::statefulset(s, &sets_keys),
+            trim: move |s: &mut CachedSet| s.keep_annotations(&sets_keys),
         };
         let pods = Kind {
             resource: "pods",
             config: watcher::Config::default().labels(POD_NAME_LABEL),
-            trim: trim::pod,
+            trim: |_: &mut CachedPod| {},
         };
         let pdbs = Kind {
             resource: "poddisruptionbudgets",
             config: watcher::Config::default(),
-            trim: trim::pdb,
+            trim: trim_pdb,
         };
         let (mut set_stores, mut pod_stores, mut pdb_stores) = (vec![], vec![], vec![]);
         let (mut s, mut p, mut d) = (vec![], vec![], vec![]);
@@ -123,8 +124,8 @@ impl Caches {
         )
     }
 
-    /// Caches as one complete LIST of these objects leaves them: each trimmed and stored (and the pods
-    /// indexed) exactly as [`Caches::start`]'s watches do (tests and benchmarks).
+    /// Caches as one complete LIST of these objects leaves them: each decoded from its JSON and kept
+    /// (the pods indexed) exactly as [`Caches::start`]'s watches do (tests and benchmarks).
     pub fn listed(
         sets: Vec<StatefulSet>,
         pods: Vec<Pod>,
@@ -132,10 +133,14 @@ impl Caches {
         keys: &Keys,
     ) -> Self {
         let index = PodIndex::default();
+        let (sets, pods) = (
+            as_cached::<CachedSet, _>(sets),
+            as_cached::<CachedPod, _>(pods),
+        );
         Caches {
-            sets: vec![listed(sets, |s| trim::statefulset(s, keys), |_| ())],
-            pods: vec![(listed(pods, trim::pod, |e| index.apply(e)), index.clone())],
-            pdbs: vec![listed(pdbs, trim::pdb, |_| ())],
+            sets: vec![listed(sets, |s| s.keep_annotations(keys), |_| ())],
+            pods: vec![(listed(pods, |_| {}, |e| index.apply(e)), index.clone())],
+            pdbs: vec![listed(pdbs, trim_pdb, |_| ())],
         }
     }
 
@@ -158,19 +163,36 @@ impl Caches {
         let mut found = Vec::new();
         for (store, index) in &self.pods {
             for owner in owners {
-                for name in index.names(namespace, owner) {
+                for name in index.names(owner) {
+                    // The index is a hint: the pod must still be there, and still this owner's.
                     let Some(pod) = store.get(&ObjectRef::new(&name).within(namespace)) else {
-                        continue; // deleted since the index was read
+                        continue;
                     };
+                    if pod.controller_uid() != Some(owner.as_str()) {
+                        continue;
+                    }
+                    let pod = Pod::from(pod.as_ref());
                     if selector.matches(pod.metadata.labels.as_ref().unwrap_or(&Default::default()))
                     {
-                        found.push((*pod).clone());
+                        found.push(pod);
                     }
                 }
             }
         }
         found
     }
+}
+
+/// `objects` as the caches decode them from the API server's JSON.
+fn as_cached<C: serde::de::DeserializeOwned, K: serde::Serialize>(objects: Vec<K>) -> Vec<C> {
+    objects
+        .iter()
+        .map(|o| {
+            serde_json::to_value(o)
+                .and_then(serde_json::from_value)
+                .expect("a k8s-openapi object decodes as its cached form")
+        })
+        .collect()
 }
 
 /// How one kind is watched and what its store keeps.
@@ -254,18 +276,17 @@ where
     store
 }
 
-/// Every object of `stores` matching `keep`, cloned.
-fn state<K, F>(stores: &[Store<K>], keep: F) -> Vec<K>
+/// Every object of `stores` matching `keep`, made a `T` by `into`.
+fn state<K, T>(stores: &[Store<K>], keep: impl Fn(&K) -> bool, into: impl Fn(&K) -> T) -> Vec<T>
 where
     K: kube::runtime::reflector::Lookup + Clone + 'static,
     K::DynamicType: Eq + std::hash::Hash + Clone,
-    F: Fn(&K) -> bool,
 {
     stores
         .iter()
         .flat_map(|s| s.state())
         .filter(|o| keep(o))
-        .map(|o| (*o).clone())
+        .map(|o| into(o.as_ref()))
         .collect()
 }
 
@@ -282,7 +303,7 @@ pub struct CachedCluster<'a> {
 impl Cluster for CachedCluster<'_> {
     /// From the store, sorted by namespace and name (the store has no order).
     async fn list_statefulsets(&self) -> Result<Vec<StatefulSet>, ClusterError> {
-        let mut sets = state(&self.caches.sets, |_| true);
+        let mut sets = state(&self.caches.sets, |_| true, |s| StatefulSet::from(s));
         sets.sort_by(|a, b| {
             (&a.metadata.namespace, &a.metadata.name)
                 .cmp(&(&b.metadata.namespace, &b.metadata.name))
@@ -291,8 +312,9 @@ impl Cluster for CachedCluster<'_> {
     }
 
     async fn list_pods(&self) -> Result<Vec<Pod>, ClusterError> {
-        let stores: Vec<Store<Pod>> = self.caches.pods.iter().map(|(s, _)| s.clone()).collect();
-        Ok(state(&stores, |_| true))
+        let stores: Vec<Store<CachedPod>> =
+            self.caches.pods.iter().map(|(s, _)| s.clone()).collect();
+        Ok(state(&stores, |_| true, |p| Pod::from(p)))
     }
 
     /// From the index: the pods `owners` control (the only ones a pass keeps) that `selector` matches.
@@ -306,16 +328,18 @@ impl Cluster for CachedCluster<'_> {
     }
 
     async fn list_pdbs(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
-        Ok(state(&self.caches.pdbs, |_| true))
+        Ok(state(&self.caches.pdbs, |_| true, Clone::clone))
     }
 
     async fn list_namespace_pdbs(
         &self,
         namespace: &str,
     ) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
-        Ok(state(&self.caches.pdbs, |p| {
-            p.metadata.namespace.as_deref() == Some(namespace)
-        }))
+        Ok(state(
+            &self.caches.pdbs,
+            |p| p.metadata.namespace.as_deref() == Some(namespace),
+            Clone::clone,
+        ))
     }
 
     fn cached(&self) -> bool {

@@ -8,17 +8,18 @@
 //!
 //! Layer `cluster` (I/O): the [`Cluster`] and [`Prometheus`] traits, their kube-rs and HTTP
 //! implementations ([`kube`], [`prometheus`]), `watch`'s reflector caches ([`caches`], what they keep of
-//! each object: [`trim`], their pods by controller: [`pod_index`]) and the API server's errors as it
+//! each object: [`cached`], their pods by controller: [`pod_index`]) and the API server's errors as it
 //! means them ([`api_error`]). The only code that talks to the world. May import
 //! `plan`, `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers").
 
 pub mod api_error;
+pub mod cached;
+pub mod cached_pod;
 pub mod caches;
 pub mod forward;
 pub mod kube;
 pub mod pod_index;
 pub mod prometheus;
-pub mod trim;
 
 use std::future::Future;
 

@@ -6,65 +6,24 @@
 //! sits beside it and follows the same watch events, applied right after the store applied them, with
 //! the store's semantics (`reflector::store::Writer::apply_watcher_event`): `Apply` and `Delete` change
 //! it at once; a (re-)list (`Init`, `InitApply`…, `InitDone`) is built aside and swapped in whole at
-//! `InitDone`. It holds names only; the pods are read from the store by name, so the two can only
-//! disagree for the instant between two updates (a pod just deleted is skipped, one just added is seen
-//! by the next pass).
+//! `InitDone`.
 //!
-//! Keyed by the uid of the pod's controller StatefulSet (`model::pods::controller_uid`, as the
+//! Keyed by the uid of the pod's controller StatefulSet ([`CachedPod::controller_uid`], as the
 //! Kubernetes controllers' `PodControllerUIDIndex`): a pass keeps only the pods a candidate controls,
-//! so pods without a controller StatefulSet are not indexed.
+//! so pods without a controller StatefulSet are not indexed. It holds names only, and is a hint: the
+//! caller reads each pod from the store and keeps it only if it is still there and still controlled by
+//! that uid. A pod that changed controller (orphaned, adopted) stays listed under its old one until it
+//! is deleted or the next re-list, and is skipped there.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 
-use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::watcher::Event;
 
-use crate::model::pods::controller_uid;
+use crate::cluster::cached::CachedPod;
 
-/// A pod's key: namespace and name.
-type PodKey = (String, String);
-
-#[derive(Default)]
-struct Index {
-    /// Controller uid → its pods.
-    by_owner: HashMap<String, BTreeSet<PodKey>>,
-    /// Pod → its controller's uid (to move or drop it when it changes or goes).
-    owner_of: HashMap<PodKey, String>,
-}
-
-impl Index {
-    fn insert(&mut self, pod: &Pod) {
-        let Some(key) = key(pod) else { return };
-        self.remove(&key);
-        if let Some(uid) = controller_uid(pod) {
-            self.by_owner
-                .entry(uid.to_string())
-                .or_default()
-                .insert(key.clone());
-            self.owner_of.insert(key, uid.to_string());
-        }
-    }
-
-    fn remove(&mut self, key: &PodKey) {
-        let Some(uid) = self.owner_of.remove(key) else {
-            return;
-        };
-        if let Some(pods) = self.by_owner.get_mut(&uid) {
-            pods.remove(key);
-            if pods.is_empty() {
-                self.by_owner.remove(&uid);
-            }
-        }
-    }
-}
-
-fn key(pod: &Pod) -> Option<PodKey> {
-    Some((
-        pod.metadata.namespace.clone().unwrap_or_default(),
-        pod.metadata.name.clone()?,
-    ))
-}
+/// Controller uid → the names of its pods (a StatefulSet's pods share its namespace).
+type Index = HashMap<String, BTreeSet<String>>;
 
 /// The index (shared by the watch task that updates it and the passes that read it) and the re-list
 /// being built.
@@ -74,20 +33,37 @@ pub struct PodIndex {
     relist: Arc<RwLock<Option<Index>>>,
 }
 
+fn insert(index: &mut Index, pod: &CachedPod) {
+    if let (Some(uid), Some(name)) = (pod.controller_uid(), pod.metadata.name.as_ref()) {
+        index
+            .entry(uid.to_string())
+            .or_default()
+            .insert(name.clone());
+    }
+}
+
+fn remove(index: &mut Index, pod: &CachedPod) {
+    let (Some(uid), Some(name)) = (pod.controller_uid(), pod.metadata.name.as_ref()) else {
+        return;
+    };
+    if let Some(names) = index.get_mut(uid) {
+        names.remove(name);
+        if names.is_empty() {
+            index.remove(uid);
+        }
+    }
+}
+
 impl PodIndex {
     /// Applies one watch event, as the pod store just did.
-    pub fn apply(&self, event: &Event<Pod>) {
+    pub fn apply(&self, event: &Event<CachedPod>) {
         match event {
-            Event::Apply(pod) => write(&self.live).insert(pod),
-            Event::Delete(pod) => {
-                if let Some(k) = key(pod) {
-                    write(&self.live).remove(&k);
-                }
-            }
+            Event::Apply(pod) => insert(&mut write(&self.live), pod),
+            Event::Delete(pod) => remove(&mut write(&self.live), pod),
             Event::Init => *write(&self.relist) = Some(Index::default()),
             Event::InitApply(pod) => {
                 if let Some(index) = write(&self.relist).as_mut() {
-                    index.insert(pod);
+                    insert(index, pod);
                 }
             }
             Event::InitDone => {
@@ -98,15 +74,13 @@ impl PodIndex {
         }
     }
 
-    /// The names of the pods in `namespace` that the StatefulSet with uid `owner` controls, sorted.
-    pub fn names(&self, namespace: &str, owner: &str) -> Vec<String> {
+    /// The names of the pods indexed under the StatefulSet with uid `owner`, sorted (a hint: module
+    /// doc).
+    pub fn names(&self, owner: &str) -> Vec<String> {
         let index = self.live.read().unwrap_or_else(|e| e.into_inner());
-        index.by_owner.get(owner).map_or_else(Vec::new, |pods| {
-            pods.iter()
-                .filter(|(ns, _)| ns == namespace)
-                .map(|(_, name)| name.clone())
-                .collect()
-        })
+        index
+            .get(owner)
+            .map_or_else(Vec::new, |names| names.iter().cloned().collect())
     }
 }
 
@@ -117,22 +91,16 @@ fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use serde_json::json;
 
-    fn pod(name: &str, owner: Option<&str>) -> Pod {
-        let mut p = Pod::default();
-        p.metadata.name = Some(name.into());
-        p.metadata.namespace = Some("demo".into());
-        p.metadata.owner_references = owner.map(|uid| {
-            vec![OwnerReference {
-                kind: "StatefulSet".into(),
-                name: "web".into(),
-                uid: uid.into(),
-                controller: Some(true),
-                ..OwnerReference::default()
-            }]
+    fn pod(name: &str, owner: Option<&str>) -> CachedPod {
+        let owners = owner.map(|uid| {
+            json!([{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": uid,
+                    "controller": true}])
         });
-        p
+        serde_json::from_value(json!({"metadata": {"name": name, "namespace": "demo",
+                                                   "ownerReferences": owners}}))
+        .expect("pod")
     }
 
     #[test]
@@ -141,19 +109,19 @@ mod tests {
         index.apply(&Event::Apply(pod("web-0", Some("u1"))));
         index.apply(&Event::Apply(pod("web-1", Some("u1"))));
         index.apply(&Event::Apply(pod("orphan", None)));
-        assert_eq!(index.names("demo", "u1"), ["web-0", "web-1"]);
-        assert!(index.names("other", "u1").is_empty());
-        // Re-owned (adopted by another set), then deleted.
-        index.apply(&Event::Apply(pod("web-1", Some("u2"))));
-        assert_eq!(index.names("demo", "u1"), ["web-0"]);
-        assert_eq!(index.names("demo", "u2"), ["web-1"]);
-        index.apply(&Event::Delete(pod("web-1", Some("u2"))));
-        assert!(index.names("demo", "u2").is_empty());
-        // A re-list is served from the old index until InitDone.
+        assert_eq!(index.names("u1"), ["web-0", "web-1"]);
+        index.apply(&Event::Delete(pod("web-1", Some("u1"))));
+        assert_eq!(index.names("u1"), ["web-0"]);
+        // Adopted by another set: listed under both until a re-list (the caller checks the store).
+        index.apply(&Event::Apply(pod("web-0", Some("u2"))));
+        assert_eq!(index.names("u2"), ["web-0"]);
+        assert_eq!(index.names("u1"), ["web-0"]);
+        // A re-list is served from the old index until InitDone, then replaces it.
         index.apply(&Event::Init);
         index.apply(&Event::InitApply(pod("web-2", Some("u1"))));
-        assert_eq!(index.names("demo", "u1"), ["web-0"]);
+        assert_eq!(index.names("u1"), ["web-0"]);
         index.apply(&Event::InitDone);
-        assert_eq!(index.names("demo", "u1"), ["web-2"]);
+        assert_eq!(index.names("u1"), ["web-2"]);
+        assert!(index.names("u2").is_empty());
     }
 }

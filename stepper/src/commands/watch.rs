@@ -23,6 +23,7 @@ use tracing::{debug, info, warn};
 
 use super::{Context, Exit, timed_pass, to_std};
 use crate::cli::WatchArgs;
+use crate::cluster::cached::{CachedPod, CachedSet};
 use crate::cluster::caches::{CacheStreams, CachedCluster, Caches, RestartHook};
 use crate::cluster::kube::KubeCluster;
 use crate::config::Keys;
@@ -231,8 +232,9 @@ fn changes(
 ) -> impl Stream<Item = ()> + Send {
     let r1 = rolling.clone();
     let sets = streams.sets.filter_map(move |ev| {
-        let keep = |set: &StatefulSet| {
-            plan::needs_pods(std::slice::from_ref(set), &keys)
+        let keep = |cached: &CachedSet| {
+            let set = StatefulSet::from(cached);
+            plan::needs_pods(std::slice::from_ref(&set), &keys)
                 || is_rolling(
                     &r1,
                     set.metadata.namespace.as_deref(),
@@ -242,7 +244,8 @@ fn changes(
         std::future::ready(relevant(ev, keep))
     });
     let pods = streams.pods.filter_map(move |ev| {
-        let keep = |p: &Pod| {
+        let keep = |cached: &CachedPod| {
+            let p = Pod::from(cached);
             p.metadata.owner_references.as_ref().is_some_and(|refs| {
                 refs.iter().any(|o| {
                     o.kind == "StatefulSet"

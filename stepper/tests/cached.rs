@@ -1,15 +1,17 @@
-//! `watch`'s caches keep trimmed objects (`cluster::trim`): on the real fixtures, a snapshot of trimmed
-//! objects gets exactly the decisions of the whole objects — candidates, plans (verdicts, patches,
-//! Events, figures), recovery findings, the early-pass trigger — at every moment of the recorded
-//! rollout, under several annotation sets, `minReadySeconds` and times.
+//! `watch`'s caches keep only what a pass reads (`cluster::cached`): on the real fixtures, a snapshot of
+//! the objects as the caches decode and keep them gets exactly the decisions of the whole objects —
+//! candidates, plans (verdicts, patches, Events, figures), recovery findings, the early-pass trigger — at
+//! every moment of the recorded rollout, under several annotation sets, partitions, `minReadySeconds`
+//! and times.
 mod common;
 
 use common::*;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Pod;
 use rstest::rstest;
 use serde_json::{Value, json};
-use sts_stepper::cluster::trim;
+use sts_stepper::cluster::cached::{CachedPod, CachedSet, trim_pdb};
 use sts_stepper::config::Keys;
 use sts_stepper::gates::GateOptions;
 use sts_stepper::pass::recovery::findings;
@@ -43,19 +45,33 @@ fn full(
     snap
 }
 
-/// The same snapshot as `watch`'s caches hold it.
-fn trimmed(snap: &Snapshot, keys: &Keys) -> Snapshot {
+/// The same snapshot as `watch`'s caches hold it: each object decoded from its JSON as the watches
+/// decode it, kept as the stores keep it, and read back as a pass reads it.
+fn cached(snap: &Snapshot, keys: &Keys) -> Snapshot {
+    fn decode<T: serde::de::DeserializeOwned>(o: &impl serde::Serialize) -> T {
+        serde_json::from_value(serde_json::to_value(o).expect("json")).expect("decodes")
+    }
     let mut t = snap.clone();
-    t.statefulsets
-        .iter_mut()
-        .for_each(|s| trim::statefulset(s, keys));
-    t.pods.iter_mut().for_each(trim::pod);
-    t.pdbs.iter_mut().for_each(trim::pdb);
+    t.statefulsets = snap
+        .statefulsets
+        .iter()
+        .map(|s| {
+            let mut c: CachedSet = decode(s);
+            c.keep_annotations(keys);
+            StatefulSet::from(&c)
+        })
+        .collect();
+    t.pods = snap
+        .pods
+        .iter()
+        .map(|p| Pod::from(&decode::<CachedPod>(p)))
+        .collect();
+    t.pdbs.iter_mut().for_each(trim_pdb);
     t
 }
 
 #[rstest]
-fn a_trimmed_snapshot_gets_the_decisions_of_the_whole_one(
+fn a_cached_snapshot_gets_the_decisions_of_the_whole_one(
     #[values("1-staged", "2-stepped-4", "3-web1-notready", "4-complete")] moment: &str,
     #[values(
         json!({}),
@@ -78,11 +94,11 @@ fn a_trimmed_snapshot_gets_the_decisions_of_the_whole_one(
         ..GateOptions::default()
     };
     let whole = full(moment, &annotations, min_ready_seconds, partition);
-    let cached = trimmed(&whole, &opts.keys);
+    let cached = cached(&whole, &opts.keys);
     assert_ne!(
         serde_json::to_vec(&whole.pods).expect("json").len(),
         serde_json::to_vec(&cached.pods).expect("json").len(),
-        "the pods were trimmed"
+        "the pods are kept smaller"
     );
 
     let (a, b) = (Planner::new(&whole, &opts), Planner::new(&cached, &opts));
@@ -125,6 +141,6 @@ fn the_cases_above_reach_steps_blocks_and_recoveries() {
         "{:?}",
         blocked[0].verdict
     );
-    let cached = trimmed(&notready, &opts.keys);
+    let cached = cached(&notready, &opts.keys);
     assert!(!findings(&cached, &blocked, true, late).is_empty());
 }

@@ -1,0 +1,217 @@
+//! What `watch`'s caches keep of each object: the fields a pass reads from the caches, nothing else.
+//!
+//! A reflector store keeps every object it lists and watches for the life of the process. At 50,000
+//! pods, k8s-openapi's `Pod` costs 2.4 kB before any field is set (`PodSpec` and `PodStatus` are inline),
+//! and a pod's `managedFields`, containers and unread conditions more (BENCHMARKS.md, "`watch` at 50,000
+//! pods"). So StatefulSets and pods are watched as [`CachedSet`] and [`CachedPod`] (its own file,
+//! `cached_pod.rs`: it is packed further, pods being many): the same API
+//! objects (the same URLs, requests and watch events — they stand in for `StatefulSet` and `Pod` as kube
+//! `Resource`s), decoded with only the fields below (serde skips the rest of the JSON without building
+//! it), and turned back into the k8s-openapi types a pass takes when it reads them ([`From`]). PDBs, a few
+//! per namespace, stay `PodDisruptionBudget`s with their metadata trimmed ([`trim_pdb`]).
+//!
+//! The fresh reads before a step, the owner GET and every command but `watch` read whole objects from
+//! the API server; nothing is ever written back from a cached object (writes are JSON Patches whose
+//! `test` ops pin the few fields read here). `stepper/tests/cached.rs` checks that a cached object gets
+//! the same decisions as the whole one on the real fixtures.
+//!
+//! Kept, by reader:
+//! - every object: `metadata.name` (the store's key: the reflector panics without it), `namespace`,
+//!   `uid` and `resourceVersion` (Event references, `test` ops, delete preconditions);
+//! - StatefulSet: `metadata.generation`, `ownerReferences` (the `OwnerNotHealthy` gate), the annotations
+//!   under the prefix ([`CachedSet::keep_annotations`], `Keys::owns`: all the stepper reads or writes;
+//!   the map stays present when it was, even if empty, as the patches tell an absent map from an empty
+//!   one — `plan::patch::annotation_ops`), `spec.{replicas, selector, updateStrategy, minReadySeconds,
+//!   ordinals}` (`model::set`, `model::pods::start_ordinal`) and the whole `status` (a dozen counts and
+//!   two revision names); not kept: labels, the pod template, volume claim templates, `managedFields`,
+//!   other annotations (`kubectl.kubernetes.io/last-applied-configuration` is a copy of the object);
+//! - Pod: `metadata.{labels, ownerReferences, creationTimestamp, deletionTimestamp}` (selectors, the
+//!   revision label, ownership, recovery's clock, terminating), `status.phase` and the `Ready`
+//!   condition's `type`, `status`, `reason` and `lastTransitionTime` (`model::pods::pod_unready_cause`,
+//!   `gates::recovery`); not kept: the whole `spec`, container statuses, IPs, the other conditions,
+//!   annotations, `managedFields`.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::{
+    StatefulSet, StatefulSetOrdinals, StatefulSetSpec, StatefulSetStatus, StatefulSetUpdateStrategy,
+};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+use serde::Deserialize;
+
+pub use crate::cluster::cached_pod::CachedPod;
+use crate::config::Keys;
+
+/// A StatefulSet as `watch`'s caches keep it (module doc).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(from = "wire::Set")]
+pub struct CachedSet {
+    /// Name, namespace, uid, resourceVersion, generation, ownerReferences, annotations.
+    pub metadata: ObjectMeta,
+    spec: Option<SetSpec>,
+    status: Option<StatefulSetStatus>,
+}
+
+#[derive(Clone, Debug)]
+struct SetSpec {
+    replicas: Option<i32>,
+    selector: LabelSelector,
+    update_strategy: Option<StatefulSetUpdateStrategy>,
+    min_ready_seconds: Option<i32>,
+    ordinals: Option<StatefulSetOrdinals>,
+}
+
+impl CachedSet {
+    /// Drops the annotations that are not the stepper's (`keys`); the map itself stays if present.
+    pub fn keep_annotations(&mut self, keys: &Keys) {
+        if let Some(a) = self.metadata.annotations.as_mut() {
+            a.retain(|k, _| keys.owns(k));
+        }
+    }
+}
+
+impl From<&CachedSet> for StatefulSet {
+    fn from(c: &CachedSet) -> Self {
+        StatefulSet {
+            metadata: c.metadata.clone(),
+            spec: c.spec.as_ref().map(|s| StatefulSetSpec {
+                replicas: s.replicas,
+                selector: s.selector.clone(),
+                update_strategy: s.update_strategy.clone(),
+                min_ready_seconds: s.min_ready_seconds,
+                ordinals: s.ordinals.clone(),
+                ..StatefulSetSpec::default()
+            }),
+            status: c.status.clone(),
+        }
+    }
+}
+
+/// Trims a PodDisruptionBudget to its identity, `spec` and `status` (few and small).
+pub fn trim_pdb(pdb: &mut PodDisruptionBudget) {
+    let m = &mut pdb.metadata;
+    pdb.metadata = ObjectMeta {
+        name: m.name.take(),
+        namespace: m.namespace.take(),
+        uid: m.uid.take(),
+        resource_version: m.resource_version.take(),
+        ..ObjectMeta::default()
+    };
+}
+
+/// Each cached type stands in for its k8s-openapi type as a kube `Resource` (same group, version,
+/// kind and URL), so `Api<CachedPod>` lists and watches pods.
+macro_rules! stands_in_for {
+    ($cached:ty, $k8s:ty) => {
+        impl k8s_openapi::Resource for $cached {
+            const API_VERSION: &'static str = <$k8s as k8s_openapi::Resource>::API_VERSION;
+            const GROUP: &'static str = <$k8s as k8s_openapi::Resource>::GROUP;
+            const KIND: &'static str = <$k8s as k8s_openapi::Resource>::KIND;
+            const VERSION: &'static str = <$k8s as k8s_openapi::Resource>::VERSION;
+            const URL_PATH_SEGMENT: &'static str =
+                <$k8s as k8s_openapi::Resource>::URL_PATH_SEGMENT;
+            type Scope = <$k8s as k8s_openapi::Resource>::Scope;
+        }
+
+        impl k8s_openapi::Metadata for $cached {
+            type Ty = ObjectMeta;
+
+            fn metadata(&self) -> &ObjectMeta {
+                &self.metadata
+            }
+
+            fn metadata_mut(&mut self) -> &mut ObjectMeta {
+                &mut self.metadata
+            }
+        }
+    };
+}
+
+stands_in_for!(CachedSet, StatefulSet);
+stands_in_for!(CachedPod, Pod);
+
+/// The JSON shapes decoded: only the fields kept (serde skips every other field unread).
+mod wire {
+    use super::*;
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct SetMeta {
+        name: Option<String>,
+        namespace: Option<String>,
+        uid: Option<String>,
+        resource_version: Option<String>,
+        generation: Option<i64>,
+        annotations: Option<BTreeMap<String, String>>,
+        owner_references: Option<Vec<OwnerReference>>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct SetSpec {
+        replicas: Option<i32>,
+        #[serde(default)]
+        selector: Option<LabelSelector>,
+        update_strategy: Option<StatefulSetUpdateStrategy>,
+        min_ready_seconds: Option<i32>,
+        ordinals: Option<StatefulSetOrdinals>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Set {
+        #[serde(default)]
+        metadata: Option<SetMeta>,
+        spec: Option<SetSpec>,
+        status: Option<StatefulSetStatus>,
+    }
+
+    impl From<Set> for CachedSet {
+        fn from(w: Set) -> Self {
+            let m = w.metadata;
+            let m = m.map_or_else(ObjectMeta::default, |m| ObjectMeta {
+                name: m.name,
+                namespace: m.namespace,
+                uid: m.uid,
+                resource_version: m.resource_version,
+                generation: m.generation,
+                annotations: m.annotations,
+                owner_references: m.owner_references,
+                ..ObjectMeta::default()
+            });
+            CachedSet {
+                metadata: m,
+                spec: w.spec.map(|s| super::SetSpec {
+                    replicas: s.replicas,
+                    selector: s.selector.unwrap_or_default(),
+                    update_strategy: s.update_strategy,
+                    min_ready_seconds: s.min_ready_seconds,
+                    ordinals: s.ordinals,
+                }),
+                status: w.status,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_set_keeps_its_annotation_map_even_when_none_of_them_is_the_steppers() {
+        let keys = Keys::default();
+        let mut set: CachedSet = serde_json::from_value(json!({"metadata": {"name": "web",
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}",
+                            "safe-rollout.dev.evil/paused": "true"}}}))
+        .expect("set");
+        set.keep_annotations(&keys);
+        assert_eq!(set.metadata.annotations, Some(BTreeMap::new()));
+        let mut bare: CachedSet =
+            serde_json::from_value(json!({"metadata": {"name": "web"}})).expect("set");
+        bare.keep_annotations(&keys);
+        assert_eq!(bare.metadata.annotations, None);
+    }
+}

@@ -1,0 +1,265 @@
+//! A pod as `watch`'s caches keep it ([`CachedPod`]): the fields a pass reads, packed.
+//!
+//! A cluster has many more pods than StatefulSets, and a small object held for the process's life costs
+//! its fields and, as much again, one allocation per string (headers, rounding) and map node. So beside
+//! the identity the reflector keys its store by, a cached pod holds its labels in one string, only its
+//! StatefulSet ownerReferences, two timestamps, the phase and the `Ready` condition (module doc of
+//! [`crate::cluster::cached`] for who reads what), and is unpacked into a k8s-openapi `Pod` when a pass
+//! reads it ([`From`]).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
+use serde::Deserialize;
+
+/// The pod condition the pass reads (Kubernetes `PodReady`); the others are not kept.
+const READY: &str = "Ready";
+
+/// The owner kind kept (the only one any reader looks for).
+const STATEFULSET: &str = "StatefulSet";
+
+/// Separates the keys and values of [`CachedPod`]'s packed labels: a NUL never occurs in a label.
+const NUL: char = '\0';
+
+/// A pod as `watch`'s caches keep it (module doc).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(from = "Wire")]
+pub struct CachedPod {
+    /// Name, namespace, uid and resourceVersion only (the store's key, the delete preconditions).
+    pub metadata: ObjectMeta,
+    /// `key NUL value NUL key NUL value`, in key order; `None`: no `labels` field.
+    labels: Option<Box<str>>,
+    /// The ownerReferences of kind StatefulSet.
+    owners: Option<Box<[Owner]>>,
+    created: Option<Time>,
+    deleting: Option<Time>,
+    /// `None`: no `status` field.
+    status: Option<State>,
+}
+
+/// A StatefulSet ownerReference: name, uid, `controller`.
+type Owner = (Box<str>, Box<str>, Option<bool>);
+
+#[derive(Clone, Debug)]
+struct State {
+    phase: Option<Box<str>>,
+    /// `None`: no `conditions` field; `Some(None)`: conditions, none of them `Ready`.
+    ready: Option<Option<Ready>>,
+}
+
+#[derive(Clone, Debug)]
+struct Ready {
+    status: Box<str>,
+    reason: Option<Box<str>>,
+    last_transition_time: Option<Time>,
+}
+
+impl CachedPod {
+    /// The uid of the StatefulSet controlling this pod (as `model::pods::controller_uid`).
+    pub fn controller_uid(&self) -> Option<&str> {
+        self.owners
+            .as_deref()?
+            .iter()
+            .find(|(_, _, controller)| *controller == Some(true))
+            .map(|(_, uid, _)| &**uid)
+    }
+}
+
+impl From<&CachedPod> for Pod {
+    fn from(c: &CachedPod) -> Self {
+        let labels = c.labels.as_deref().map(|packed| {
+            let mut parts = packed.split(NUL);
+            let mut map = BTreeMap::new();
+            while let (Some(k), Some(v)) = (parts.next(), parts.next()) {
+                map.insert(k.to_string(), v.to_string());
+            }
+            map
+        });
+        let owners = c.owners.as_deref().map(|refs| {
+            refs.iter()
+                .map(|(name, uid, controller)| OwnerReference {
+                    api_version: "apps/v1".into(),
+                    kind: STATEFULSET.into(),
+                    name: name.to_string(),
+                    uid: uid.to_string(),
+                    controller: *controller,
+                    ..OwnerReference::default()
+                })
+                .collect()
+        });
+        Pod {
+            metadata: ObjectMeta {
+                labels,
+                owner_references: owners,
+                creation_timestamp: c.created.clone(),
+                deletion_timestamp: c.deleting.clone(),
+                ..c.metadata.clone()
+            },
+            spec: None,
+            status: c.status.as_ref().map(|s| PodStatus {
+                phase: s.phase.as_deref().map(str::to_string),
+                conditions: s.ready.as_ref().map(|ready| {
+                    ready
+                        .iter()
+                        .map(|r| PodCondition {
+                            type_: READY.into(),
+                            status: r.status.to_string(),
+                            reason: r.reason.as_deref().map(str::to_string),
+                            last_transition_time: r.last_transition_time.clone(),
+                            ..PodCondition::default()
+                        })
+                        .collect()
+                }),
+                ..PodStatus::default()
+            }),
+        }
+    }
+}
+
+/// The JSON decoded: only the fields kept (serde skips every other field unread).
+#[derive(Deserialize)]
+struct Wire {
+    #[serde(default)]
+    metadata: Option<WireMeta>,
+    status: Option<WireStatus>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireMeta {
+    name: Option<String>,
+    namespace: Option<String>,
+    uid: Option<String>,
+    resource_version: Option<String>,
+    labels: Option<BTreeMap<String, String>>,
+    owner_references: Option<Vec<OwnerReference>>,
+    creation_timestamp: Option<Time>,
+    deletion_timestamp: Option<Time>,
+}
+
+#[derive(Deserialize)]
+struct WireStatus {
+    phase: Option<String>,
+    conditions: Option<Vec<PodCondition>>,
+}
+
+impl From<Wire> for CachedPod {
+    fn from(w: Wire) -> Self {
+        let m = w.metadata.unwrap_or_default();
+        let labels = m.labels.map(|l| {
+            let mut packed = String::new();
+            for (i, (k, v)) in l.iter().enumerate() {
+                if i > 0 {
+                    packed.push(NUL);
+                }
+                packed.push_str(k);
+                packed.push(NUL);
+                packed.push_str(v);
+            }
+            packed.into_boxed_str()
+        });
+        let owners = m.owner_references.map(|refs| {
+            refs.into_iter()
+                .filter(|r| r.kind == STATEFULSET)
+                .map(|r| (r.name.into(), r.uid.into(), r.controller))
+                .collect()
+        });
+        CachedPod {
+            metadata: ObjectMeta {
+                name: m.name,
+                namespace: m.namespace,
+                uid: m.uid,
+                resource_version: m.resource_version,
+                ..ObjectMeta::default()
+            },
+            labels,
+            owners,
+            created: m.creation_timestamp,
+            deleting: m.deletion_timestamp,
+            status: w.status.map(|s| State {
+                phase: s.phase.map(String::into_boxed_str),
+                ready: s.conditions.map(|cs| {
+                    cs.into_iter().find(|c| c.type_ == READY).map(|c| Ready {
+                        status: c.status.into_boxed_str(),
+                        reason: c.reason.map(String::into_boxed_str),
+                        last_transition_time: c.last_transition_time,
+                    })
+                }),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn cached(pod: Value) -> Pod {
+        Pod::from(&serde_json::from_value::<CachedPod>(pod).expect("pod"))
+    }
+
+    #[test]
+    fn keeps_what_the_pass_reads_and_nothing_else() {
+        let conditions: Vec<_> = ["PodScheduled", "Ready", "ContainersReady"]
+            .map(|t| json!({"type": t, "status": "True", "message": "m", "reason": "R"}))
+            .into();
+        let pod = cached(json!({
+            "metadata": {"name": "web-0", "namespace": "demo", "uid": "u", "resourceVersion": "7",
+                         "labels": {"app": "web", "controller-revision-hash": "web-1"},
+                         "annotations": {"a": "b"}, "managedFields": [{"manager": "kubelet"}],
+                         "ownerReferences": [
+                             {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web",
+                              "uid": "s", "controller": true},
+                             {"apiVersion": "v1", "kind": "Node", "name": "n", "uid": "x"}]},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            "status": {"phase": "Running", "conditions": conditions}}));
+        let m = &pod.metadata;
+        assert_eq!(
+            (m.name.as_deref(), m.namespace.as_deref(), m.uid.as_deref()),
+            (Some("web-0"), Some("demo"), Some("u"))
+        );
+        assert_eq!(m.resource_version.as_deref(), Some("7"));
+        let labels = m.labels.as_ref().expect("labels");
+        assert_eq!(
+            labels.get("controller-revision-hash").map(String::as_str),
+            Some("web-1")
+        );
+        assert_eq!(labels.len(), 2);
+        assert_eq!(
+            (m.annotations.as_ref(), m.managed_fields.as_ref()),
+            (None, None)
+        );
+        let owners = m.owner_references.as_ref().expect("owners");
+        assert_eq!(owners.len(), 1);
+        assert_eq!(
+            (owners[0].uid.as_str(), owners[0].controller),
+            ("s", Some(true))
+        );
+        assert_eq!(pod.spec, None);
+        let status = pod.status.expect("status");
+        assert_eq!(status.phase.as_deref(), Some("Running"));
+        let conditions = status.conditions.expect("conditions");
+        assert_eq!(conditions.len(), 1);
+        assert_eq!(
+            (
+                conditions[0].type_.as_str(),
+                conditions[0].reason.as_deref()
+            ),
+            ("Ready", Some("R"))
+        );
+        assert_eq!(conditions[0].message, None);
+    }
+
+    #[test]
+    fn absent_fields_stay_absent_and_empty_ones_empty() {
+        let bare = cached(json!({"metadata": {"name": "web-0"}}));
+        assert_eq!(bare.metadata.labels, None);
+        assert_eq!(bare.status, None);
+        let empty = cached(json!({"metadata": {"name": "web-0", "labels": {}},
+                                  "status": {"conditions": []}}));
+        assert_eq!(empty.metadata.labels, Some(BTreeMap::new()));
+        assert_eq!(empty.status.and_then(|s| s.conditions), Some(vec![]));
+    }
+}
