@@ -128,13 +128,17 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
         out.push_str("\nHealth (as Argo CD and Flux report it with deploy/gitops/):\n");
         out.extend(unhealthy);
     }
-    let findings = recovery::findings(&snap, &plans, opts.recover_stuck_pods, now);
+    let findings = recovery::findings(&plans);
     let stuck: Vec<_> = findings
         .iter()
         .filter(|(i, _)| is_target(&plans[*i].namespace, &plans[*i].name))
         .collect();
     if !stuck.is_empty() {
-        let on = if opts.recover_stuck_pods { "on" } else { "off" };
+        let on = if opts.gates.recover_stuck_pods {
+            "on"
+        } else {
+            "off"
+        };
         out.push_str(&format!(
             "\nStuck pods (recovery {on}, --recover-stuck-pods):\n"
         ));

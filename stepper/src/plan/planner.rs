@@ -24,6 +24,7 @@ use crate::gates::{recovery, throttle};
 use crate::model::pods::{PdbView, controller_uid, pods_by_ordinal};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
+use crate::plan::degraded::StuckPods;
 use crate::plan::events::EventNote;
 use crate::plan::figures::Figures;
 use crate::plan::{patch, status_annotations};
@@ -81,6 +82,10 @@ pub struct SetPlan {
     pub status_events: Vec<EventNote>,
     /// The step's JSON Patch ([`patch::step_patch`]) when the verdict is [`Verdict::Step`].
     pub step: Option<Patch>,
+    /// The set's stuck pod and what recovery does with it ([`recovery::decide`]; its pods were read),
+    /// `None` when it has none. The status annotations record one past its recovery time that is
+    /// not deleted (`degraded-reason: StuckPod: …`); the pass deletes one decided `Delete`.
+    pub recovery: Option<recovery::Finding>,
 }
 
 /// What the I/O gates read for each StatefulSet of a snapshot, by its index in
@@ -198,18 +203,21 @@ impl<'s> Planner<'s> {
             .collect()
     }
 
+    /// True when the pods of the set at index `i` were read ([`Snapshot::pods_read_for`]).
+    fn pods_read(&self, i: usize) -> bool {
+        self.snapshot
+            .pods_read_for
+            .as_ref()
+            .is_none_or(|read| read.contains(&i))
+    }
+
     /// The evaluation of the set at index `i` when its pods were not read ([`Snapshot::pods_read_for`]):
     /// the gates before any gate (`Unguarded`, `Idle`), then the gates of the list; past them
     /// `Throttled` (the only reason a set that passes them is not read in a pass), or — for a set a
     /// single-set command did not ask about — blocked `PodNotReady` as not read. `None` when the pods
     /// were read.
     fn unread(&self, i: usize, now: Timestamp) -> Option<Evaluation> {
-        if self
-            .snapshot
-            .pods_read_for
-            .as_ref()
-            .is_none_or(|read| read.contains(&i))
-        {
+        if self.pods_read(i) {
             return None;
         }
         let (set, config) = (&self.snapshot.statefulsets[i], &self.configs[i]);
@@ -316,8 +324,12 @@ impl<'s> Planner<'s> {
         sets.iter()
             .zip(&self.configs)
             .zip(evaluated)
-            .map(|((set, config), (pods, ev))| {
-                let mut p = plan_evaluated(set, config, &pods, ev, now);
+            .enumerate()
+            .map(|(i, ((set, config), (pods, ev)))| {
+                let read = self.pods_read(i);
+                let stuck = recovery::decide(set, config, &pods, self.opts.recover_stuck_pods, now)
+                    .filter(|_| read);
+                let mut p = plan_evaluated(set, config, &pods, ev, (read, stuck), now);
                 if self.opts.max_steps_per_minute.is_some()
                     && let Some(step) = &mut p.step
                 {
@@ -354,15 +366,22 @@ pub fn plan_with(
     Planner::new(snapshot, opts).plan(now, probes)
 }
 
-/// The writes and Events for one evaluated StatefulSet.
+/// The writes and Events for one evaluated StatefulSet; `(read, stuck)`: whether its pods were read,
+/// and its recovery finding.
 fn plan_evaluated(
     set: &StatefulSet,
     config: &SetConfig,
     pods: &BTreeMap<u32, &Pod>,
     ev: Evaluation,
+    (read, stuck): (bool, Option<recovery::Finding>),
     now: Timestamp,
 ) -> SetPlan {
-    let mut status = status_annotations::status_changes(set, config, pods, &ev, now);
+    let stuck_pods = if read {
+        StuckPods::Read(stuck.as_ref())
+    } else {
+        StuckPods::NotRead
+    };
+    let mut status = status_annotations::status_changes(set, config, pods, &ev, stuck_pods, now);
     let events = std::mem::take(&mut status.events);
     // A step carries its bookkeeping in its own patch: one write, so its `resourceVersion` pin holds.
     let (annotations, step) = match &ev.verdict {
@@ -388,5 +407,6 @@ fn plan_evaluated(
         status_annotations: annotations,
         status_events: events,
         step,
+        recovery: stuck,
     }
 }
