@@ -238,6 +238,7 @@ impl Player {
             down,
             fault_down,
             notes,
+            set: world.set.clone(),
         });
         summary.ended = t;
     }
