@@ -167,7 +167,7 @@ fn result(returned: Value) -> Result<LuaHealth, String> {
         other => {
             return Err(format!(
                 "expect table output from Lua script, not {}",
-                other.type_name()
+                lua_type(&other)
             ));
         }
     };
@@ -177,7 +177,7 @@ fn result(returned: Value) -> Result<LuaHealth, String> {
             Value::String(s) => Ok(s.to_str().map_err(|e| e.to_string())?.to_string()),
             other => Err(format!(
                 "{key}: cannot unmarshal {} into a string",
-                other.type_name()
+                lua_type(&other)
             )),
         }
     };
@@ -196,4 +196,13 @@ fn result(returned: Value) -> Result<LuaHealth, String> {
         });
     }
     Ok(LuaHealth { status, message })
+}
+
+/// The Lua type name of `value` as a Lua 5.1 VM says it (mlua reports an integral number as
+/// `integer`; Lua 5.1 and gopher-lua know only `number`).
+fn lua_type(value: &Value) -> &'static str {
+    match value {
+        Value::Integer(_) | Value::Number(_) => "number",
+        other => other.type_name(),
+    }
 }
