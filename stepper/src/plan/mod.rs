@@ -1,6 +1,7 @@
 //! Layer `plan` (pure): from one snapshot and the gates' verdicts to the writes and Events of a pass,
 //! as plain data — the planner, the figures reported per set, the status annotations, the JSON
-//! Patches (the step, `pause`/`resume`) and the Events' wording.
+//! Patches (the step, `pause`/`resume`), the Events' wording and one set's status as `status`
+//! shows it.
 //!
 //! May import `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers"); never I/O.
 
@@ -9,6 +10,7 @@ pub mod figures;
 pub mod patch;
 pub mod pause;
 pub mod planner;
+pub mod set_status;
 pub mod status_annotations;
 
 pub use figures::Figures;

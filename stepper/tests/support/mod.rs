@@ -1,2 +1,3 @@
 //! Harnesses shared by integration tests that need real processes or servers.
+pub mod fake_apiserver;
 pub mod prometheus;
