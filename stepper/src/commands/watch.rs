@@ -293,6 +293,7 @@ mod tests {
             error: None,
             event_errors: vec![],
             decision_age_seconds: None,
+            rejection: None,
         }
     }
 

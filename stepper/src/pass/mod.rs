@@ -1,6 +1,6 @@
 //! Layer `pass` (I/O): one pass through a [`crate::cluster::Cluster`] — what it reads and when
-//! ([`reads`]), the fresh re-read before a step ([`fresh`]), the recovery phase ([`recovery`]), and the
-//! pass itself ([`run`]: snapshot → the I/O gates' reads → plan → writes).
+//! ([`reads`]), the fresh re-read before a step ([`fresh`]), the recovery phase ([`recovery`]), a
+//! refused write made visible on the set ([`rejected`]), and the pass itself ([`run`]: snapshot → the I/O gates' reads → plan → writes).
 //!
 //! May import `cluster`, `plan`, `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers").
 
@@ -8,6 +8,7 @@ pub mod fresh;
 pub mod options;
 pub mod reads;
 pub mod recovery;
+pub mod rejected;
 pub mod run;
 
 pub use options::{DEFAULT_MAX_DECISION_AGE, PassOptions, PodReads};

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::StatefulSet;
 use tracing::warn;
 
 use crate::cluster::{Cluster, ClusterError, NoPrometheus, PatchOutcome, Prometheus};
@@ -18,7 +19,9 @@ use crate::pass::fresh;
 use crate::pass::options::PassOptions;
 use crate::pass::reads;
 use crate::pass::recovery::{self, RecoveryOutcome, RecoveryReport};
+use crate::pass::rejected::{self, RejectionReport, refusal};
 use crate::plan::events::EventNote;
+use crate::plan::rejected::{RefusedWrite, Rejection};
 use crate::plan::{Figures, Planner, ProbeMap, SetPlan, Snapshot};
 
 /// What a pass did with one StatefulSet.
@@ -83,6 +86,9 @@ pub struct SetReport {
     /// For a step about to be written: the age of the pod read it was decided on, in seconds
     /// (`sts_safe_rollout_step_decision_age_seconds`); `None` when no step was about to be written.
     pub decision_age_seconds: Option<f64>,
+    /// A write of this pass the API server refused, and whether it was recorded and announced
+    /// ([`crate::pass::rejected`]).
+    pub rejection: Option<RejectionReport>,
 }
 
 impl SetReport {
@@ -252,11 +258,13 @@ fn api_error(e: ClusterError) -> (Outcome, Option<ClusterError>) {
 }
 
 /// Carries out one set's plan: the status-annotations patch and its Events, or the step patch (which
-/// carries the status annotations: one write) with those Events and its `Stepped` Event. With
-/// `dry_run` nothing is written.
+/// carries the status annotations: one write) with those Events and its `Stepped` Event. A write the
+/// API server refuses is recorded on the set and announced ([`rejected::announce`]). With `dry_run`
+/// nothing is written.
 pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetReport {
     let mut event_errors = Vec::new();
     let mut stamp = None;
+    let mut refused: Option<(Rejection, Option<Box<StatefulSet>>)> = None;
     let (outcome, error) = 'outcome: {
         if dry_run {
             break 'outcome (verdict_outcome(&p.verdict, true), None);
@@ -272,7 +280,10 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                     }
                 }
                 Ok(PatchOutcome::Conflict(msg)) => break 'outcome (Outcome::Conflict(msg), None),
-                Err(e) => break 'outcome api_error(e),
+                Err(e) => {
+                    refused = refusal(RefusedWrite::StatusAnnotations, &e);
+                    break 'outcome api_error(e);
+                }
             }
         }
         let (Some(patch), Verdict::Step { from, to, .. }) = (&p.step, &p.verdict) else {
@@ -286,14 +297,17 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                 let now_partition = set::partition(&stored);
                 if now_partition != Some(*to) {
                     // Accepted, but an admission webhook kept the partition: not a step.
-                    break 'outcome api_error(ClusterError::Unexpected {
+                    let e = ClusterError::Unexpected {
                         action: format!("patch statefulset {}/{}", p.namespace, p.name),
                         message: format!(
                             "the API server accepted partition {to} but stored {}: an admission \
                              webhook changed it back",
                             now_partition.map_or("none".into(), |v| v.to_string())
                         ),
-                    });
+                    };
+                    let rejection = Rejection::new(RefusedWrite::Step, e.message());
+                    refused = Some((rejection, Some(stored)));
+                    break 'outcome api_error(e);
                 }
                 if p.status_annotations.is_none() {
                     for ev in &p.status_events {
@@ -314,9 +328,18 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                 )
             }
             Ok(PatchOutcome::Conflict(msg)) => (Outcome::Conflict(msg), None),
-            Err(e) => api_error(e),
+            Err(e) => {
+                refused = refusal(RefusedWrite::Step, &e);
+                api_error(e)
+            }
         }
     };
+    let mut rejection = None;
+    if let Some((r, stored)) = refused {
+        let (report, event_error) = rejected::announce(cluster, &p, r, stored.as_deref()).await;
+        event_errors.extend(event_error);
+        rejection = Some(report);
+    }
     let mut figures = p.figures;
     if stamp.is_some() {
         figures.last_partition_update = stamp;
@@ -329,11 +352,12 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
         error,
         event_errors,
         decision_age_seconds: None,
+        rejection,
     }
 }
 
 /// `<prefix>/last-partition-update` (`key`) on the stored `set`, when readable.
-fn stored_stamp(set: &k8s_openapi::api::apps::v1::StatefulSet, key: &str) -> Option<Timestamp> {
+fn stored_stamp(set: &StatefulSet, key: &str) -> Option<Timestamp> {
     set.metadata.annotations.as_ref()?.get(key)?.parse().ok()
 }
 

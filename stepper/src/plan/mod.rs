@@ -10,6 +10,7 @@ pub mod figures;
 pub mod patch;
 pub mod pause;
 pub mod planner;
+pub mod rejected;
 pub mod set_status;
 pub mod status_annotations;
 

@@ -81,6 +81,9 @@ pub struct SetPlan {
     pub status_events: Vec<EventNote>,
     /// The step's JSON Patch ([`patch::step_patch`]) when the verdict is [`Verdict::Step`].
     pub step: Option<Patch>,
+    /// `metadata.annotations` was present on the set as read (a refused write's record adds a key
+    /// to it, or the whole map: [`crate::plan::rejected::record_patch`]).
+    pub annotated: bool,
 }
 
 /// What the I/O gates read for each StatefulSet of a snapshot, by its index in
@@ -388,5 +391,6 @@ fn plan_evaluated(
         status_annotations: annotations,
         status_events: events,
         step,
+        annotated: set.metadata.annotations.is_some(),
     }
 }

@@ -1,6 +1,7 @@
 //! The status annotations a pass writes besides the step, and the Events they announce.
 //!
-//! They are `initialized`, `blocked-reason`, `completed-revision` and the gates' own state.
+//! They are `initialized`, `blocked-reason`, `completed-revision`, the gates' own state, and the
+//! removal of a `degraded-reason` that records a refused write ([`crate::plan::rejected`]).
 
 use std::collections::BTreeMap;
 
@@ -17,6 +18,7 @@ use crate::model::reasons::Reason;
 use crate::model::set;
 use crate::plan::events::EventNote;
 use crate::plan::patch::{annotation_patch, ptr, test};
+use crate::plan::rejected;
 
 /// The status annotations of one evaluated set, as plain changes: what [`status_annotations`] writes,
 /// and what a step folds into its own patch (so a step is one write, issue 12 item 5).
@@ -65,7 +67,10 @@ pub fn status_annotations(
 ///   removed when idle or unguarded (a step's own patch removes it);
 /// - the gates' changes ([`Evaluation::changes`]) unless a step follows (a step starts the check's
 ///   counts over), pinned by a `test` op so two steppers never both count one period's check;
-/// - `completed-revision` with its `RolloutComplete` Event, once per revision.
+/// - `completed-revision` with its `RolloutComplete` Event, once per revision;
+/// - `degraded-reason` removed when it records a refused write this pass clears
+///   ([`rejected::cleared_without_step`]: a refused status write, by this status write; a refused
+///   step once no step is pending).
 pub fn status_changes(
     set: &StatefulSet,
     config: &SetConfig,
@@ -100,6 +105,9 @@ pub fn status_changes(
                 changes.push((keys.blocked_reason.clone(), None));
             }
         }
+    }
+    if rejected::cleared_without_step(config.stamps.degraded_reason.as_deref(), verdict) {
+        changes.push((keys.degraded_reason.clone(), None));
     }
     let mut guard = None;
     if !matches!(verdict, Verdict::Step { .. }) && !ev.changes.is_empty() {
