@@ -38,6 +38,7 @@ fn report(name: &str, outcome: Outcome) -> SetReport {
         error: None,
         event_errors: vec![],
         rejection: None,
+        news: true,
     }
 }
 

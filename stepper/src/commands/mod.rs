@@ -33,7 +33,7 @@ use crate::cluster::kube::{KubeCluster, Scope};
 use crate::cluster::prometheus::{Auth, PrometheusClient, PrometheusConfig};
 use crate::cluster::{Cluster, ClusterError, Prometheus};
 use crate::config::Keys;
-use crate::gates::{GateOptions, Idle};
+use crate::gates::GateOptions;
 use crate::pass::PodReads;
 use crate::pass::recovery::RecoveryOutcome;
 use crate::pass::{self, Outcome, PassOptions, PassReport, SetReport};
@@ -209,12 +209,10 @@ pub fn prometheus(g: &PrometheusArgs) -> Result<Option<PrometheusClient>> {
     Ok(Some(PrometheusClient::new(&config)?))
 }
 
+/// One line per set whose pass changed something ([`SetReport::news`]): ERROR for an error, INFO
+/// otherwise; DEBUG for a set the pass left as it was (a wait already announced, an idle set).
 fn log_set(s: &SetReport) {
     let f = &s.figures;
-    let quiet = matches!(
-        s.outcome,
-        Outcome::Idle(Idle::UpToDate) | Outcome::Unguarded(_)
-    );
     macro_rules! line {
         ($level:ident) => {
             $level!(
@@ -232,12 +230,10 @@ fn log_set(s: &SetReport) {
             )
         };
     }
-    if s.error.is_some() {
-        line!(error);
-    } else if quiet {
-        line!(debug);
-    } else {
-        line!(info);
+    match (s.news, s.error.is_some()) {
+        (true, true) => line!(error),
+        (true, false) => line!(info),
+        (false, _) => line!(debug),
     }
 }
 
@@ -254,7 +250,27 @@ fn log_summary(report: &PassReport, seconds: f64) {
     );
 }
 
-/// One pass at the clock's now, logged per set and summed up, observed in `metrics` when given.
+/// The log of one pass that took `seconds`: a line per set it changed something for
+/// ([`SetReport::news`]; the rest at DEBUG), a line per stuck pod recovered, then one summary line —
+/// so a pass that decides nothing logs one line.
+pub fn log_pass(report: &PassReport, seconds: f64) {
+    for s in &report.sets {
+        log_set(s);
+    }
+    for r in &report.recoveries {
+        match r.outcome {
+            RecoveryOutcome::Failed(_) => {
+                error!(namespace = %r.namespace, statefulset = %r.statefulset, pod = %r.pod.name, "{r}")
+            }
+            _ => {
+                warn!(namespace = %r.namespace, statefulset = %r.statefulset, pod = %r.pod.name, "{r}")
+            }
+        }
+    }
+    log_summary(report, seconds);
+}
+
+/// One pass at the clock's now, logged ([`log_pass`]), observed in `metrics` when given.
 async fn timed_pass<C: Cluster, P: Prometheus>(
     cluster: &C,
     prometheus: &P,
@@ -267,20 +283,7 @@ async fn timed_pass<C: Cluster, P: Prometheus>(
     let ended = Timestamp::now().as_millisecond() as f64 / 1000.0;
     match &result {
         Ok(report) => {
-            for s in &report.sets {
-                log_set(s);
-            }
-            for r in &report.recoveries {
-                match r.outcome {
-                    RecoveryOutcome::Failed(_) => {
-                        error!(namespace = %r.namespace, statefulset = %r.statefulset, pod = %r.pod.name, "{r}")
-                    }
-                    _ => {
-                        warn!(namespace = %r.namespace, statefulset = %r.statefulset, pod = %r.pod.name, "{r}")
-                    }
-                }
-            }
-            log_summary(report, seconds);
+            log_pass(report, seconds);
             if let Some(m) = metrics {
                 m.observe(report, seconds, ended);
             }

@@ -155,13 +155,12 @@ fn elect(
     Ok((leadership, Some(task)))
 }
 
-/// Keeps `sts_safe_rollout_leader` equal to the election's flag, logging each change.
+/// Keeps `sts_safe_rollout_leader` equal to the election's flag (the election logs its changes).
 async fn mirror_leadership(leadership: Leadership, metrics: Arc<Metrics>) {
     let mut flag = leadership.subscribe();
     loop {
         let leads = *flag.borrow_and_update();
         metrics.set_leader(leads);
-        info!(leader = leads, "leadership");
         if flag.changed().await.is_err() {
             return;
         }
@@ -294,6 +293,7 @@ mod tests {
             event_errors: vec![],
             decision_age_seconds: None,
             rejection: None,
+            news: true,
         }
     }
 
