@@ -362,3 +362,36 @@ fn leader_election_without_an_identity_is_refused_naming_the_flag() {
     let err = w.leader.config().expect_err("no identity");
     assert!(err.contains("--leader-election-identity"), "{err}");
 }
+
+/// Every flag stands under its group's heading in every subcommand's `--help` (a flattened group's
+/// heading must not leak onto the flags after it).
+#[test]
+fn every_flag_stands_under_its_groups_heading() {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let heading_of = |long: &str| -> Option<&'static str> {
+        match long {
+            l if l.starts_with("prometheus-") => Some("Prometheus check"),
+            l if l.starts_with("leader-election") => Some("Leader election"),
+            "recover-stuck-pods"
+            | "max-steps-per-pass"
+            | "max-steps-per-minute"
+            | "max-decision-age" => Some("Pass"),
+            "all-namespaces" | "selector" => Some("Scope"),
+            "no-pdb-gate" => Some("Gates"),
+            l if GLOBAL.contains(&l) => Some("Global options"),
+            _ => None,
+        }
+    };
+    for sub in cmd.get_subcommands() {
+        for arg in sub.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            assert_eq!(
+                arg.get_help_heading(),
+                heading_of(long),
+                "{} --{long}",
+                sub.get_name()
+            );
+        }
+    }
+}
