@@ -37,7 +37,7 @@ DIST ?= dist
 REPORT := $(TARGET_DIR)/test-report
 export SKIP_LOG := $(abspath $(TARGET_DIR))/tmp/test-skips.log
 
-.PHONY: fmt lint check unit-tests e2e-tests validate-manifests registry-tests test demo soak clean runner help \
+.PHONY: fmt lint check unit-tests docs-check e2e-tests validate-manifests registry-tests test demo soak clean runner help \
 	setup setup-tests \
 	stepper-static image push-image publish deploy-manifests install
 
@@ -69,6 +69,11 @@ lint: ## Clippy, warnings are errors
 unit-tests: policy.wasm ## Every cargo test (the runner's fixture tests use policy.wasm)
 	mkdir -p $(REPORT)
 	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) test --locked --workspace 2>&1 | tee $(REPORT)/unit-tests.cargo.log
+
+# tests/docs.rs is `test = false`: `cargo test --workspace` (unit-tests) leaves it to this step, so it counts once.
+docs-check: ## docs/ against the code: annotations, flags, metrics, Events, gates, the status -o json fields; links
+	mkdir -p $(REPORT)
+	$(CARGO) test --locked -p sts-stepper --test docs 2>&1 | tee $(REPORT)/docs-check.cargo.log
 
 e2e-tests: policy.wasm runner ## e2e.bats: through kwctl when KWCTL is set or kwctl is installed, else the runner
 	@mkdir -p $(REPORT)
@@ -102,7 +107,7 @@ monitoring-tests: ## deploy/monitoring/: CRD schema, promtool check/test rules, 
 test: ## Everything CI runs, after scripts/setup.sh; ends with "N passed, N failed, N skipped"
 	scripts/setup.sh
 	rm -rf $(REPORT) $(SKIP_LOG)
-	$(MAKE) setup-tests fmt lint unit-tests
+	$(MAKE) setup-tests fmt lint unit-tests docs-check
 	$(MAKE) e2e-tests validate-manifests registry-tests monitoring-tests REUSE_TEST_RUNNER=1
 	@echo
 	@scripts/test-summary.sh $(REPORT) $(SKIP_LOG)

@@ -58,8 +58,8 @@ pub const DEGRADED_REASON: &str = "degraded-reason";
 /// kubernetes#67250).
 pub const RECOVER_AFTER_SECONDS: &str = "recover-after-seconds";
 
-/// Every annotation name the policy and the stepper read or write (the user-facing API; README's
-/// annotation table lists the same names). `prometheus-query-<N>` is the numbered form of
+/// Every annotation name the policy and the stepper read or write (the user-facing API;
+/// docs/annotations.md lists the same names, checked by `make docs-check`). `prometheus-query-<N>` is the numbered form of
 /// [`PROMETHEUS_QUERY`].
 pub const ALL: [&str; 19] = [
     STEP,

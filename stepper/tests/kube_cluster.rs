@@ -393,12 +393,21 @@ async fn an_admission_webhook_keeping_the_partition_is_an_error_not_a_step() {
         initialized,
         vec![
             patch(PATCH_WEB, 200, stored("1-staged", |_| {})), // partition still 5
+            // Then recorded as a refused step and announced (tests/rejected_writes.rs).
+            patch(PATCH_WEB, 200, stored("1-staged", |_| {})),
+            post_event("demo"),
         ],
     ))
     .await;
     let report = report.expect("pass");
     assert!(report.any_errored());
     assert_eq!(report.sets[0].blocked_reason(), Some(Reason::ApiError));
+    assert!(
+        report.sets[0]
+            .rejection
+            .as_ref()
+            .is_some_and(|r| r.announced)
+    );
 }
 
 #[tokio::test]

@@ -246,7 +246,7 @@ async fn status_shows_the_stuck_pod_and_whether_recovery_is_on() {
             "status writes nothing"
         );
         let on = if enabled {
-            "recovery on"
+            "with --recover-stuck-pods"
         } else {
             "recovery off"
         };

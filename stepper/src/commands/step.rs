@@ -42,9 +42,15 @@ pub(super) async fn whoami(client: &Client) -> String {
 /// # Errors
 /// `--force` without `--reason`, and the errors of [`step_once`].
 pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
-    let cluster = ctx.cluster(Some((&args.target, Listing::TargetNamespace)));
-    let prometheus = &ctx.prometheus;
-    let opts = ctx.pass_options(super::pod_reads_of(Some(&args.target)));
+    let target = ctx.target(&args.target)?;
+    let cluster = ctx.cluster_of(&target, Listing::TargetNamespace);
+    let prometheus = &super::prometheus(&args.prometheus)?;
+    let opts = ctx.pass_options(
+        super::pod_reads_of(Some(&target)),
+        &args.gates,
+        None,
+        args.dry_run,
+    );
     let force = match (args.force, &args.reason) {
         (true, Some(reason)) => Some(Forced {
             who: whoami(cluster.client()).await,
@@ -57,13 +63,13 @@ pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
         &cluster,
         prometheus,
         &opts,
-        &args.target,
+        &target,
         force.as_ref(),
         Timestamp::now(),
     )
     .await?;
     log_set(&report);
-    println!("{}: {}", args.target, report.outcome);
+    println!("{target}: {}", report.outcome);
     Ok(match report.outcome {
         Outcome::Stepped { .. } | Outcome::WouldStep { .. } => Exit::Ok,
         _ => Exit::Failed,

@@ -2,6 +2,26 @@
 
 use crate::model::reasons::Blocked;
 
+/// `reason` of the Warning Event for a step the API server refused ([`EventNote::rejected`]).
+pub const STEP_REJECTED: &str = "StepRejected";
+/// `reason` of the Warning Event for a status-annotation write the API server refused.
+pub const STATUS_WRITE_REJECTED: &str = "StatusWriteRejected";
+
+/// Every Event `reason` the stepper publishes (docs/events.md lists the same, checked by
+/// `tests/docs_names.rs`).
+pub const REASONS: [&str; 10] = [
+    "Stepped",
+    "Blocked",
+    "RolloutPaused",
+    "RolloutResumed",
+    "RolloutComplete",
+    "ForcedStep",
+    "RecoveredStuckPod",
+    "RolloutDegraded",
+    STEP_REJECTED,
+    STATUS_WRITE_REJECTED,
+];
+
 /// The Event's `type` (Kubernetes `core/v1` Event: `Normal` or `Warning`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventType {
@@ -16,8 +36,7 @@ pub enum EventType {
 pub struct EventNote {
     /// The Event's `type`.
     pub type_: EventType,
-    /// PascalCase reason: `Stepped`, `Blocked`, `RolloutPaused`, `RolloutComplete`, `ForcedStep`,
-    /// `RecoveredStuckPod`, `RolloutResumed`, `RolloutDegraded`.
+    /// PascalCase reason, one of [`REASONS`].
     pub reason: String,
     /// PascalCase action: `Step`, `Gate`, `Complete`.
     pub action: String,
@@ -137,6 +156,37 @@ impl EventNote {
                 "deleted pod {pod}: not Ready for {stuck_seconds}s on revision {revision}, its ordinal \
                  runs {expected_revision}; the StatefulSet controller recreates it"
             ),
+        }
+    }
+
+    /// The Warning Event for a write the API server refused: `reason` is [`STEP_REJECTED`] or
+    /// [`STATUS_WRITE_REJECTED`], `message` the server's (the webhook or policy that denied it, the
+    /// invalid field). `unrecorded`: why the refusal could not be recorded in
+    /// `<prefix>/degraded-reason` (then this Event repeats every pass until it can be).
+    pub fn rejected(reason: &'static str, message: &str, unrecorded: Option<&str>) -> Self {
+        let what = if reason == STEP_REJECTED {
+            "the step"
+        } else {
+            "the status annotations"
+        };
+        let mut note = format!("the API server rejected {what}: {message}");
+        truncate(&mut note, 700);
+        if let Some(why) = unrecorded {
+            let mut why = why.to_string();
+            truncate(&mut why, 240);
+            note.push_str(&format!(
+                " (not recorded on the set, repeated every pass: {why})"
+            ));
+        }
+        EventNote {
+            type_: EventType::Warning,
+            reason: reason.into(),
+            action: if reason == STEP_REJECTED {
+                "Step".into()
+            } else {
+                "Annotate".into()
+            },
+            note,
         }
     }
 

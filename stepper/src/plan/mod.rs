@@ -1,7 +1,7 @@
 //! Layer `plan` (pure): from one snapshot and the gates' verdicts to the writes and Events of a pass,
 //! as plain data — the planner, the figures reported per set, the status annotations (and
-//! `degraded-reason`), the JSON
-//! Patches (the step, `pause`/`resume`) and the Events' wording.
+//! `degraded-reason`), the JSON Patches (the step, `pause`/`resume`), the Events' wording and one
+//! set's status as `status` shows it.
 //!
 //! May import `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers"); never I/O.
 
@@ -11,7 +11,9 @@ pub mod figures;
 pub mod patch;
 pub mod pause;
 pub mod planner;
+pub mod rejected;
 pub mod set_plan;
+pub mod set_status;
 pub mod status_annotations;
 
 pub use figures::Figures;

@@ -45,6 +45,9 @@ pub struct SetPlan {
     /// `None` when it has none. The status annotations record one past its recovery time that is
     /// not deleted (`degraded-reason: StuckPod: …`); the pass deletes one decided `Delete`.
     pub recovery: Option<recovery::Finding>,
+    /// `metadata.annotations` was present on the set as read (a refused write's record adds a key
+    /// to it, or the whole map: [`crate::plan::rejected::record_patch`]).
+    pub annotated: bool,
 }
 
 /// The writes and Events for one evaluated StatefulSet; `(read, stuck)`: whether its pods were read,
@@ -89,5 +92,6 @@ pub(super) fn plan_evaluated(
         status_events: events,
         step,
         recovery: stuck,
+        annotated: set.metadata.annotations.is_some(),
     }
 }

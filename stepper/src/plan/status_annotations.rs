@@ -1,7 +1,8 @@
 //! The status annotations a pass writes besides the step, and the Events they announce.
 //!
-//! They are `initialized`, `blocked-reason`, `completed-revision`, `degraded-reason`
-//! ([`crate::plan::degraded`]) and the gates' own state.
+//! They are `initialized`, `blocked-reason`, `completed-revision`, the gates' own state, and
+//! `degraded-reason`: a stuck pod's record ([`crate::plan::degraded`]) and the removal of one that
+//! records a refused write ([`crate::plan::rejected`]).
 
 use std::collections::BTreeMap;
 
@@ -19,6 +20,7 @@ use crate::model::set;
 use crate::plan::degraded::{self, StuckPods};
 use crate::plan::events::EventNote;
 use crate::plan::patch::{annotation_patch, ptr, test};
+use crate::plan::rejected;
 
 /// The status annotations of one evaluated set, as plain changes: what [`status_annotations`] writes,
 /// and what a step folds into its own patch (so a step is one write, issue 12 item 5).
@@ -69,9 +71,11 @@ pub fn status_annotations(
 /// - the gates' changes ([`Evaluation::changes`]) unless a step follows (a step starts the check's
 ///   counts over), pinned by a `test` op so two steppers never both count one period's check;
 /// - `completed-revision` with its `RolloutComplete` Event, once per revision;
-/// - `degraded-reason` ([`degraded::degraded_change`], `stuck`: what the pass knows of the set's stuck
-///   pods) with its `RolloutDegraded` Event, unless the gates set it (a `failure-limit` pause,
-///   announced by its `RolloutPaused` Event).
+/// - `degraded-reason` removed when it records a refused write this pass clears
+///   ([`rejected::cleared_without_step`]: a refused status write, by this status write; a refused
+///   step once no step is pending); otherwise ([`degraded::degraded_change`], `stuck`: what the
+///   pass knows of the set's stuck pods) set or cleared with its `RolloutDegraded` Event, unless
+///   the gates set it (a `failure-limit` pause, announced by its `RolloutPaused` Event).
 pub fn status_changes(
     set: &StatefulSet,
     config: &SetConfig,
@@ -107,6 +111,9 @@ pub fn status_changes(
                 changes.push((keys.blocked_reason.clone(), None));
             }
         }
+    }
+    if rejected::cleared_without_step(config.stamps.degraded_reason.as_deref(), verdict) {
+        changes.push((keys.degraded_reason.clone(), None));
     }
     let mut guard = None;
     if !matches!(verdict, Verdict::Step { .. }) && !ev.changes.is_empty() {
