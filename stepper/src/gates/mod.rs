@@ -14,6 +14,7 @@ mod on_fleet;
 mod on_pods;
 mod on_prometheus;
 mod on_set;
+pub mod pause_points;
 pub mod prometheus;
 pub mod recovery;
 pub mod throttle;
@@ -163,13 +164,12 @@ impl GateInput<'_> {
         set::partition(self.set).unwrap_or(0)
     }
 
-    /// The partition the next step lowers to ([`step_target`] with the set's step size).
+    /// The partition the next step lowers to: [`step_target`] with the set's step size, clamped so it
+    /// does not pass the next pause point of the canary plan ([`pause_points::Position::clamp`]).
     pub fn target(&self) -> i32 {
-        step_target(
-            self.set,
-            self.partition(),
-            *self.config.step.as_ref().unwrap_or(&1),
-        )
+        let step = *self.config.step.as_ref().unwrap_or(&1);
+        let to = step_target(self.set, self.partition(), step);
+        pause_points::position(self.set, self.config).map_or(to, |p| p.clamp(to))
     }
 
     /// The ordinals the next step replaces when all of them are already down
@@ -272,6 +272,9 @@ pub struct Evaluation {
     /// The block is part of the rollout's normal rhythm even though its reason may not be
     /// ([`Reason::is_expected_wait`]): a Prometheus check counting up its successes.
     pub expected_wait: bool,
+    /// What the canary plan writes ([`pause_points`]): a pause now (with a `Paused` block), or with a
+    /// step its bake-time resume and the pause at the point it reaches.
+    pub canary: Option<pause_points::PlanEffect>,
 }
 
 impl Evaluation {
@@ -282,6 +285,7 @@ impl Evaluation {
             next_step: None,
             changes: Vec::new(),
             expected_wait: false,
+            canary: None,
         }
     }
 }
@@ -346,6 +350,7 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
     if reached(Reason::PrometheusCheck) {
         on_prometheus::effects(input, &mut ev);
     }
+    pause_points::effects(input, &mut ev);
     ev
 }
 

@@ -67,6 +67,35 @@ impl EventNote {
         }
     }
 
+    /// The `RolloutPaused` Event (`Normal`) of the canary plan: the rollout reached a pause point (`reason`
+    /// is the `<prefix>/paused-reason` written, naming the point).
+    pub fn pause_point(reason: &str) -> Self {
+        let mut note = reason.to_string();
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: EventType::Normal,
+            reason: "RolloutPaused".into(),
+            action: "Pause".into(),
+            note,
+        }
+    }
+
+    /// The `RolloutResumed` Event (`Normal`) of the canary plan: the bake time of the pause `was` (its
+    /// `paused-reason`) is over and every gate passed, so the stepper resumed with this step.
+    pub fn baked(bake_seconds: u32, was: &str) -> Self {
+        let mut note = format!(
+            "resumed by the stepper: {bake_seconds} s of bake time over and every gate passed (was \
+             paused: {was})"
+        );
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: EventType::Normal,
+            reason: "RolloutResumed".into(),
+            action: "Resume".into(),
+            note,
+        }
+    }
+
     /// The `ForcedStep` Event (`Warning`): a person stepped `from → to` past `blocked` with `step
     /// --force --reason`; `who` and `reason` say who and why.
     pub fn forced(from: i32, to: i32, blocked: &Blocked, who: &str, reason: &str) -> Self {

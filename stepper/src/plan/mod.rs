@@ -4,6 +4,7 @@
 //!
 //! May import `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers"); never I/O.
 
+pub mod canary;
 pub mod events;
 pub mod figures;
 pub mod patch;

@@ -20,13 +20,13 @@ use crate::config::{Keys, SetConfig};
 use crate::gates::{
     self, Evaluation, FleetView, GateInput, GateOptions, Need, NextStep, Probes, Verdict,
 };
-use crate::gates::{recovery, throttle};
+use crate::gates::{pause_points, recovery, throttle};
 use crate::model::pods::{PdbView, controller_uid, pods_by_ordinal};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 use crate::plan::events::EventNote;
 use crate::plan::figures::Figures;
-use crate::plan::{patch, status_annotations};
+use crate::plan::{canary, patch, status_annotations};
 
 /// Everything one pass reads: the result of one LIST of each kind (no per-pod or per-set GET).
 #[derive(Clone, Debug, Default)]
@@ -239,6 +239,10 @@ impl<'s> Planner<'s> {
         ev.verdict = Verdict::Blocked(blocked);
         ev.need = None;
         ev.changes.clear();
+        // A pause now is judged from the list alone (gate `Paused`); a step's effects are not.
+        ev.canary = ev
+            .canary
+            .filter(|c| matches!(c, pause_points::PlanEffect::PauseNow(_)));
         Some(ev)
     }
 
@@ -354,7 +358,9 @@ pub fn plan_with(
     Planner::new(snapshot, opts).plan(now, probes)
 }
 
-/// The writes and Events for one evaluated StatefulSet.
+/// The writes and Events for one evaluated StatefulSet. A step carries its bookkeeping and the canary
+/// plan's writes ([`canary::writes`]) in its own patch: one write, so its `test` pins hold for all of
+/// it; a pause without a step joins the status annotations.
 fn plan_evaluated(
     set: &StatefulSet,
     config: &SetConfig,
@@ -363,17 +369,32 @@ fn plan_evaluated(
     now: Timestamp,
 ) -> SetPlan {
     let mut status = status_annotations::status_changes(set, config, pods, &ev, now);
-    let events = std::mem::take(&mut status.events);
-    // A step carries its bookkeeping in its own patch: one write, so its `resourceVersion` pin holds.
-    let (annotations, step) = match &ev.verdict {
-        Verdict::Step {
-            from,
-            to,
-            update_revision,
-        } => {
+    let mut events = std::mem::take(&mut status.events);
+    let plan_writes = (ev.canary.as_ref()).map(|e| canary::writes(set, config, e));
+    let (annotations, step) = match (&ev.verdict, plan_writes) {
+        (
+            Verdict::Step {
+                from,
+                to,
+                update_revision,
+            },
+            writes,
+        ) => {
             let mut step = patch::step_patch(set, config, *from, *to, update_revision, now);
             patch::fold_annotations(set, &status.changes, &mut step);
+            if let Some(w) = writes {
+                patch::fold_annotations(set, &w.changes, &mut step);
+                // After the step's own pins (partition, updateRevision).
+                step.0.splice(2..2, w.pins);
+                events.extend(w.events);
+            }
             (None, Some(step))
+        }
+        (_, Some(w)) if matches!(ev.canary, Some(pause_points::PlanEffect::PauseNow(_))) => {
+            status.changes.extend(w.changes);
+            status.guard = status.guard.or(w.pins.into_iter().next());
+            events.extend(w.events);
+            (status.patch(set), None)
         }
         _ => (status.patch(set), None),
     };
