@@ -126,7 +126,10 @@ fn held_at_a_point_without_bake_until_a_person_resumes() {
     let p = plan_at(resumed, None, "2026-11-24T01:00:00Z");
     assert!(matches!(p.verdict, Verdict::Step { from: 3, to: 2, .. }));
     let step = serde_json::to_value(&p.step).expect("json");
-    assert_eq!(step[5], json!({"op": "add", "path": a("paused-reason"), "value": REASON_2}));
+    assert_eq!(
+        step[5],
+        json!({"op": "add", "path": a("paused-reason"), "value": REASON_2})
+    );
 }
 
 fn at_point_2(paused_at: &str, reason: &str) -> Value {
@@ -225,13 +228,19 @@ fn the_bake_time_never_lifts_a_pause_a_person_made() {
 #[case("unreadable")]
 fn the_plan_starts_over_when_the_record_does_not_hold(#[case] stored: &str) {
     let p = plan_at(
-        canary(5, &[("pause-at", "1,60%:30"), ("pause-points-passed", stored)]),
+        canary(
+            5,
+            &[("pause-at", "1,60%:30"), ("pause-points-passed", stored)],
+        ),
         None,
         "2026-11-23T01:20:00Z",
     );
     assert!(matches!(p.verdict, Verdict::Step { from: 5, to: 4, .. }));
     let step = serde_json::to_value(&p.step).expect("json");
-    assert_eq!(step[5], json!({"op": "add", "path": a("paused-reason"), "value": REASON_1}));
+    assert_eq!(
+        step[5],
+        json!({"op": "add", "path": a("paused-reason"), "value": REASON_1})
+    );
 }
 
 #[test]
@@ -262,7 +271,10 @@ fn a_rollout_past_a_point_it_did_not_pass_pauses_now_without_a_step() {
     );
     let evs = events(&p);
     assert_eq!(evs.len(), 2);
-    assert_eq!((evs[0].0.as_str(), evs[0].1), ("Blocked", EventType::Normal));
+    assert_eq!(
+        (evs[0].0.as_str(), evs[0].1),
+        ("Blocked", EventType::Normal)
+    );
     assert_eq!(
         evs[1],
         ("RolloutPaused".into(), EventType::Normal, REASON_2.into())
@@ -283,7 +295,11 @@ fn a_pause_now_is_written_for_a_set_whose_pods_were_not_read() {
     assert_eq!(blocked(&p).0, Reason::Paused);
     let patch = serde_json::to_value(&p.status_annotations).expect("json");
     assert!(
-        patch.as_array().expect("ops").iter().any(|op| op["path"] == a("paused")),
+        patch
+            .as_array()
+            .expect("ops")
+            .iter()
+            .any(|op| op["path"] == a("paused")),
         "{patch}"
     );
 }

@@ -1,7 +1,8 @@
 //! `status`: the table of guarded StatefulSets with their next step or first blocking gate.
 //!
 //! Columns: partition, updated/ready/replicas, revisions, next action; one named set, or all in scope.
-//! Below the table, the stuck pods ([`crate::gates::recovery`]) and what recovery does with them.
+//! Below the table, where each set with a canary plan stands against it ([`pause_plan::describe`]),
+//! and the stuck pods ([`crate::gates::recovery`]) and what recovery does with them.
 
 use anyhow::{Result, bail};
 use jiff::Timestamp;
@@ -13,6 +14,7 @@ use crate::gates::recovery::Finding;
 use crate::gates::{Idle, Verdict};
 use crate::pass::recovery;
 use crate::pass::{self, PassOptions};
+use crate::rollout::pause_plan;
 
 /// One row of the `status` table.
 fn next_action(verdict: &Verdict) -> String {
@@ -113,6 +115,19 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
         ]);
     }
     let mut out = table(&rows);
+    let plans_text: Vec<String> = (snap.statefulsets.iter())
+        .zip(&plans)
+        .filter(|(_, p)| is_target(&p.namespace, &p.name))
+        .filter_map(|(set, p)| {
+            let text = pause_plan::describe(set, &p.config, now)?;
+            let written = pause_plan::written(p.config.pause_at.as_ref()?);
+            Some(format!("  {}/{} {written}: {text}\n", p.namespace, p.name))
+        })
+        .collect();
+    if !plans_text.is_empty() {
+        out.push_str(&format!("\nPause points ({}):\n", opts.gates.keys.pause_at));
+        out.push_str(&plans_text.concat());
+    }
     let findings = recovery::findings(&snap, &plans, opts.recover_stuck_pods, now);
     let stuck: Vec<_> = findings
         .iter()

@@ -149,8 +149,14 @@ pub async fn step_once_with<C: Cluster, P: Prometheus>(
                 &forced.who,
                 &forced.reason,
             ));
-            let mut step =
-                patch::step_patch(set, &p.config, next.from, next.to, &next.update_revision, now);
+            let mut step = patch::step_patch(
+                set,
+                &p.config,
+                next.from,
+                next.to,
+                &next.update_revision,
+                now,
+            );
             p.status_events.clear();
             // A forced step never jumps a pause point either (`next.to` is clamped), and one that
             // reaches a point pauses there in the same patch.

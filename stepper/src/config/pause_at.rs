@@ -182,7 +182,11 @@ fn point(item: &str, replicas: i32) -> Result<PausePoint, String> {
         None => None,
         Some(b) => match b.parse::<u32>() {
             Ok(n) if n >= 1 && digits(b) => Some(n),
-            _ => return Err(format!("{item:?} has bake time {b:?}, not whole seconds ≥ 1")),
+            _ => {
+                return Err(format!(
+                    "{item:?} has bake time {b:?}, not whole seconds ≥ 1"
+                ));
+            }
         },
     };
     let unknown = || format!("{item:?} is not a count of pods or a percentage");

@@ -277,13 +277,10 @@ pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
             ev.canary = step_effect(input.set, config, *to, input.now);
         }
         Verdict::Blocked(b) if b.reason == Reason::Paused && !config.paused => {
-            ev.canary = pause_now(input.set, config, input.now)
-                .map(PlanEffect::PauseNow);
+            ev.canary = pause_now(input.set, config, input.now).map(PlanEffect::PauseNow);
         }
         Verdict::Blocked(b) if config.paused && b.reason != Reason::Paused => {
-            if let Some(own) =
-                position(input.set, config).and_then(|p| p.own_pause(config))
-            {
+            if let Some(own) = position(input.set, config).and_then(|p| p.own_pause(config)) {
                 b.detail.push_str(&format!(
                     "; still paused at pause point {} of {}: bake time over, goes on once every \
                      gate passes",

@@ -1,6 +1,8 @@
 //! Layer `rollout` (pure): what state a set's rollout is in, read from the objects — when it is
-//! really complete ([`complete`], what `wait` waits for).
+//! really complete ([`complete`], what `wait` waits for), and where it stands against its canary plan
+//! ([`pause_plan`], what `status` prints).
 //!
 //! May import `gates`, `config`, `model` (ARCHITECTURE.md, "Layers").
 
 pub mod complete;
+pub mod pause_plan;
