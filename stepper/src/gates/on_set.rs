@@ -10,8 +10,9 @@ use crate::model::set;
 /// Gate `Paused`: annotation `<prefix>/paused: "true"`; the detail carries `<prefix>/paused-reason`
 /// when set (the stepper sets it at a pause point, or when a Prometheus check reaches its
 /// `failure-limit`). Two cases of the canary plan ([`pause_points`]): the plan's own pause whose bake
-/// time is over passes (the other gates decide; the step resumes it), with the seconds left in the
-/// detail until then; and a set not paused that stands at or past a pause point it has not passed is
+/// time is over, or that was made for an earlier rollout, passes ([`pause_points::liftable`]: the
+/// other gates decide; the stepper lifts it), with the bake seconds left in the detail until then; and
+/// a set not paused that stands at or past a pause point it has not passed is
 /// blocked here, and paused by this pass ([`pause_points::pause_now`]).
 pub fn paused(input: &GateInput<'_>) -> Result<(), Blocked> {
     let config = input.config;
@@ -28,11 +29,11 @@ pub fn paused(input: &GateInput<'_>) -> Result<(), Blocked> {
             None => Ok(()),
         };
     }
-    let own = pause_points::position(input.set, config).and_then(|p| p.own_pause(config));
-    let bake_left = own.as_ref().and_then(|o| o.bake_left(input.now));
-    if bake_left == Some(0) {
+    if pause_points::liftable(input.set, config, input.now).is_some() {
         return Ok(());
     }
+    let own = pause_points::position(input.set, config).and_then(|p| p.own_pause(config));
+    let bake_left = own.as_ref().and_then(|o| o.bake_left(input.now));
     let why = config
         .paused_reason
         .as_deref()

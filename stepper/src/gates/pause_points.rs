@@ -141,25 +141,53 @@ impl<'a> Position<'a> {
         }
     }
 
-    /// The plan's own pause, when the set is paused by it: `paused: "true"`, a record for this
-    /// revision at this position, and `paused-reason` exactly as the plan wrote it for that record.
-    /// `None` for any other pause (a person's, a Prometheus check's failure limit).
-    pub fn own_pause(&self, config: &SetConfig) -> Option<OwnPause> {
+    /// The plan's own pause of the set, if it is one: `paused: "true"`, a readable record, and
+    /// `paused-reason` exactly as the plan wrote it for that record. `None` for any other pause (a
+    /// person's `pause --reason`, a Prometheus check's failure limit, a plan edited since).
+    pub fn plan_pause(&self, config: &SetConfig) -> Option<PlanPause> {
         if !config.paused {
             return None;
         }
         let record = config.stamps.pause_points_passed.as_ref()?;
-        if record.update_revision != self.update_revision || record.pods != self.released {
+        let point = self
+            .numbered()
+            .into_iter()
+            .rfind(|n| n.point.pods <= record.pods)?;
+        let reason = reason(&point, record.pods, self.replicas, &record.update_revision);
+        if config.paused_reason.as_deref() != Some(reason.as_str()) {
             return None;
         }
-        let point = self.last_passed()?;
-        let reason = reason(&point, record.pods, self.replicas, self.update_revision);
-        (config.paused_reason.as_deref() == Some(reason.as_str())).then(|| OwnPause {
+        let pause = OwnPause {
             point,
             paused_at: record.paused_at,
             reason,
-        })
+        };
+        if record.update_revision != self.update_revision || record.pods > self.released {
+            Some(PlanPause::Stale(pause))
+        } else if record.pods == self.released {
+            Some(PlanPause::Current(pause))
+        } else {
+            None // moved past it (a forced step): a person's `resume` ends it
+        }
     }
+
+    /// The plan's own pause at this position ([`PlanPause::Current`]).
+    pub fn own_pause(&self, config: &SetConfig) -> Option<OwnPause> {
+        match self.plan_pause(config)? {
+            PlanPause::Current(p) => Some(p),
+            PlanPause::Stale(_) => None,
+        }
+    }
+}
+
+/// The plan's own pause of a set ([`Position::plan_pause`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlanPause {
+    /// At this rollout's position: held until `resume`, or the bake time.
+    Current(OwnPause),
+    /// Written for an earlier rollout (its record names another `updateRevision`, or the rollout was
+    /// restaged below it): a new template or a rollback starts the plan over, so the stepper lifts it.
+    Stale(OwnPause),
 }
 
 /// The set's [`Position`]; `None` without a readable plan or without `status.updateRevision`.
@@ -221,16 +249,40 @@ impl OwnPause {
     }
 }
 
+/// Why the stepper ends the plan's own pause.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LiftCause {
+    /// The point's bake time is over and every gate passed (lifted by the step that follows).
+    BakeOver,
+    /// The pause was for an earlier rollout ([`PlanPause::Stale`]): the plan starts over on this
+    /// `updateRevision`.
+    StartedOver {
+        /// `status.updateRevision` now.
+        update_revision: String,
+    },
+}
+
+/// The plan's own pause, ended by the stepper.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lift {
+    /// The pause (its `paused-reason` is pinned by the write).
+    pub pause: OwnPause,
+    /// Why.
+    pub cause: LiftCause,
+}
+
 /// What the plan writes besides the gates' verdict.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlanEffect {
     /// No step: pause now at a point the rollout stands at or past ([`pause_now`]).
     PauseNow(PointPause),
-    /// In the step's own patch: end the plan's own pause whose bake time is over (`resume`), and pause
-    /// after the step at the point it reaches (`pause`).
+    /// No step: lift a pause the plan made for an earlier rollout ([`PlanPause::Stale`]).
+    Lift(Lift),
+    /// In the step's own patch: end the plan's own pause (bake time over, or made for an earlier
+    /// rollout), and pause after the step at the point it reaches.
     WithStep {
-        /// The bake-time resume.
-        resume: Option<OwnPause>,
+        /// The pause lifted.
+        resume: Option<Lift>,
         /// The pause after the step.
         pause: Option<PointPause>,
     },
@@ -247,8 +299,27 @@ pub fn pause_now(set: &StatefulSet, config: &SetConfig, now: Timestamp) -> Optio
     Some(position.pause_at(point, position.released, now))
 }
 
-/// What a step to partition `to` (clamped) writes for the plan: the end of the plan's own pause when
-/// its bake time is over at `now`, and the pause at the point the step reaches. `None` when neither.
+/// The plan's own pause that the `Paused` gate lets through at `now`: one whose bake time is over, or
+/// one made for an earlier rollout.
+pub fn liftable(set: &StatefulSet, config: &SetConfig, now: Timestamp) -> Option<Lift> {
+    let position = position(set, config)?;
+    match position.plan_pause(config)? {
+        PlanPause::Current(pause) if pause.bake_left(now) == Some(0) => Some(Lift {
+            pause,
+            cause: LiftCause::BakeOver,
+        }),
+        PlanPause::Current(_) => None,
+        PlanPause::Stale(pause) => Some(Lift {
+            pause,
+            cause: LiftCause::StartedOver {
+                update_revision: position.update_revision.to_string(),
+            },
+        }),
+    }
+}
+
+/// What a step to partition `to` (clamped) writes for the plan: the end of the plan's own pause
+/// ([`liftable`]), and the pause at the point the step reaches. `None` when neither.
 pub fn step_effect(
     set: &StatefulSet,
     config: &SetConfig,
@@ -256,9 +327,7 @@ pub fn step_effect(
     now: Timestamp,
 ) -> Option<PlanEffect> {
     let position = position(set, config)?;
-    let resume = position
-        .own_pause(config)
-        .filter(|own| own.bake_left(now) == Some(0));
+    let resume = liftable(set, config, now);
     let after = position.replicas - to.clamp(0, position.replicas);
     let pause = position
         .reached_by(to)
@@ -266,26 +335,28 @@ pub fn step_effect(
     (resume.is_some() || pause.is_some()).then_some(PlanEffect::WithStep { resume, pause })
 }
 
-/// Records in `ev` what the canary plan writes: with a step, its effect
-/// ([`step_effect`]); with a `Paused` block of a set not paused, the pause now; and when
-/// the plan's own pause is past its bake time but another gate blocks, says so in the detail (the set
-/// stays paused until every gate passes).
+/// Records in `ev` what the canary plan writes: with a step, its effect ([`step_effect`]); with a
+/// `Paused` block of a set not paused, the pause now; with another block, the lift of a pause made for
+/// an earlier rollout, or — for the plan's own pause past its bake time — a word in the detail that
+/// the set stays paused until every gate passes.
 pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
-    let config = input.config;
+    let (set, config, now) = (input.set, input.config, input.now);
     match &mut ev.verdict {
-        Verdict::Step { to, .. } => {
-            ev.canary = step_effect(input.set, config, *to, input.now);
-        }
+        Verdict::Step { to, .. } => ev.canary = step_effect(set, config, *to, now),
         Verdict::Blocked(b) if b.reason == Reason::Paused && !config.paused => {
-            ev.canary = pause_now(input.set, config, input.now).map(PlanEffect::PauseNow);
+            ev.canary = pause_now(set, config, now).map(PlanEffect::PauseNow);
         }
         Verdict::Blocked(b) if config.paused && b.reason != Reason::Paused => {
-            if let Some(own) = position(input.set, config).and_then(|p| p.own_pause(config)) {
-                b.detail.push_str(&format!(
-                    "; still paused at pause point {} of {}: bake time over, goes on once every \
-                     gate passes",
-                    own.point.number, own.point.of
-                ));
+            match liftable(set, config, now) {
+                Some(lift) if lift.cause == LiftCause::BakeOver => {
+                    b.detail.push_str(&format!(
+                        "; still paused at pause point {} of {}: bake time over, goes on once every \
+                         gate passes",
+                        lift.pause.point.number, lift.pause.point.of
+                    ));
+                }
+                Some(lift) => ev.canary = Some(PlanEffect::Lift(lift)),
+                None => {}
             }
         }
         _ => {}

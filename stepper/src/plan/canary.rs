@@ -1,5 +1,5 @@
 //! The canary plan's writes: the annotation changes, `test` pins and Events of a pause at a point and
-//! of a bake-time resume ([`PlanEffect`], decided by [`crate::gates::pause_points`]).
+//! of the end of the plan's own pause ([`PlanEffect`], decided by [`crate::gates::pause_points`]).
 //!
 //! A pause reached by a step rides in the step's own JSON Patch (one write: the pause is there the
 //! moment the step lands, and no pass can see the step without its pause); a pause without a step is
@@ -11,7 +11,7 @@ use serde_json::json;
 use sts_safe_rollout::annotations::TRUE;
 
 use crate::config::SetConfig;
-use crate::gates::pause_points::PlanEffect;
+use crate::gates::pause_points::{LiftCause, PlanEffect};
 use crate::plan::events::EventNote;
 use crate::plan::patch::{ptr, test};
 
@@ -31,10 +31,10 @@ pub struct CanaryWrites {
 ///   `pause-points-passed` = the record, and a `RolloutPaused` Event (`Normal`). A pause now is pinned
 ///   to the record read (or, with none, to `metadata.resourceVersion`), so two steppers never write it
 ///   twice; a pause after a step is pinned by the step's own `test` ops;
-/// - a bake-time resume: `test` that `paused` is `"true"` and `paused-reason` is still the plan's
-///   text (a person's pause written meanwhile makes the step fail with HTTP 422 instead of being
-///   lifted), remove both (unless the same step pauses at the next point), and a `RolloutResumed`
-///   Event.
+/// - the end of the plan's own pause (its bake time over, with the step; or made for an earlier
+///   rollout, at once): `test` that `paused` is `"true"` and `paused-reason` is still the plan's text
+///   (a person's pause written meanwhile makes the write fail with HTTP 422 instead of being lifted),
+///   remove both (unless the same step pauses at the next point), and a `RolloutResumed` Event.
 pub fn writes(set: &StatefulSet, config: &SetConfig, effect: &PlanEffect) -> CanaryWrites {
     let keys = &config.keys;
     let mut w = CanaryWrites::default();
@@ -50,14 +50,22 @@ pub fn writes(set: &StatefulSet, config: &SetConfig, effect: &PlanEffect) -> Can
             });
             (None, Some(p))
         }
+        PlanEffect::Lift(lift) => (Some(lift), None),
         PlanEffect::WithStep { resume, pause } => (resume.as_ref(), pause.as_ref()),
     };
-    if let Some(own) = resume {
+    if let Some(lift) = resume {
+        let was = &lift.pause.reason;
         w.pins.push(test(annotation(&keys.paused), json!(TRUE)));
         w.pins
-            .push(test(annotation(&keys.paused_reason), json!(own.reason)));
-        let bake = own.point.point.bake_seconds.unwrap_or(0);
-        w.events.push(EventNote::baked(bake, &own.reason));
+            .push(test(annotation(&keys.paused_reason), json!(was)));
+        w.events.push(match &lift.cause {
+            LiftCause::BakeOver => {
+                EventNote::baked(lift.pause.point.point.bake_seconds.unwrap_or(0), was)
+            }
+            LiftCause::StartedOver { update_revision } => {
+                EventNote::plan_started_over(update_revision, was)
+            }
+        });
         if pause.is_none() {
             w.changes.push((keys.paused.clone(), None));
             w.changes.push((keys.paused_reason.clone(), None));

@@ -96,6 +96,22 @@ impl EventNote {
         }
     }
 
+    /// The `RolloutResumed` Event (`Normal`) of the canary plan starting over: the pause `was` (its
+    /// `paused-reason`) was made for an earlier rollout; `update_revision` is the rollout's now.
+    pub fn plan_started_over(update_revision: &str, was: &str) -> Self {
+        let mut note = format!(
+            "resumed by the stepper: a new rollout (updateRevision {update_revision}) starts the \
+             pause plan over (was paused: {was})"
+        );
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: EventType::Normal,
+            reason: "RolloutResumed".into(),
+            action: "Resume".into(),
+            note,
+        }
+    }
+
     /// The `ForcedStep` Event (`Warning`): a person stepped `from → to` past `blocked` with `step
     /// --force --reason`; `who` and `reason` say who and why.
     pub fn forced(from: i32, to: i32, blocked: &Blocked, who: &str, reason: &str) -> Self {

@@ -239,10 +239,10 @@ impl<'s> Planner<'s> {
         ev.verdict = Verdict::Blocked(blocked);
         ev.need = None;
         ev.changes.clear();
-        // A pause now is judged from the list alone (gate `Paused`); a step's effects are not.
+        // A pause now or a lift is judged from the list alone; a step's effects are not.
         ev.canary = ev
             .canary
-            .filter(|c| matches!(c, pause_points::PlanEffect::PauseNow(_)));
+            .filter(|c| !matches!(c, pause_points::PlanEffect::WithStep { .. }));
         Some(ev)
     }
 
@@ -390,9 +390,9 @@ fn plan_evaluated(
             }
             (None, Some(step))
         }
-        (_, Some(w)) if matches!(ev.canary, Some(pause_points::PlanEffect::PauseNow(_))) => {
+        (_, Some(w)) if !matches!(ev.canary, Some(pause_points::PlanEffect::WithStep { .. })) => {
             status.changes.extend(w.changes);
-            status.guard = status.guard.or(w.pins.into_iter().next());
+            status.guards.extend(w.pins);
             events.extend(w.events);
             (status.patch(set), None)
         }

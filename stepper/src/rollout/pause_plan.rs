@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 
 use crate::config::{PausePlan, PausePoint, SetConfig};
-use crate::gates::pause_points::{self, NumberedPoint};
+use crate::gates::pause_points::{self, NumberedPoint, PlanPause};
 use crate::model::set;
 
 /// The plan as written, normalised: `1,60%:30`.
@@ -68,8 +68,14 @@ pub fn describe(set: &StatefulSet, config: &SetConfig, now: Timestamp) -> Option
         });
     }
     let mut out = String::new();
-    if config.paused {
-        out.push_str("paused (not by the plan: `resume` to go on); then ");
+    match position.plan_pause(config) {
+        Some(PlanPause::Stale(_)) => {
+            out.push_str(
+                "the plan's pause for an earlier rollout is lifted by the next pass; then ",
+            );
+        }
+        _ if config.paused => out.push_str("paused (not by the plan: `resume` to go on); then "),
+        _ => {}
     }
     if let Some(n) = position.reached_unpassed() {
         let _ = write!(
