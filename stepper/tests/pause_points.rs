@@ -1,69 +1,16 @@
 //! The canary plan as pure data: how far a step goes, the exact patch of the step that reaches a pause
 //! point (the pause rides in the step's one write), the pause without a step, the bake-time resume and
-//! what keeps it paused, and when the plan starts over.
+//! what keeps it paused.
+mod canary_support;
 mod common;
 
+use canary_support::*;
 use common::*;
 use serde_json::{Value, json};
-use sts_stepper::gates::Verdict;
-use sts_stepper::gates::{GateOptions, pause_points};
+use sts_stepper::gates::{GateOptions, Verdict, pause_points};
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::plan::events::EventType;
-use sts_stepper::plan::{self, SetPlan, Snapshot};
-
-const REASON_1: &str = "pause point 1 of 2: 1 of 5 pods on b; `resume` to go on";
-const REASON_2: &str = "pause point 2 of 2: 3 of 5 pods on b; goes on by itself 30 s after the \
-                        pause if every gate passes, or `resume` to go on";
-
-fn a(key: &str) -> String {
-    format!("/metadata/annotations/safe-rollout.dev~1{key}")
-}
-
-/// `demo/web`-like set `web` (5 replicas) at `partition`, the pods at or above it on `b` and all
-/// Ready, initialized, with `annotations` (short names) added.
-fn canary(partition: i32, annotations: &[(&str, &str)]) -> Value {
-    let mut v = set_json("web", 5, Some(partition), 5 - partition);
-    v["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
-    for (k, val) in annotations {
-        v["metadata"]["annotations"][format!("safe-rollout.dev/{k}")] = json!(val);
-    }
-    v
-}
-
-fn record(pods: i32, paused_at: &str) -> String {
-    format!(r#"{{"updateRevision":"b","pods":{pods},"pausedAt":"{paused_at}"}}"#)
-}
-
-fn plan_at(v: Value, unhealthy: Option<u32>, t: &str) -> SetPlan {
-    let partition = v["spec"]["updateStrategy"]["rollingUpdate"]["partition"]
-        .as_i64()
-        .expect("partition") as u32;
-    let mut pods = pods("web", 5, partition);
-    if let Some(o) = unhealthy {
-        pods[o as usize].status.as_mut().expect("status").conditions = None;
-    }
-    let snap = Snapshot {
-        statefulsets: vec![set_from(v)],
-        pods,
-        ..Snapshot::default()
-    };
-    plan::plan(&snap, &GateOptions::default(), at(t))
-        .pop()
-        .expect("one plan")
-}
-
-fn blocked(p: &SetPlan) -> (Reason, String) {
-    match &p.verdict {
-        Verdict::Blocked(b) => (b.reason, b.detail.clone()),
-        other => panic!("want a block, got {other:?}"),
-    }
-}
-
-fn events(p: &SetPlan) -> Vec<(String, EventType, String)> {
-    (p.status_events.iter())
-        .map(|e| (e.reason.clone(), e.type_, e.note.clone()))
-        .collect()
-}
+use sts_stepper::plan::{self, Snapshot};
 
 #[test]
 fn a_25_percent_step_stops_at_a_point_of_one_pod_and_pauses_in_the_same_patch() {
@@ -220,29 +167,6 @@ fn the_bake_time_never_lifts_a_pause_a_person_made() {
     assert!(p.step.is_none());
 }
 
-#[rstest::rstest]
-// The record names another revision: a new template or a rollback.
-#[case(r#"{"updateRevision":"a","pods":1,"pausedAt":"2026-11-23T01:00:00Z"}"#)]
-// The rollout was restaged below the record (partition back at replicas).
-#[case(r#"{"updateRevision":"b","pods":3,"pausedAt":"2026-11-23T01:00:00Z"}"#)]
-#[case("unreadable")]
-fn the_plan_starts_over_when_the_record_does_not_hold(#[case] stored: &str) {
-    let p = plan_at(
-        canary(
-            5,
-            &[("pause-at", "1,60%:30"), ("pause-points-passed", stored)],
-        ),
-        None,
-        "2026-11-23T01:20:00Z",
-    );
-    assert!(matches!(p.verdict, Verdict::Step { from: 5, to: 4, .. }));
-    let step = serde_json::to_value(&p.step).expect("json");
-    assert_eq!(
-        step[5],
-        json!({"op": "add", "path": a("paused-reason"), "value": REASON_1})
-    );
-}
-
 #[test]
 fn a_rollout_past_a_point_it_did_not_pass_pauses_now_without_a_step() {
     // 3 of 5 pods at or above the partition, no record: the plan was added mid-rollout.
@@ -335,71 +259,4 @@ fn the_position_reports_the_next_point_and_the_clamp() {
     assert_eq!(pos.clamp(2), 4);
     assert_eq!(pos.reached_by(4).map(|n| n.number), Some(1));
     assert_eq!(pos.reached_unpassed(), None);
-}
-
-/// The plan's pause at point 1 made for revision `a`, on a set now rolling out `b` from the start.
-fn stale(partition: i32) -> Value {
-    let old_reason = "pause point 1 of 2: 1 of 5 pods on a; `resume` to go on";
-    canary(
-        partition,
-        &[
-            ("pause-at", "1,60%:30"),
-            ("paused", "true"),
-            ("paused-reason", old_reason),
-            (
-                "pause-points-passed",
-                r#"{"updateRevision":"a","pods":1,"pausedAt":"2026-11-23T01:00:00Z"}"#,
-            ),
-        ],
-    )
-}
-
-#[test]
-fn a_new_rollout_lifts_the_plans_pause_for_the_last_one_and_starts_over() {
-    let p = plan_at(stale(5), None, "2026-11-23T01:20:00Z");
-    assert!(matches!(p.verdict, Verdict::Step { from: 5, to: 4, .. }));
-    let step = serde_json::to_value(&p.step).expect("json");
-    assert_eq!(
-        step[3],
-        json!({"op": "test", "path": a("paused-reason"),
-               "value": "pause point 1 of 2: 1 of 5 pods on a; `resume` to go on"})
-    );
-    assert_eq!(
-        step[7],
-        json!({"op": "add", "path": a("paused-reason"), "value": REASON_1})
-    );
-    let evs = events(&p);
-    assert_eq!(
-        evs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
-        ["RolloutResumed", "RolloutPaused"]
-    );
-    assert!(
-        evs[0].2.starts_with(
-            "resumed by the stepper: a new rollout (updateRevision b) starts the pause plan over"
-        ),
-        "{}",
-        evs[0].2
-    );
-}
-
-#[test]
-fn a_pause_for_an_earlier_rollout_is_lifted_at_once_even_while_another_gate_blocks() {
-    let p = plan_at(stale(5), Some(0), "2026-11-23T01:20:00Z");
-    assert_eq!(blocked(&p).0, Reason::PodNotReady);
-    assert_eq!(
-        serde_json::to_value(&p.status_annotations).expect("json"),
-        json!([
-            {"op": "test", "path": a("paused"), "value": "true"},
-            {"op": "test", "path": a("paused-reason"),
-             "value": "pause point 1 of 2: 1 of 5 pods on a; `resume` to go on"},
-            {"op": "add", "path": a("blocked-reason"), "value": "PodNotReady"},
-            {"op": "remove", "path": a("paused")},
-            {"op": "remove", "path": a("paused-reason")},
-        ])
-    );
-    let evs = events(&p);
-    assert_eq!(
-        evs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
-        ["Blocked", "RolloutResumed"]
-    );
 }

@@ -10,7 +10,9 @@ pub mod figures;
 pub mod patch;
 pub mod pause;
 pub mod planner;
+pub mod set_plan;
 pub mod status_annotations;
 
 pub use figures::Figures;
-pub use planner::{Planner, ProbeMap, SetPlan, Snapshot, needs, needs_pods, plan, plan_with};
+pub use planner::{Planner, ProbeMap, Snapshot, needs, needs_pods, plan, plan_with};
+pub use set_plan::SetPlan;

@@ -11,22 +11,18 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use json_patch::Patch;
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 
 use crate::config::{Keys, SetConfig};
-use crate::gates::{
-    self, Evaluation, FleetView, GateInput, GateOptions, Need, NextStep, Probes, Verdict,
-};
+use crate::gates::{self, Evaluation, FleetView, GateInput, GateOptions, Need, Probes, Verdict};
 use crate::gates::{pause_points, recovery, throttle};
 use crate::model::pods::{PdbView, controller_uid, pods_by_ordinal};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
-use crate::plan::events::EventNote;
-use crate::plan::figures::Figures;
-use crate::plan::{canary, patch, status_annotations};
+use crate::plan::patch;
+use crate::plan::set_plan::{SetPlan, plan_evaluated};
 
 /// Everything one pass reads: the result of one LIST of each kind (no per-pod or per-set GET).
 #[derive(Clone, Debug, Default)]
@@ -55,32 +51,6 @@ pub fn needs_pods(sets: &[StatefulSet], keys: &Arc<Keys>) -> bool {
             && set::has_staged_update(s)
             && set::partition(s).unwrap_or(0) > 0
     })
-}
-
-/// The plan for one StatefulSet.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SetPlan {
-    /// `metadata.namespace`.
-    pub namespace: String,
-    /// `metadata.name`.
-    pub name: String,
-    /// Reference for Events (`apps/v1`, kind, namespace, name, uid, resourceVersion).
-    pub reference: ObjectReference,
-    /// Its annotations, as read.
-    pub config: SetConfig,
-    /// Figures to report.
-    pub figures: Figures,
-    /// What the gates concluded.
-    pub verdict: Verdict,
-    /// The step past the gates, or why none can be pinned ([`Evaluation::next_step`]).
-    pub next_step: Option<Result<NextStep, String>>,
-    /// Metadata-only JSON Patch of the status annotations ([`status_annotations::status_changes`]);
-    /// `None` when nothing changes or a step carries them in its own patch.
-    pub status_annotations: Option<Patch>,
-    /// Events to publish once `status_annotations` (or the step carrying them) is applied.
-    pub status_events: Vec<EventNote>,
-    /// The step's JSON Patch ([`patch::step_patch`]) when the verdict is [`Verdict::Step`].
-    pub step: Option<Patch>,
 }
 
 /// What the I/O gates read for each StatefulSet of a snapshot, by its index in
@@ -356,58 +326,4 @@ pub fn plan_with(
     probes: &ProbeMap,
 ) -> Vec<SetPlan> {
     Planner::new(snapshot, opts).plan(now, probes)
-}
-
-/// The writes and Events for one evaluated StatefulSet. A step carries its bookkeeping and the canary
-/// plan's writes ([`canary::writes`]) in its own patch: one write, so its `test` pins hold for all of
-/// it; a pause without a step joins the status annotations.
-fn plan_evaluated(
-    set: &StatefulSet,
-    config: &SetConfig,
-    pods: &BTreeMap<u32, &Pod>,
-    ev: Evaluation,
-    now: Timestamp,
-) -> SetPlan {
-    let mut status = status_annotations::status_changes(set, config, pods, &ev, now);
-    let mut events = std::mem::take(&mut status.events);
-    let plan_writes = (ev.canary.as_ref()).map(|e| canary::writes(set, config, e));
-    let (annotations, step) = match (&ev.verdict, plan_writes) {
-        (
-            Verdict::Step {
-                from,
-                to,
-                update_revision,
-            },
-            writes,
-        ) => {
-            let mut step = patch::step_patch(set, config, *from, *to, update_revision, now);
-            patch::fold_annotations(set, &status.changes, &mut step);
-            if let Some(w) = writes {
-                patch::fold_annotations(set, &w.changes, &mut step);
-                // After the step's own pins (partition, updateRevision).
-                step.0.splice(2..2, w.pins);
-                events.extend(w.events);
-            }
-            (None, Some(step))
-        }
-        (_, Some(w)) if !matches!(ev.canary, Some(pause_points::PlanEffect::WithStep { .. })) => {
-            status.changes.extend(w.changes);
-            status.guards.extend(w.pins);
-            events.extend(w.events);
-            (status.patch(set), None)
-        }
-        _ => (status.patch(set), None),
-    };
-    SetPlan {
-        namespace: set.metadata.namespace.clone().unwrap_or_default(),
-        name: set.metadata.name.clone().unwrap_or_default(),
-        reference: set::reference(set),
-        config: config.clone(),
-        figures: Figures::of(set, config),
-        verdict: ev.verdict,
-        next_step: ev.next_step,
-        status_annotations: annotations,
-        status_events: events,
-        step,
-    }
 }
