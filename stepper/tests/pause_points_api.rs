@@ -1,7 +1,8 @@
 //! The canary plan against a mocked API server, on the real fixture LISTs: the exact JSON Patch of the
 //! step that reaches a pause point (the pause in the step's one write) and its Events, a paused set
 //! read from the list alone, the bake-time resume, a bad `pause-at` (`InvalidAnnotation` and its
-//! Event), a person's `resume` (the record kept), `wait` and `status` on a paused set.
+//! Event), a person's `resume` (the record kept), `wait` and `status` on a paused set, and a forced
+//! step past a person's pause (the point recorded, that pause kept).
 mod common;
 mod mock_api;
 
@@ -12,7 +13,7 @@ use mock_api::*;
 use serde_json::{Value, json};
 use sts_stepper::cli::Target;
 use sts_stepper::cluster::kube::{KubeCluster, Scope};
-use sts_stepper::commands::{check_complete, resume_set, status_table};
+use sts_stepper::commands::{Forced, check_complete, resume_set, status_table, step_once};
 use sts_stepper::config::Keys;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::{Outcome, PassOptions, PodReads};
@@ -333,4 +334,52 @@ async fn wait_reports_a_pause_point_as_paused_and_status_shows_the_plan() {
         ),
         "{table}"
     );
+}
+
+#[tokio::test]
+async fn a_forced_step_past_a_persons_pause_records_the_point_and_keeps_that_pause() {
+    let held = [
+        ("pause-at", "1,60%:20"),
+        ("paused", "true"),
+        ("paused-reason", "INC-7 (paused by bob)"),
+    ];
+    let list_web = "/apis/apps/v1/namespaces/demo/statefulsets?&fieldSelector=metadata.name%3Dweb";
+    let (client, server) = mock_client(vec![
+        get(list_web, list_with("1-staged", with(&held))),
+        set_pods("demo", "app=web", fixture_body("1-staged-pods.json")),
+        namespace_pdbs("demo", fixture_body("1-staged-pdbs.json")),
+        patch(
+            PATCH_WEB,
+            200,
+            stored("1-staged", |s| {
+                with(&held)(s);
+                s["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(4);
+            }),
+        ),
+        post_event("demo"),
+        post_event("demo"),
+    ]);
+    let cluster = only_web(client);
+    let forced = Forced {
+        who: "alice".into(),
+        reason: "look at one pod anyway".into(),
+    };
+    let report = step_once(&cluster, &one_set_reads(), &web(), Some(&forced), now())
+        .await
+        .expect("step");
+    drop(cluster);
+    let seen = server.await.expect("script");
+    assert_eq!(report.outcome, Outcome::Stepped { from: 5, to: 4 });
+    assert_eq!(
+        seen[3].body,
+        json!([
+            {"op": "test", "path": "/spec/updateStrategy/rollingUpdate/partition", "value": 5},
+            {"op": "test", "path": "/status/updateRevision", "value": REV_NEW},
+            {"op": "replace", "path": "/spec/updateStrategy/rollingUpdate/partition", "value": 4},
+            {"op": "add", "path": a("last-partition-update"), "value": "2026-11-23T01:20:00Z"},
+            {"op": "add", "path": a("pause-points-passed"), "value": record("2026-11-23T01:20:00Z")},
+        ])
+    );
+    let reasons: Vec<&Value> = seen[4..].iter().map(|s| &s.body["reason"]).collect();
+    assert_eq!(reasons, [&json!("Stepped"), &json!("ForcedStep")]);
 }

@@ -1,6 +1,6 @@
 //! The canary plan starts over: a record for another revision, or above the rollout's position (a
 //! restage), or unreadable, counts for nothing; the plan's own pause made for an earlier rollout is
-//! lifted, with the step or at once.
+//! lifted, with the step or at once, and so is its pause on a set with nothing left to roll out.
 mod canary_support;
 mod common;
 
@@ -96,5 +96,41 @@ fn a_pause_for_an_earlier_rollout_is_lifted_at_once_even_while_another_gate_bloc
     assert_eq!(
         evs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
         ["Blocked", "RolloutResumed"]
+    );
+}
+
+#[test]
+fn the_plans_pause_on_a_set_with_nothing_left_to_roll_is_lifted() {
+    // A rollback whose step to point 1 put back the last pod on the old revision: nothing staged.
+    let mut v = canary(
+        4,
+        &[
+            ("pause-at", "1,60%:30"),
+            ("paused", "true"),
+            ("paused-reason", REASON_1),
+            ("pause-points-passed", &record(1, "2026-11-23T01:19:00Z")),
+        ],
+    );
+    v["status"]["currentRevision"] = json!("b");
+    v["status"]["updatedReplicas"] = json!(5);
+    let p = plan_at(v, None, "2026-11-23T01:20:00Z");
+    assert!(matches!(p.verdict, Verdict::Idle(_)), "{:?}", p.verdict);
+    assert_eq!(
+        serde_json::to_value(&p.status_annotations).expect("json"),
+        json!([
+            {"op": "test", "path": a("paused"), "value": "true"},
+            {"op": "test", "path": a("paused-reason"), "value": REASON_1},
+            {"op": "remove", "path": a("paused")},
+            {"op": "remove", "path": a("paused-reason")},
+        ])
+    );
+    let evs = events(&p);
+    assert_eq!(evs.len(), 1);
+    assert!(
+        evs[0].2.starts_with(
+            "resumed by the stepper: every pod runs updateRevision, nothing is left to hold"
+        ),
+        "{}",
+        evs[0].2
     );
 }

@@ -36,7 +36,6 @@ pub use on_prometheus::prometheus_check;
 pub use on_set::{check_observed, invalid_annotation, not_observed, paused, settling};
 
 use crate::config::{Keys, SetConfig};
-
 use crate::model::pods::PdbView;
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
@@ -316,7 +315,9 @@ pub fn before_gates(set: &StatefulSet, config: &SetConfig) -> Option<Verdict> {
 /// [`Evaluation::need`] saying what to read.
 pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
     if let Some(verdict) = before_gates(input.set, input.config) {
-        return Evaluation::of(verdict);
+        let mut ev = Evaluation::of(verdict);
+        pause_points::effects(input, &mut ev); // an idle set's plan pause is lifted
+        return ev;
     }
     let next_step = match (&input.config.step, &input.set.status) {
         (Err(e), _) => Err(e.clone()),

@@ -138,6 +138,7 @@ impl<'a> Position<'a> {
                 paused_at: now,
             },
             point,
+            under_another_pause: false,
         }
     }
 
@@ -227,6 +228,9 @@ pub struct PointPause {
     pub reason: String,
     /// `pause-points-passed`.
     pub record: PassedPoints,
+    /// The set is already held by another pause (a person's, a Prometheus check's failure limit) that
+    /// a forced step went past: only the record is written; that pause and its `paused-reason` stay.
+    pub under_another_pause: bool,
 }
 
 /// The plan's own pause of a set ([`Position::own_pause`]).
@@ -260,6 +264,9 @@ pub enum LiftCause {
         /// `status.updateRevision` now.
         update_revision: String,
     },
+    /// Nothing is left to hold: the set is idle (every pod on `updateRevision`, e.g. a rollback whose
+    /// step to a point put back the last pod on the old revision).
+    Idle,
 }
 
 /// The plan's own pause, ended by the stepper.
@@ -276,7 +283,8 @@ pub struct Lift {
 pub enum PlanEffect {
     /// No step: pause now at a point the rollout stands at or past ([`pause_now`]).
     PauseNow(PointPause),
-    /// No step: lift a pause the plan made for an earlier rollout ([`PlanPause::Stale`]).
+    /// No step: lift the plan's own pause made for an earlier rollout ([`PlanPause::Stale`]), or of an
+    /// idle set.
     Lift(Lift),
     /// In the step's own patch: end the plan's own pause (bake time over, or made for an earlier
     /// rollout), and pause after the step at the point it reaches.
@@ -329,19 +337,31 @@ pub fn step_effect(
     let position = position(set, config)?;
     let resume = liftable(set, config, now);
     let after = position.replicas - to.clamp(0, position.replicas);
-    let pause = position
-        .reached_by(to)
-        .map(|point| position.pause_at(point, after, now));
+    let other = config.paused && position.plan_pause(config).is_none();
+    let pause = position.reached_by(to).map(|point| PointPause {
+        under_another_pause: other,
+        ..position.pause_at(point, after, now)
+    });
     (resume.is_some() || pause.is_some()).then_some(PlanEffect::WithStep { resume, pause })
 }
 
 /// Records in `ev` what the canary plan writes: with a step, its effect ([`step_effect`]); with a
-/// `Paused` block of a set not paused, the pause now; with another block, the lift of a pause made for
-/// an earlier rollout, or — for the plan's own pause past its bake time — a word in the detail that
+/// `Paused` block of a set not paused, the pause now; for an idle set, the lift of the plan's own
+/// pause (nothing is left to hold); with another block, the lift of a pause made for an earlier rollout, or — for the plan's own pause past its bake time — a word in the detail that
 /// the set stays paused until every gate passes.
 pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
     let (set, config, now) = (input.set, input.config, input.now);
     match &mut ev.verdict {
+        Verdict::Idle(_) => {
+            let position = position(set, config);
+            let pause = position.and_then(|p| p.plan_pause(config));
+            ev.canary = pause.map(|(PlanPause::Current(pause) | PlanPause::Stale(pause))| {
+                PlanEffect::Lift(Lift {
+                    pause,
+                    cause: LiftCause::Idle,
+                })
+            });
+        }
         Verdict::Step { to, .. } => ev.canary = step_effect(set, config, *to, now),
         Verdict::Blocked(b) if b.reason == Reason::Paused && !config.paused => {
             ev.canary = pause_now(set, config, now).map(PlanEffect::PauseNow);

@@ -30,7 +30,8 @@ pub struct CanaryWrites {
 /// - a pause (now, or after the step): `paused: "true"`, `paused-reason` naming the point,
 ///   `pause-points-passed` = the record, and a `RolloutPaused` Event (`Normal`). A pause now is pinned
 ///   to the record read (or, with none, to `metadata.resourceVersion`), so two steppers never write it
-///   twice; a pause after a step is pinned by the step's own `test` ops;
+///   twice; a pause after a step is pinned by the step's own `test` ops. A forced step past another
+///   pause (a person's) writes the record only: that pause and its reason stay;
 /// - the end of the plan's own pause (its bake time over, with the step; or made for an earlier
 ///   rollout, at once): `test` that `paused` is `"true"` and `paused-reason` is still the plan's text
 ///   (a person's pause written meanwhile makes the write fail with HTTP 422 instead of being lifted),
@@ -65,6 +66,7 @@ pub fn writes(set: &StatefulSet, config: &SetConfig, effect: &PlanEffect) -> Can
             LiftCause::StartedOver { update_revision } => {
                 EventNote::plan_started_over(update_revision, was)
             }
+            LiftCause::Idle => EventNote::plan_done(was),
         });
         if pause.is_none() {
             w.changes.push((keys.paused.clone(), None));
@@ -72,14 +74,16 @@ pub fn writes(set: &StatefulSet, config: &SetConfig, effect: &PlanEffect) -> Can
         }
     }
     if let Some(p) = pause {
-        w.changes.push((keys.paused.clone(), Some(TRUE.into())));
-        w.changes
-            .push((keys.paused_reason.clone(), Some(p.reason.clone())));
+        if !p.under_another_pause {
+            w.changes.push((keys.paused.clone(), Some(TRUE.into())));
+            w.changes
+                .push((keys.paused_reason.clone(), Some(p.reason.clone())));
+            w.events.push(EventNote::pause_point(&p.reason));
+        }
         w.changes.push((
             keys.pause_points_passed.clone(),
             Some(p.record.to_annotation()),
         ));
-        w.events.push(EventNote::pause_point(&p.reason));
     }
     w
 }

@@ -112,6 +112,22 @@ impl EventNote {
         }
     }
 
+    /// The `RolloutResumed` Event (`Normal`) of the canary plan's pause `was` (its `paused-reason`) on a
+    /// set with nothing left to roll out.
+    pub fn plan_done(was: &str) -> Self {
+        let mut note = format!(
+            "resumed by the stepper: every pod runs updateRevision, nothing is left to hold (was \
+             paused: {was})"
+        );
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: EventType::Normal,
+            reason: "RolloutResumed".into(),
+            action: "Resume".into(),
+            note,
+        }
+    }
+
     /// The `ForcedStep` Event (`Warning`): a person stepped `from → to` past `blocked` with `step
     /// --force --reason`; `who` and `reason` say who and why.
     pub fn forced(from: i32, to: i32, blocked: &Blocked, who: &str, reason: &str) -> Self {
