@@ -131,7 +131,7 @@ pub struct SetConfig {
     pub initialized: bool,
     /// Pods per step from `step` ([`step_size`]: 1 when absent), or why it cannot be read.
     pub step: Result<i32, String>,
-    /// The canary plan from `pause-at` ([`pause_at`]), resolved against `spec.replicas`; `None` when
+    /// The canary plan from `pause-at` ([`pause_at()`]), resolved against `spec.replicas`; `None` when
     /// absent or unreadable (then also [`SetConfig::invalid`]).
     pub pause_at: Option<PausePlan>,
     /// Seconds from `initial-delay-seconds`; 0 when absent or unreadable.

@@ -16,9 +16,11 @@
 //!   a new template or a rollback (the policy restages the partition to `spec.replicas`) starts over;
 //! - with a bake time, once that many seconds have passed since the pause the `Paused` gate lets the
 //!   set through and the other gates decide; the step that follows removes the pause in its own patch
-//!   ([`PlanEffect::WithStep`]). Only the plan's own pause is resumed so ([`Position::own_pause`]):
+//!   ([`PlanEffect::WithStep`]). Only the plan's own pause is lifted so ([`Position::plan_pause`]):
 //!   `paused-reason` must still be the exact text the plan wrote for the record, which a person's
-//!   `pause --reason` replaces. A person's `resume` (or removing `paused`) goes on to the next point.
+//!   `pause --reason` replaces. A person's `resume` (or removing `paused`) goes on to the next point;
+//! - the plan's own pause made for an earlier rollout, or on a set with nothing left to roll out, is
+//!   lifted ([`PlanEffect::Lift`]).
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -106,13 +108,6 @@ impl<'a> Position<'a> {
         self.numbered()
             .into_iter()
             .rfind(|n| n.point.pods > self.passed && n.point.pods <= self.released)
-    }
-
-    /// The last point passed (pods ≤ [`Position::passed`]), if any.
-    pub fn last_passed(&self) -> Option<NumberedPoint> {
-        self.numbered()
-            .into_iter()
-            .rfind(|n| n.point.pods <= self.passed)
     }
 
     /// A step target `to` clamped so the step does not pass the next point: at least
@@ -205,7 +200,7 @@ pub fn position<'a>(set: &'a StatefulSet, config: &'a SetConfig) -> Option<Posit
 
 /// The `paused-reason` of a pause at `point` with `pods` of `replicas` at or above the partition, e.g.
 /// `pause point 1 of 2: 1 of 5 pods on web-7d9f; `resume` to go on`. GitOps tools show it (a paused set
-/// is Suspended with this message); [`Position::own_pause`] recognises the plan's pause by it.
+/// is Suspended with this message); [`Position::plan_pause`] recognises the plan's pause by it.
 pub fn reason(point: &NumberedPoint, pods: i32, replicas: i32, update_revision: &str) -> String {
     let how = match point.point.bake_seconds {
         None => "`resume` to go on".to_string(),
@@ -233,7 +228,7 @@ pub struct PointPause {
     pub under_another_pause: bool,
 }
 
-/// The plan's own pause of a set ([`Position::own_pause`]).
+/// The plan's own pause of a set ([`Position::plan_pause`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OwnPause {
     /// The point it holds at.
