@@ -15,6 +15,7 @@ use mock_api::*;
 use serde_json::{Value, json};
 use sts_stepper::cluster::caches::{CachedCluster, Caches};
 use sts_stepper::cluster::kube::{KubeCluster, Scope};
+use sts_stepper::gates::GateOptions;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::{Outcome, PassOptions, PassReport, run_pass};
 use tokio::task::JoinHandle;
@@ -196,7 +197,10 @@ fn deleted_web1() -> Vec<u8> {
 
 fn recovering() -> PassOptions {
     PassOptions {
-        recover_stuck_pods: true,
+        gates: GateOptions {
+            recover_stuck_pods: true,
+            ..GateOptions::default()
+        },
         ..PassOptions::default()
     }
 }

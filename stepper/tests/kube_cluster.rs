@@ -545,9 +545,18 @@ async fn status_shows_the_first_blocking_gate() {
     drop(cluster);
     server.await.expect("script");
     let lines: Vec<&str> = table.lines().collect();
-    assert_eq!(lines.len(), 2, "{table}");
+    assert_eq!(lines.len(), 5, "{table}");
     assert!(
         lines[0].starts_with("NAMESPACE  STATEFULSET  PARTITION  UPDATED/READY/REPLICAS"),
+        "{table}"
+    );
+    assert_eq!(
+        lines[2..],
+        [
+            "",
+            "Health (as Argo CD and Flux report it with deploy/gitops/):",
+            &format!("  demo/web Progressing: stepping: 1 of 5 pods on {REV_NEW}, partition 4"),
+        ],
         "{table}"
     );
     let cells: Vec<&str> = lines[1]
@@ -564,6 +573,7 @@ async fn status_shows_the_first_blocking_gate() {
             "1/4/5",
             REV_OLD,
             REV_NEW,
+            "Progressing",
             "Blocked PodNotReady web-1: ContainersNotReady"
         ]
     );

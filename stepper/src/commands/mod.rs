@@ -136,11 +136,11 @@ impl Context {
                 pdb_gate: !g.no_pdb_gate,
                 max_steps_per_pass: g.max_steps_per_pass,
                 max_steps_per_minute: g.max_steps_per_minute,
+                recover_stuck_pods: g.recover_stuck_pods,
             },
             dry_run: g.dry_run,
             pod_reads,
             max_decision_age: to_std(g.max_decision_age),
-            recover_stuck_pods: g.recover_stuck_pods,
         }
     }
 }

@@ -1,8 +1,10 @@
 //! `status`: the table of guarded StatefulSets with their next step or first blocking gate.
 //!
-//! Columns: partition, updated/ready/replicas, revisions, next action; one named set, or all in scope.
-//! Below the table, where each set with a canary plan stands against it ([`pause_plan::describe`]),
-//! and the stuck pods ([`crate::gates::recovery`]) and what recovery does with them.
+//! Columns: partition, updated/ready/replicas, revisions, health, next action; one named set, or all in
+//! scope. Below the table, the health message of each set that is not Healthy
+//! ([`crate::rollout::health`]: what Argo CD and Flux report with `deploy/gitops/`), where each set
+//! with a canary plan stands against it ([`pause_plan::describe`]), then the stuck pods
+//! ([`crate::gates::recovery`]) and what recovery does with them.
 
 use anyhow::{Result, bail};
 use jiff::Timestamp;
@@ -14,6 +16,7 @@ use crate::gates::recovery::Finding;
 use crate::gates::{Idle, Verdict};
 use crate::pass::recovery;
 use crate::pass::{self, PassOptions};
+use crate::rollout::health::{HealthStatus, health};
 use crate::rollout::pause_plan;
 
 /// One row of the `status` table.
@@ -52,7 +55,8 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
 }
 
 /// The `status` table for the StatefulSets `cluster` lists (guarded ones only, unless `target` names
-/// one): partition, updated/ready/replicas, revisions, and the next step or the first blocking gate.
+/// one): partition, updated/ready/replicas, revisions, health ([`health`]), and the next step or the
+/// first blocking gate; below it, the health message of each set shown that is not Healthy.
 ///
 /// # Errors
 /// A failed LIST, or `target` not found.
@@ -97,13 +101,19 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
         "UPDATED/READY/REPLICAS".into(),
         "CURRENT-REVISION".into(),
         "UPDATE-REVISION".into(),
+        "HEALTH".into(),
         "NEXT".into(),
     ]];
-    for p in plans.iter().filter(|p| {
+    let mut unhealthy = Vec::new();
+    for (set, p) in snap.statefulsets.iter().zip(&plans).filter(|(_, p)| {
         is_target(&p.namespace, &p.name)
             && (target.is_some() || !matches!(p.verdict, Verdict::Unguarded(_)))
     }) {
         let f = &p.figures;
+        let h = health(set, &p.config);
+        if h.status != HealthStatus::Healthy {
+            unhealthy.push(format!("  {}/{} {h}\n", p.namespace, p.name));
+        }
         rows.push([
             p.namespace.clone(),
             p.name.clone(),
@@ -111,10 +121,15 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
             format!("{}/{}/{}", f.updated_replicas, f.ready_replicas, f.replicas),
             f.current_revision.clone().unwrap_or_else(|| "-".into()),
             f.update_revision.clone().unwrap_or_else(|| "-".into()),
+            h.status.to_string(),
             next_action(&p.verdict),
         ]);
     }
     let mut out = table(&rows);
+    if !unhealthy.is_empty() {
+        out.push_str("\nHealth (as Argo CD and Flux report it with deploy/gitops/):\n");
+        out.extend(unhealthy);
+    }
     let plans_text: Vec<String> = (snap.statefulsets.iter())
         .zip(&plans)
         .filter(|(_, p)| is_target(&p.namespace, &p.name))
@@ -128,13 +143,17 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
         out.push_str(&format!("\nPause points ({}):\n", opts.gates.keys.pause_at));
         out.push_str(&plans_text.concat());
     }
-    let findings = recovery::findings(&snap, &plans, opts.recover_stuck_pods, now);
+    let findings = recovery::findings(&plans);
     let stuck: Vec<_> = findings
         .iter()
         .filter(|(i, _)| is_target(&plans[*i].namespace, &plans[*i].name))
         .collect();
     if !stuck.is_empty() {
-        let on = if opts.recover_stuck_pods { "on" } else { "off" };
+        let on = if opts.gates.recover_stuck_pods {
+            "on"
+        } else {
+            "off"
+        };
         out.push_str(&format!(
             "\nStuck pods (recovery {on}, --recover-stuck-pods):\n"
         ));

@@ -84,6 +84,10 @@ pub struct GateOptions {
     /// `--max-steps-per-minute`: steps over all sets in scope in any 60 seconds, counted from their
     /// `<prefix>/recent-steps` / `<prefix>/last-partition-update` stamps (`None`: unlimited).
     pub max_steps_per_minute: Option<u32>,
+    /// `--recover-stuck-pods`: stuck-pod recovery deletes the pods [`recovery::decide`] says to (its
+    /// sets' pods are read too); off, a stuck pod past its recovery time is only recorded
+    /// (`degraded-reason: StuckPod: …`).
+    pub recover_stuck_pods: bool,
 }
 
 impl Default for GateOptions {
@@ -93,6 +97,7 @@ impl Default for GateOptions {
             pdb_gate: true,
             max_steps_per_pass: None,
             max_steps_per_minute: None,
+            recover_stuck_pods: false,
         }
     }
 }

@@ -137,7 +137,7 @@ pub async fn run_pass<C: Cluster>(
 }
 
 /// Runs one pass at time `now`: snapshot, the I/O gates' reads ([`gather_probes`]), the pure
-/// [`crate::plan::plan_with`], stuck-pod recovery ([`recovery`], with `recover_stuck_pods`), then
+/// [`crate::plan::plan_with`], stuck-pod recovery ([`recovery`], with `gates.recover_stuck_pods`), then
 /// the writes.
 ///
 /// # Errors
@@ -154,7 +154,7 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     let planner = Planner::new(&snap, &opts.gates);
     let (probes, mut probe_errors) = gather_probes(cluster, prometheus, &planner, &snap, now).await;
     let plans = planner.plan(now, &probes);
-    let findings = recovery::findings(&snap, &plans, opts.recover_stuck_pods, now);
+    let findings = recovery::findings(&plans);
     let mut report = PassReport {
         recoveries: recovery::recover(cluster, &snap, &plans, findings, opts.dry_run, now).await,
         ..PassReport::default()

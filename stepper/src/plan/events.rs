@@ -17,7 +17,7 @@ pub struct EventNote {
     /// The Event's `type`.
     pub type_: EventType,
     /// PascalCase reason: `Stepped`, `Blocked`, `RolloutPaused`, `RolloutComplete`, `ForcedStep`,
-    /// `RecoveredStuckPod`, `RolloutResumed`.
+    /// `RecoveredStuckPod`, `RolloutResumed`, `RolloutDegraded`.
     pub reason: String,
     /// PascalCase action: `Step`, `Gate`, `Complete`.
     pub action: String,
@@ -63,6 +63,19 @@ impl EventNote {
             type_: EventType::Warning,
             reason: "RolloutPaused".into(),
             action: "Pause".into(),
+            note,
+        }
+    }
+
+    /// The `RolloutDegraded` Event (`Warning`): the stepper recorded `<prefix>/degraded-reason: value`
+    /// ([`crate::plan::degraded`]); published once per new value.
+    pub fn degraded(value: &str) -> Self {
+        let mut note = value.to_string();
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: EventType::Warning,
+            reason: "RolloutDegraded".into(),
+            action: "Degrade".into(),
             note,
         }
     }

@@ -1,10 +1,12 @@
 //! Layer `plan` (pure): from one snapshot and the gates' verdicts to the writes and Events of a pass,
-//! as plain data — the planner, the figures reported per set, the status annotations, the JSON
+//! as plain data — the planner, the figures reported per set, the status annotations (and
+//! `degraded-reason`), the JSON
 //! Patches (the step, `pause`/`resume`) and the Events' wording.
 //!
 //! May import `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers"); never I/O.
 
 pub mod canary;
+pub mod degraded;
 pub mod events;
 pub mod figures;
 pub mod patch;

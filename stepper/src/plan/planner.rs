@@ -168,18 +168,21 @@ impl<'s> Planner<'s> {
             .collect()
     }
 
+    /// True when the pods of the set at index `i` were read ([`Snapshot::pods_read_for`]).
+    fn pods_read(&self, i: usize) -> bool {
+        self.snapshot
+            .pods_read_for
+            .as_ref()
+            .is_none_or(|read| read.contains(&i))
+    }
+
     /// The evaluation of the set at index `i` when its pods were not read ([`Snapshot::pods_read_for`]):
     /// the gates before any gate (`Unguarded`, `Idle`), then the gates of the list; past them
     /// `Throttled` (the only reason a set that passes them is not read in a pass), or — for a set a
     /// single-set command did not ask about — blocked `PodNotReady` as not read. `None` when the pods
     /// were read.
     fn unread(&self, i: usize, now: Timestamp) -> Option<Evaluation> {
-        if self
-            .snapshot
-            .pods_read_for
-            .as_ref()
-            .is_none_or(|read| read.contains(&i))
-        {
+        if self.pods_read(i) {
             return None;
         }
         let (set, config) = (&self.snapshot.statefulsets[i], &self.configs[i]);
@@ -290,8 +293,12 @@ impl<'s> Planner<'s> {
         sets.iter()
             .zip(&self.configs)
             .zip(evaluated)
-            .map(|((set, config), (pods, ev))| {
-                let mut p = plan_evaluated(set, config, &pods, ev, now);
+            .enumerate()
+            .map(|(i, ((set, config), (pods, ev)))| {
+                let read = self.pods_read(i);
+                let stuck = recovery::decide(set, config, &pods, self.opts.recover_stuck_pods, now)
+                    .filter(|_| read);
+                let mut p = plan_evaluated(set, config, &pods, ev, (read, stuck), now);
                 if self.opts.max_steps_per_minute.is_some()
                     && let Some(step) = &mut p.step
                 {

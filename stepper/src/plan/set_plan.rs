@@ -1,5 +1,6 @@
-//! One StatefulSet's plan ([`SetPlan`]): from its evaluation to its figures, verdict, JSON Patches and
-//! Events.
+//! The plan for one StatefulSet ([`SetPlan`]) and how one evaluated set becomes it: the status
+//! annotations, the step patch carrying them and the canary plan's writes (one write), the recovery
+//! finding.
 
 use std::collections::BTreeMap;
 
@@ -9,8 +10,10 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 
 use crate::config::SetConfig;
+use crate::gates::recovery;
 use crate::gates::{Evaluation, NextStep, Verdict, pause_points};
 use crate::model::set;
+use crate::plan::degraded::StuckPods;
 use crate::plan::events::EventNote;
 use crate::plan::figures::Figures;
 use crate::plan::{canary, patch, status_annotations};
@@ -39,20 +42,32 @@ pub struct SetPlan {
     pub status_events: Vec<EventNote>,
     /// The step's JSON Patch ([`patch::step_patch`]) when the verdict is [`Verdict::Step`].
     pub step: Option<Patch>,
+    /// The set's stuck pod and what recovery does with it ([`recovery::decide`]; its pods were read),
+    /// `None` when it has none. The status annotations record one past its recovery time that is
+    /// not deleted (`degraded-reason: StuckPod: …`); the pass deletes one decided `Delete`.
+    pub recovery: Option<recovery::Finding>,
 }
 
-/// The writes and Events for one evaluated StatefulSet. A step carries its bookkeeping and the canary
-/// plan's writes ([`canary::writes`]) in its own patch: one write, so its `test` pins hold for all of
-/// it; a pause without a step joins the status annotations.
+/// The writes and Events for one evaluated StatefulSet; `(read, stuck)`: whether its pods were read,
+/// and its recovery finding.
 pub(super) fn plan_evaluated(
     set: &StatefulSet,
     config: &SetConfig,
     pods: &BTreeMap<u32, &Pod>,
     ev: Evaluation,
+    (read, stuck): (bool, Option<recovery::Finding>),
     now: Timestamp,
 ) -> SetPlan {
-    let mut status = status_annotations::status_changes(set, config, pods, &ev, now);
+    let stuck_pods = if read {
+        StuckPods::Read(stuck.as_ref())
+    } else {
+        StuckPods::NotRead
+    };
+    let mut status = status_annotations::status_changes(set, config, pods, &ev, stuck_pods, now);
     let mut events = std::mem::take(&mut status.events);
+    // A step carries its bookkeeping and the canary plan's writes ([`canary::writes`]) in its own
+    // patch: one write, so its `test` pins hold for all of it; a pause without a step joins the
+    // status annotations.
     let plan_writes = (ev.canary.as_ref()).map(|e| canary::writes(set, config, e));
     let (annotations, step) = match (&ev.verdict, plan_writes) {
         (
@@ -92,5 +107,6 @@ pub(super) fn plan_evaluated(
         status_annotations: annotations,
         status_events: events,
         step,
+        recovery: stuck,
     }
 }

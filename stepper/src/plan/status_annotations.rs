@@ -1,6 +1,7 @@
 //! The status annotations a pass writes besides the step, and the Events they announce.
 //!
-//! They are `initialized`, `blocked-reason`, `completed-revision` and the gates' own state.
+//! They are `initialized`, `blocked-reason`, `completed-revision`, `degraded-reason`
+//! ([`crate::plan::degraded`]) and the gates' own state.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +16,7 @@ use crate::config::SetConfig;
 use crate::gates::{self, Evaluation, Idle, Verdict};
 use crate::model::reasons::Reason;
 use crate::model::set;
+use crate::plan::degraded::{self, StuckPods};
 use crate::plan::events::EventNote;
 use crate::plan::patch::{annotation_patch, ptr, test};
 
@@ -48,9 +50,10 @@ pub fn status_annotations(
     config: &SetConfig,
     pods: &BTreeMap<u32, &Pod>,
     ev: &Evaluation,
+    stuck: StuckPods<'_>,
     now: Timestamp,
 ) -> (Option<Patch>, Vec<EventNote>) {
-    let mut status = status_changes(set, config, pods, ev, now);
+    let mut status = status_changes(set, config, pods, ev, stuck, now);
     let events = std::mem::take(&mut status.events);
     (status.patch(set), events)
 }
@@ -64,12 +67,16 @@ pub fn status_annotations(
 ///   removed when idle or unguarded (a step's own patch removes it);
 /// - the gates' changes ([`Evaluation::changes`]) unless a step follows (a step starts the check's
 ///   counts over), pinned by a `test` op so two steppers never both count one period's check;
-/// - `completed-revision` with its `RolloutComplete` Event, once per revision.
+/// - `completed-revision` with its `RolloutComplete` Event, once per revision;
+/// - `degraded-reason` ([`degraded::degraded_change`], `stuck`: what the pass knows of the set's stuck
+///   pods) with its `RolloutDegraded` Event, unless the gates set it (a `failure-limit` pause,
+///   announced by its `RolloutPaused` Event).
 pub fn status_changes(
     set: &StatefulSet,
     config: &SetConfig,
     pods: &BTreeMap<u32, &Pod>,
     ev: &Evaluation,
+    stuck: StuckPods<'_>,
     now: Timestamp,
 ) -> StatusChanges {
     let keys = &config.keys;
@@ -126,6 +133,13 @@ pub fn status_changes(
             events.push(EventNote::paused(&reason));
         }
         changes.extend(ev.changes.iter().cloned());
+    }
+    if !changes.iter().any(|(k, _)| *k == keys.degraded_reason) {
+        let (change, event) = degraded::degraded_change(config, stuck);
+        if let Some(value) = change {
+            changes.push((keys.degraded_reason.clone(), value));
+        }
+        events.extend(event);
     }
     if *verdict == Verdict::Idle(Idle::UpToDate)
         && set::partition(set).unwrap_or(0) == 0
