@@ -70,7 +70,7 @@ unit-tests: policy.wasm ## Every cargo test (the runner's fixture tests use poli
 	mkdir -p $(REPORT)
 	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) test --locked --workspace 2>&1 | tee $(REPORT)/unit-tests.cargo.log
 
-# tests/docs.rs is `test = false`: `cargo test --workspace` (unit-tests) leaves it to this step, so it counts once.
+# tests/docs/ is `test = false`: `cargo test --workspace` (unit-tests) leaves it to this step, so it counts once.
 docs-check: ## docs/ against the code: annotations, flags, metrics, Events, gates, the status -o json fields; links
 	mkdir -p $(REPORT)
 	$(CARGO) test --locked -p sts-stepper --test docs 2>&1 | tee $(REPORT)/docs-check.cargo.log
@@ -150,17 +150,20 @@ deploy-manifests: ## Render deploy/ for $(POLICY_REF) and $(IMAGE) (and deploy/n
 
 # The runner and the stepper in one cargo invocation: the dependencies they share are built once, with one
 # feature set, and cargo keeps both cores busy beside wasmtime's long serial chain (BENCHMARKS.md).
-demo: ## policy.wasm deciding real AdmissionReviews, then the MOCO incident native vs guarded
+demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs guarded, then a canary plan
 	scripts/setup.sh demo
 	$(MAKE) policy.wasm
 	$(CARGO) build --locked -p runner -p sts-stepper
 	SHARED=$(SHARED) RUNNER=$(RUNNER) scripts/demo-policy.sh
 	@echo
 	STEPPER=$(TARGET_DIR)/debug/sts-stepper scripts/demo-moco.sh
+	@echo
+	@echo "A canary plan (pause-at: 1,60%:30): held after 1 pod until a person's resume, then at 3 pods for a 30 s bake"
+	$(TARGET_DIR)/debug/sts-stepper simulate --scenario scenarios/canary-pause-points.yaml
 
 SOAK_CASES ?= 100000
-soak: ## The simulation's property test with $(SOAK_CASES) random rollouts (optimized build)
-	time SIM_CASES=$(SOAK_CASES) $(CARGO) test --locked --profile soak -p sts-stepper --test sim_properties
+soak: ## The simulation's property tests with $(SOAK_CASES) random rollouts each (optimized build)
+	time SIM_CASES=$(SOAK_CASES) $(CARGO) test --locked --profile soak -p sts-stepper --test sim_properties --test sim_canary
 
 install: ## Install sts-stepper and the kubectl plugin link kubectl-safe_rollout into $(PREFIX)/bin
 	$(CARGO) build --locked --profile $(INSTALL_PROFILE) -p sts-stepper

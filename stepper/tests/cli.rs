@@ -277,6 +277,7 @@ fn help_teaches_the_gates_and_every_subcommand() {
     let help = Cli::command().render_long_help().to_string();
     for word in [
         "Paused",
+        "pause-at",
         "InvalidAnnotation",
         "NotObserved",
         "PodNotReady",

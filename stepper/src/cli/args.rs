@@ -20,7 +20,8 @@ behind spec.updateStrategy.rollingUpdate.partition (= replicas). This stepper ro
 for every StatefulSet with a staged update it lowers the partition by one step (annotation
 <prefix>/step, default 1 pod), but only while every gate passes, in this order:
 
-  Paused             annotation <prefix>/paused: \"true\"
+  Paused             annotation <prefix>/paused: \"true\" (a person, a Prometheus failure-limit,
+                     or a pause point of <prefix>/pause-at)
   InvalidAnnotation  a stepper annotation that cannot be read (<prefix>/step, ...)
   NotObserved        status.observedGeneration < metadata.generation
   PodNotReady        a pod in [0, replicas) missing, terminating, not Running and Ready,
@@ -33,6 +34,11 @@ for every StatefulSet with a staged update it lowers the partition by one step (
   PrometheusCheck    <prefix>/prometheus-query* not yet non-empty success-threshold times in a
                      row; failure-limit failures pause the rollout
   Throttled          --max-steps-per-pass / --max-steps-per-minute spent (the whole fleet)
+
+A canary plan, <prefix>/pause-at: \"1,50%:600\", pauses the set after the step that brings the
+pods at or above the partition to 1, then to 50% of replicas (rounded up); a step never jumps a
+point. `resume` goes on to the next point; \":600\" resumes by itself 600 s after the pause once
+every gate passes. A new template or a rollback starts the plan over.
 
 Each step is one JSON Patch that pins the partition and updateRevision it saw (test ops), so
 steppers racing each other never step twice. All state lives in annotations on the

@@ -4,8 +4,9 @@
 //! Scope as `kubectl get`: one named set, the current namespace, `-n`'s, or `-A` every namespace.
 //! Columns: partition, updated/ready/replicas, revisions, health, next action. Below the table, the
 //! health message of each set that is not Healthy ([`crate::rollout::health`]: what Argo CD and Flux
-//! report with `deploy/gitops/`), then the stuck pods ([`crate::gates::recovery`]) and what
-//! recovery does with them.
+//! report with `deploy/gitops/`), where each set with a canary plan stands against it
+//! ([`pause_plan::describe`]), then the stuck pods ([`crate::gates::recovery`]) and what recovery
+//! does with them.
 
 use anyhow::{Context as _, Result, bail};
 use jiff::Timestamp;
@@ -16,8 +17,9 @@ use crate::cli::{OutputFormat, StatusArgs, Target};
 use crate::cluster::{Cluster, NoPrometheus, Prometheus};
 use crate::gates::Verdict;
 use crate::pass::{self, PassOptions};
-use crate::plan::set_status::{RolloutStatus, RolloutStatusList};
+use crate::plan::set_status::{PausePlanDoc, RolloutStatus, RolloutStatusList};
 use crate::rollout::health::{HealthStatus, health};
+use crate::rollout::pause_plan;
 
 /// Prints the table, or the document of `-o`.
 ///
@@ -77,7 +79,14 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
             };
             eprintln!("No guarded StatefulSets found in {place}.");
         }
-        None => print!("{}", render(&items, opts.gates.recover_stuck_pods)),
+        None => print!(
+            "{}",
+            render(
+                &items,
+                opts.gates.recover_stuck_pods,
+                &opts.gates.keys.pause_at
+            )
+        ),
     }
     Ok(Exit::Ok)
 }
@@ -110,7 +119,11 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
     now: Timestamp,
 ) -> Result<String> {
     let items = status_items(cluster, prometheus, opts, target, now).await?;
-    Ok(render(&items, opts.gates.recover_stuck_pods))
+    Ok(render(
+        &items,
+        opts.gates.recover_stuck_pods,
+        &opts.gates.keys.pause_at,
+    ))
 }
 
 /// The status of the StatefulSets `cluster` lists, in namespace/name order: the guarded ones, or the
@@ -146,14 +159,24 @@ pub async fn status_items<C: Cluster, P: Prometheus>(
             is_target(&p.namespace, &p.name)
                 && (target.is_some() || !matches!(p.verdict, Verdict::Unguarded(_)))
         })
-        .map(|(set, p)| RolloutStatus::of(p, p.recovery.as_ref(), &health(set, &p.config)))
+        .map(|(set, p)| {
+            let mut item = RolloutStatus::of(p, p.recovery.as_ref(), &health(set, &p.config));
+            item.pause_plan = p.config.pause_at.as_ref().and_then(|plan| {
+                Some(PausePlanDoc {
+                    written: pause_plan::written(plan),
+                    state: pause_plan::describe(set, &p.config, now)?,
+                })
+            });
+            item
+        })
         .collect();
     items.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     Ok(items)
 }
 
-/// The table of `items`, then their stuck pods (`recovery_on`: judged as with `--recover-stuck-pods`).
-fn render(items: &[RolloutStatus], recovery_on: bool) -> String {
+/// The table of `items`, their health messages, their canary plans (`pause_at_key`: the annotation),
+/// then their stuck pods (`recovery_on`: judged as with `--recover-stuck-pods`).
+fn render(items: &[RolloutStatus], recovery_on: bool, pause_at_key: &str) -> String {
     let mut rows = vec![[
         "NAMESPACE".to_string(),
         "STATEFULSET".into(),
@@ -179,6 +202,20 @@ fn render(items: &[RolloutStatus], recovery_on: bool) -> String {
     if !unhealthy.is_empty() {
         out.push_str("\nHealth (as Argo CD and Flux report it with deploy/gitops/):\n");
         out.extend(unhealthy);
+    }
+    let plans_text: Vec<String> = items
+        .iter()
+        .filter_map(|i| {
+            let plan = i.pause_plan.as_ref()?;
+            Some(format!(
+                "  {}/{} {}: {}\n",
+                i.namespace, i.name, plan.written, plan.state
+            ))
+        })
+        .collect();
+    if !plans_text.is_empty() {
+        out.push_str(&format!("\nPause points ({pause_at_key}):\n"));
+        out.push_str(&plans_text.concat());
     }
     let stuck: Vec<_> = items
         .iter()

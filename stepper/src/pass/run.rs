@@ -215,14 +215,15 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                     refused = Some((rejection, Some(stored)));
                     break 'outcome api_error(e);
                 }
+                let update_revision = p.figures.update_revision.as_deref().unwrap_or("");
+                let ev = EventNote::stepped(*from, *to, update_revision);
+                publish(cluster, &p, &ev, &mut event_errors).await;
+                // The Events of what rode in the step's patch (a bake-time resume, a pause point).
                 if p.status_annotations.is_none() {
                     for ev in &p.status_events {
                         publish(cluster, &p, ev, &mut event_errors).await;
                     }
                 }
-                let update_revision = p.figures.update_revision.as_deref().unwrap_or("");
-                let ev = EventNote::stepped(*from, *to, update_revision);
-                publish(cluster, &p, &ev, &mut event_errors).await;
                 // Report the stamp this step wrote, not the one it replaced.
                 stamp = stored_stamp(&stored, &p.config.keys.last_partition_update);
                 (

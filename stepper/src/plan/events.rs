@@ -8,7 +8,7 @@ pub const STEP_REJECTED: &str = "StepRejected";
 pub const STATUS_WRITE_REJECTED: &str = "StatusWriteRejected";
 
 /// Every Event `reason` the stepper publishes (docs/events.md lists the same, checked by
-/// `tests/docs_names.rs`).
+/// `tests/docs/`).
 pub const REASONS: [&str; 10] = [
     "Stepped",
     "Blocked",
@@ -95,6 +95,67 @@ impl EventNote {
             type_: EventType::Warning,
             reason: "RolloutDegraded".into(),
             action: "Degrade".into(),
+            note,
+        }
+    }
+
+    /// The `RolloutPaused` Event (`Normal`) of the canary plan: the rollout reached a pause point (`reason`
+    /// is the `<prefix>/paused-reason` written, naming the point).
+    pub fn pause_point(reason: &str) -> Self {
+        let mut note = reason.to_string();
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: EventType::Normal,
+            reason: "RolloutPaused".into(),
+            action: "Pause".into(),
+            note,
+        }
+    }
+
+    /// The `RolloutResumed` Event (`Normal`) of the canary plan: the bake time of the pause `was` (its
+    /// `paused-reason`) is over and every gate passed, so the stepper resumed with this step.
+    pub fn baked(bake_seconds: u32, was: &str) -> Self {
+        let mut note = format!(
+            "resumed by the stepper: {bake_seconds} s of bake time over and every gate passed (was \
+             paused: {was})"
+        );
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: EventType::Normal,
+            reason: "RolloutResumed".into(),
+            action: "Resume".into(),
+            note,
+        }
+    }
+
+    /// The `RolloutResumed` Event (`Normal`) of the canary plan starting over: the pause `was` (its
+    /// `paused-reason`) was made for an earlier rollout; `update_revision` is the rollout's now.
+    pub fn plan_started_over(update_revision: &str, was: &str) -> Self {
+        let mut note = format!(
+            "resumed by the stepper: a new rollout (updateRevision {update_revision}) starts the \
+             pause plan over (was paused: {was})"
+        );
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: EventType::Normal,
+            reason: "RolloutResumed".into(),
+            action: "Resume".into(),
+            note,
+        }
+    }
+
+    /// The `RolloutResumed` Event (`Normal`) of the canary plan's pause `was` (its `paused-reason`) on a
+    /// set with nothing left to roll out.
+    pub fn plan_done(was: &str) -> Self {
+        let mut note = format!(
+            "resumed by the stepper: every pod runs updateRevision, nothing is left to hold (was \
+             paused: {was})"
+        );
+        truncate(&mut note, 1000);
+        EventNote {
+            type_: EventType::Normal,
+            reason: "RolloutResumed".into(),
+            action: "Resume".into(),
             note,
         }
     }

@@ -17,7 +17,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 
 use crate::config::{Keys, SetConfig};
 use crate::gates::{self, Evaluation, FleetView, GateInput, GateOptions, Need, Probes, Verdict};
-use crate::gates::{recovery, throttle};
+use crate::gates::{pause_points, recovery, throttle};
 use crate::model::pods::{PdbView, controller_uid, pods_by_ordinal};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
@@ -212,6 +212,10 @@ impl<'s> Planner<'s> {
         ev.verdict = Verdict::Blocked(blocked);
         ev.need = None;
         ev.changes.clear();
+        // A pause now or a lift is judged from the list alone; a step's effects are not.
+        ev.canary = ev
+            .canary
+            .filter(|c| !matches!(c, pause_points::PlanEffect::WithStep { .. }));
         Some(ev)
     }
 

@@ -1,5 +1,6 @@
 //! The plan for one StatefulSet ([`SetPlan`]) and how one evaluated set becomes it: the status
-//! annotations, the step patch carrying them (one write), the recovery finding.
+//! annotations, the step patch carrying them and the canary plan's writes (one write), the recovery
+//! finding.
 
 use std::collections::BTreeMap;
 
@@ -10,12 +11,12 @@ use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 
 use crate::config::SetConfig;
 use crate::gates::recovery;
-use crate::gates::{Evaluation, NextStep, Verdict};
+use crate::gates::{Evaluation, NextStep, Verdict, pause_points};
 use crate::model::set;
 use crate::plan::degraded::StuckPods;
 use crate::plan::events::EventNote;
 use crate::plan::figures::Figures;
-use crate::plan::{patch, status_annotations};
+use crate::plan::{canary, patch, status_annotations};
 
 /// The plan for one StatefulSet.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,17 +67,35 @@ pub(super) fn plan_evaluated(
         StuckPods::NotRead
     };
     let mut status = status_annotations::status_changes(set, config, pods, &ev, stuck_pods, now);
-    let events = std::mem::take(&mut status.events);
-    // A step carries its bookkeeping in its own patch: one write, so its `resourceVersion` pin holds.
-    let (annotations, step) = match &ev.verdict {
-        Verdict::Step {
-            from,
-            to,
-            update_revision,
-        } => {
+    let mut events = std::mem::take(&mut status.events);
+    // A step carries its bookkeeping and the canary plan's writes ([`canary::writes`]) in its own
+    // patch: one write, so its `test` pins hold for all of it; a pause without a step joins the
+    // status annotations.
+    let plan_writes = (ev.canary.as_ref()).map(|e| canary::writes(set, config, e));
+    let (annotations, step) = match (&ev.verdict, plan_writes) {
+        (
+            Verdict::Step {
+                from,
+                to,
+                update_revision,
+            },
+            writes,
+        ) => {
             let mut step = patch::step_patch(set, config, *from, *to, update_revision, now);
             patch::fold_annotations(set, &status.changes, &mut step);
+            if let Some(w) = writes {
+                patch::fold_annotations(set, &w.changes, &mut step);
+                // After the step's own pins (partition, updateRevision).
+                step.0.splice(2..2, w.pins);
+                events.extend(w.events);
+            }
             (None, Some(step))
+        }
+        (_, Some(w)) if !matches!(ev.canary, Some(pause_points::PlanEffect::WithStep { .. })) => {
+            status.changes.extend(w.changes);
+            status.guards.extend(w.pins);
+            events.extend(w.events);
+            (status.patch(set), None)
         }
         _ => (status.patch(set), None),
     };

@@ -79,6 +79,21 @@ pub struct RolloutStatus {
     /// A pod stuck on a revision its ordinal should no longer run, and what stuck-pod recovery does
     /// with it.
     pub stuck_pod: Option<StuckPodStatus>,
+    /// `<prefix>/pause-at`, the canary plan, and where the rollout stands against it; `null` without
+    /// a readable plan.
+    pub pause_plan: Option<PausePlanDoc>,
+}
+
+/// A set's canary plan ([`crate::rollout::pause_plan`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PausePlanDoc {
+    /// The plan, normalised: `1,60%:30` (points, each a count or a percentage of `spec.replicas`,
+    /// optionally with a bake time in seconds).
+    pub written: String,
+    /// Where the rollout stands, e.g. `next pause at 60% (3 pods), point 2 of 2, bake 30 s` or
+    /// `paused at point 2 of 2 (3 of 5 pods), 540 s of bake left`.
+    pub state: String,
 }
 
 /// A set's rollout health ([`crate::rollout::health::health`]).
@@ -233,6 +248,7 @@ impl RolloutStatus {
             paused_reason: c.paused_reason.clone(),
             degraded_reason: c.stamps.degraded_reason.clone(),
             stuck_pod: finding.map(StuckPodStatus::of),
+            pause_plan: None,
         }
     }
 

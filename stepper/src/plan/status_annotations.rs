@@ -28,19 +28,18 @@ use crate::plan::rejected;
 pub struct StatusChanges {
     /// Annotation changes by full key (`Some` sets, `None` removes).
     pub changes: Vec<(String, Option<String>)>,
-    /// A `test` op that must hold for the changes to apply (the Prometheus check's state).
-    pub guard: Option<json_patch::PatchOperation>,
+    /// `test` ops that must hold for the changes to apply (the Prometheus check's state; the canary
+    /// plan's pins, [`crate::plan::canary::CanaryWrites::pins`]).
+    pub guards: Vec<json_patch::PatchOperation>,
     /// The Events to publish once the changes are written.
     pub events: Vec<EventNote>,
 }
 
 impl StatusChanges {
-    /// The metadata-only JSON Patch of these changes on `set` (the guard first), `None` when empty.
+    /// The metadata-only JSON Patch of these changes on `set` (the guards first), `None` when empty.
     pub fn patch(self, set: &StatefulSet) -> Option<Patch> {
         annotation_patch(set, &self.changes).map(|mut patch| {
-            if let Some(g) = self.guard {
-                patch.0.insert(0, g);
-            }
+            patch.0.splice(0..0, self.guards);
             patch
         })
     }
@@ -115,11 +114,11 @@ pub fn status_changes(
     if rejected::cleared_without_step(config.stamps.degraded_reason.as_deref(), verdict) {
         changes.push((keys.degraded_reason.clone(), None));
     }
-    let mut guard = None;
+    let mut guards = Vec::new();
     if !matches!(verdict, Verdict::Step { .. }) && !ev.changes.is_empty() {
         let check_key = &keys.prometheus_check;
         if ev.changes.iter().any(|(k, _)| k == check_key) {
-            guard = Some(match &config.stamps.prometheus_check {
+            guards.push(match &config.stamps.prometheus_check {
                 Some(old) => test(ptr(&["metadata", "annotations", check_key]), json!(old)),
                 None => test(
                     ptr(&["metadata", "resourceVersion"]),
@@ -164,7 +163,7 @@ pub fn status_changes(
     }
     StatusChanges {
         changes,
-        guard,
+        guards,
         events,
     }
 }

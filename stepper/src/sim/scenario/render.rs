@@ -67,6 +67,7 @@ pub fn render(run: &Run, scenario: &Scenario) -> String {
             .iter()
             .map(String::as_str)
             .filter(|n| is_routine(n))
+            .map(without_countdown)
             .collect();
         let news = f.notes.iter().any(|n| !is_routine(n))
             || (!routine.is_empty() && routine != last_routine);
@@ -99,6 +100,15 @@ pub fn render(run: &Run, scenario: &Scenario) -> String {
     }
     out.push_str(&render_summary(&run.summary));
     out
+}
+
+/// `note` without a trailing bake countdown (` (25 s of bake left)`): a pause counting down its bake
+/// time is shown once, not every pass.
+fn without_countdown(note: &str) -> &str {
+    match note.rsplit_once(" (") {
+        Some((head, tail)) if tail.ends_with(" s of bake left)") => head,
+        _ => note,
+    }
 }
 
 /// The health code of a frame's StatefulSet (`set`, as stored) under the annotation `keys`, or `?`
