@@ -18,8 +18,8 @@
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, anyhow};
-use cel::objects::{Key, Map};
 use cel::{Env, Program, Value};
+use native_twin::kubernetes_cel::to_cel;
 use serde::Deserialize;
 
 /// One `spec.healthCheckExprs` entry (fluxcd/pkg `apis/kustomize` `CustomHealthCheck`).
@@ -170,30 +170,4 @@ pub fn nested_int64(object: &serde_json::Value, path: &[&str]) -> Result<Option<
     at.as_i64()
         .map(Some)
         .ok_or_else(|| anyhow!("{} accessor error: {at} is not int64", path.join(".")))
-}
-
-/// A JSON value as Flux gives it to CEL (apimachinery's unstructured JSON): integers `int` (beyond
-/// i64, `uint`), other numbers `double`, objects maps with string keys, `null` null.
-pub fn to_cel(json: &serde_json::Value) -> Value {
-    match json {
-        serde_json::Value::Null => Value::Null,
-        serde_json::Value::Bool(b) => Value::Bool(*b),
-        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Value::Int(i),
-            (None, Some(u)) => Value::UInt(u),
-            _ => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        serde_json::Value::String(s) => Value::String(Arc::new(s.clone())),
-        serde_json::Value::Array(items) => {
-            Value::List(Arc::new(items.iter().map(to_cel).collect()))
-        }
-        serde_json::Value::Object(fields) => Value::Map(Map {
-            map: Arc::new(
-                fields
-                    .iter()
-                    .map(|(k, v)| (Key::String(Arc::new(k.clone())), to_cel(v)))
-                    .collect(),
-            ),
-        }),
-    }
 }

@@ -45,6 +45,19 @@ pub struct EventNote {
 }
 
 impl EventNote {
+    /// An Event with `note` cut to 1,000 bytes (at a character boundary): the API server refuses a
+    /// longer `note` (events.k8s.io/v1: at most 1 kB).
+    fn new(type_: EventType, reason: &str, action: &str, note: String) -> Self {
+        let mut note = note;
+        truncate(&mut note, 1000);
+        EventNote {
+            type_,
+            reason: reason.into(),
+            action: action.into(),
+            note,
+        }
+    }
+
     /// The `Stepped` Event for a step `from → to`.
     pub fn stepped(from: i32, to: i32, update_revision: &str) -> Self {
         EventNote {
@@ -59,130 +72,112 @@ impl EventNote {
     /// ([`crate::model::reasons::Reason::is_expected_wait`]) and when `step_pods_only` (only the pods the last step is
     /// replacing are not ready yet), `Warning` otherwise.
     pub fn blocked(b: &Blocked, step_pods_only: bool) -> Self {
-        let mut note = b.to_string();
-        truncate(&mut note, 1000);
-        EventNote {
-            type_: if b.reason.is_expected_wait() || step_pods_only {
+        EventNote::new(
+            if b.reason.is_expected_wait() || step_pods_only {
                 EventType::Normal
             } else {
                 EventType::Warning
             },
-            reason: "Blocked".into(),
-            action: "Gate".into(),
-            note,
-        }
+            "Blocked",
+            "Gate",
+            b.to_string(),
+        )
     }
 
     /// The `RolloutPaused` Event (`Warning`): the stepper paused the rollout (`<prefix>/paused`), e.g. a
     /// Prometheus check reached its `failure-limit`; `reason` is the `<prefix>/paused-reason`.
     pub fn paused(reason: &str) -> Self {
-        let mut note = reason.to_string();
-        truncate(&mut note, 1000);
-        EventNote {
-            type_: EventType::Warning,
-            reason: "RolloutPaused".into(),
-            action: "Pause".into(),
-            note,
-        }
+        EventNote::new(
+            EventType::Warning,
+            "RolloutPaused",
+            "Pause",
+            reason.to_string(),
+        )
     }
 
     /// The `RolloutDegraded` Event (`Warning`): the stepper recorded `<prefix>/degraded-reason: value`
     /// ([`crate::plan::degraded`]); published once per new value.
     pub fn degraded(value: &str) -> Self {
-        let mut note = value.to_string();
-        truncate(&mut note, 1000);
-        EventNote {
-            type_: EventType::Warning,
-            reason: "RolloutDegraded".into(),
-            action: "Degrade".into(),
-            note,
-        }
+        EventNote::new(
+            EventType::Warning,
+            "RolloutDegraded",
+            "Degrade",
+            value.to_string(),
+        )
     }
 
     /// The `RolloutPaused` Event (`Normal`) of the canary plan: the rollout reached a pause point (`reason`
     /// is the `<prefix>/paused-reason` written, naming the point).
     pub fn pause_point(reason: &str) -> Self {
-        let mut note = reason.to_string();
-        truncate(&mut note, 1000);
-        EventNote {
-            type_: EventType::Normal,
-            reason: "RolloutPaused".into(),
-            action: "Pause".into(),
-            note,
-        }
+        EventNote::new(
+            EventType::Normal,
+            "RolloutPaused",
+            "Pause",
+            reason.to_string(),
+        )
     }
 
     /// The `RolloutResumed` Event (`Normal`) of the canary plan: the bake time of the pause `was` (its
     /// `paused-reason`) is over and every gate passed, so the stepper resumed with this step.
     pub fn baked(bake_seconds: u32, was: &str) -> Self {
-        let mut note = format!(
-            "resumed by the stepper: {bake_seconds} s of bake time over and every gate passed (was \
+        EventNote::new(
+            EventType::Normal,
+            "RolloutResumed",
+            "Resume",
+            format!(
+                "resumed by the stepper: {bake_seconds} s of bake time over and every gate passed (was \
              paused: {was})"
-        );
-        truncate(&mut note, 1000);
-        EventNote {
-            type_: EventType::Normal,
-            reason: "RolloutResumed".into(),
-            action: "Resume".into(),
-            note,
-        }
+            ),
+        )
     }
 
     /// The `RolloutResumed` Event (`Normal`) of the canary plan starting over: the pause `was` (its
     /// `paused-reason`) was made for an earlier rollout; `update_revision` is the rollout's now.
     pub fn plan_started_over(update_revision: &str, was: &str) -> Self {
-        let mut note = format!(
-            "resumed by the stepper: a new rollout (updateRevision {update_revision}) starts the \
+        EventNote::new(
+            EventType::Normal,
+            "RolloutResumed",
+            "Resume",
+            format!(
+                "resumed by the stepper: a new rollout (updateRevision {update_revision}) starts the \
              pause plan over (was paused: {was})"
-        );
-        truncate(&mut note, 1000);
-        EventNote {
-            type_: EventType::Normal,
-            reason: "RolloutResumed".into(),
-            action: "Resume".into(),
-            note,
-        }
+            ),
+        )
     }
 
     /// The `RolloutResumed` Event (`Normal`) of the canary plan's pause `was` (its `paused-reason`) on a
     /// set with nothing left to roll out.
     pub fn plan_done(was: &str) -> Self {
-        let mut note = format!(
-            "resumed by the stepper: every pod runs updateRevision, nothing is left to hold (was \
+        EventNote::new(
+            EventType::Normal,
+            "RolloutResumed",
+            "Resume",
+            format!(
+                "resumed by the stepper: every pod runs updateRevision, nothing is left to hold (was \
              paused: {was})"
-        );
-        truncate(&mut note, 1000);
-        EventNote {
-            type_: EventType::Normal,
-            reason: "RolloutResumed".into(),
-            action: "Resume".into(),
-            note,
-        }
+            ),
+        )
     }
 
     /// The `ForcedStep` Event (`Warning`): a person stepped `from → to` past `blocked` with `step
     /// --force --reason`; `who` and `reason` say who and why.
     pub fn forced(from: i32, to: i32, blocked: &Blocked, who: &str, reason: &str) -> Self {
-        let mut note = format!("partition {from}→{to} forced past {blocked} by {who}: {reason}");
-        truncate(&mut note, 1000);
-        EventNote {
-            type_: EventType::Warning,
-            reason: "ForcedStep".into(),
-            action: "Step".into(),
-            note,
-        }
+        EventNote::new(
+            EventType::Warning,
+            "ForcedStep",
+            "Step",
+            format!("partition {from}→{to} forced past {blocked} by {who}: {reason}"),
+        )
     }
 
     /// The `RolloutPaused` Event (`Normal`) of a person's `pause --reason`: `who` paused it and why.
     pub fn paused_by(who: &str, reason: &str) -> Self {
-        let mut note = format!("paused by {who}: {reason}");
-        truncate(&mut note, 1000);
-        EventNote {
-            type_: EventType::Normal,
-            reason: "RolloutPaused".into(),
-            action: "Pause".into(),
-            note,
-        }
+        EventNote::new(
+            EventType::Normal,
+            "RolloutPaused",
+            "Pause",
+            format!("paused by {who}: {reason}"),
+        )
     }
 
     /// The `RolloutResumed` Event (`Normal`) of a person's `resume`: `who` resumed it; `was` is the
