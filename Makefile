@@ -37,7 +37,7 @@ DIST ?= dist
 REPORT := $(TARGET_DIR)/test-report
 export SKIP_LOG := $(abspath $(TARGET_DIR))/tmp/test-skips.log
 
-.PHONY: fmt lint check unit-tests e2e-tests validate-manifests registry-tests test demo soak clean runner help \
+.PHONY: fmt lint check unit-tests docs-check e2e-tests validate-manifests registry-tests test demo soak clean runner help \
 	setup setup-tests \
 	stepper-static image push-image publish deploy-manifests install
 
@@ -69,6 +69,11 @@ lint: ## Clippy, warnings are errors
 unit-tests: policy.wasm ## Every cargo test (the runner's fixture tests use policy.wasm)
 	mkdir -p $(REPORT)
 	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) test --locked --workspace 2>&1 | tee $(REPORT)/unit-tests.cargo.log
+
+# tests/docs/ is `test = false`: `cargo test --workspace` (unit-tests) leaves it to this step, so it counts once.
+docs-check: ## docs/ against the code: annotations, flags, metrics, Events, gates, the status -o json fields; links
+	mkdir -p $(REPORT)
+	$(CARGO) test --locked -p sts-stepper --test docs 2>&1 | tee $(REPORT)/docs-check.cargo.log
 
 e2e-tests: policy.wasm runner ## e2e.bats: through kwctl when KWCTL is set or kwctl is installed, else the runner
 	@mkdir -p $(REPORT)
@@ -102,7 +107,7 @@ monitoring-tests: ## deploy/monitoring/: CRD schema, promtool check/test rules, 
 test: ## Everything CI runs, after scripts/setup.sh; ends with "N passed, N failed, N skipped"
 	scripts/setup.sh
 	rm -rf $(REPORT) $(SKIP_LOG)
-	$(MAKE) setup-tests fmt lint unit-tests
+	$(MAKE) setup-tests fmt lint unit-tests docs-check
 	$(MAKE) e2e-tests validate-manifests registry-tests monitoring-tests REUSE_TEST_RUNNER=1
 	@echo
 	@scripts/test-summary.sh $(REPORT) $(SKIP_LOG)
@@ -145,17 +150,20 @@ deploy-manifests: ## Render deploy/ for $(POLICY_REF) and $(IMAGE) (and deploy/n
 
 # The runner and the stepper in one cargo invocation: the dependencies they share are built once, with one
 # feature set, and cargo keeps both cores busy beside wasmtime's long serial chain (BENCHMARKS.md).
-demo: ## policy.wasm deciding real AdmissionReviews, then the MOCO incident native vs guarded
+demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs guarded, then a canary plan
 	scripts/setup.sh demo
 	$(MAKE) policy.wasm
 	$(CARGO) build --locked -p runner -p sts-stepper
 	SHARED=$(SHARED) RUNNER=$(RUNNER) scripts/demo-policy.sh
 	@echo
 	STEPPER=$(TARGET_DIR)/debug/sts-stepper scripts/demo-moco.sh
+	@echo
+	@echo "A canary plan (pause-at: 1,60%:30): held after 1 pod until a person's resume, then at 3 pods for a 30 s bake"
+	$(TARGET_DIR)/debug/sts-stepper simulate --scenario scenarios/canary-pause-points.yaml
 
 SOAK_CASES ?= 100000
-soak: ## The simulation's property test with $(SOAK_CASES) random rollouts (optimized build)
-	time SIM_CASES=$(SOAK_CASES) $(CARGO) test --locked --profile soak -p sts-stepper --test sim_properties
+soak: ## The simulation's property tests with $(SOAK_CASES) random rollouts each (optimized build)
+	time SIM_CASES=$(SOAK_CASES) $(CARGO) test --locked --profile soak -p sts-stepper --test sim_properties --test sim_canary
 
 install: ## Install sts-stepper and the kubectl plugin link kubectl-safe_rollout into $(PREFIX)/bin
 	$(CARGO) build --locked --profile $(INSTALL_PROFILE) -p sts-stepper

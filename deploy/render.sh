@@ -7,11 +7,14 @@
 # writes OUTDIR/sts-safe-rollout.yaml (what `kubectl apply -k deploy/` installs: the policy and the stepper
 # CronJob), OUTDIR/sts-stepper-watch.yaml (deploy/stepper/watch/: the stepper as a Deployment, instead
 # of the CronJob) and OUTDIR/sts-safe-rollout-native.yaml (deploy/native/: the policy as a Kubernetes
-# MutatingAdmissionPolicy, for clusters >= 1.36 without Kubewarden, instead of deploy/policy/).
+# MutatingAdmissionPolicy, for clusters >= 1.36 without Kubewarden, instead of deploy/policy/), and the
+# GitOps health checks of deploy/gitops/: OUTDIR/sts-safe-rollout-argocd-cm.yaml (the argocd-cm patch) and
+# OUTDIR/sts-safe-rollout-flux-health.yaml (the Flux Kustomization patch).
 #
 # ANNOTATION_PREFIX (default safe-rollout.dev) sets the native policy's annotation prefix: the one line of
 # deploy/native/mutating-admission-policy.yaml holding the CEL variable `prefix` is rewritten (the
-# Kubewarden policy takes it from its `annotationPrefix` setting instead).
+# Kubewarden policy takes it from its `annotationPrefix` setting instead); in deploy/gitops/ every
+# `safe-rollout.dev` (the Lua's `prefix`, the CEL's annotation keys) is replaced.
 #
 # kustomize is not needed (nor installed here): deploy/ uses only `resources:` lists, which this script
 # follows in order, recursing into directories. The manifests under deploy/ name the project's own
@@ -114,6 +117,23 @@ emit_native() {
     echo "$out/$file: $(grep -c '^kind:' "$out/$file") objects, annotation prefix $prefix"
 }
 
+# emit_gitops SOURCE FILE: deploy/SOURCE with every `safe-rollout.dev` replaced by the prefix, into OUTDIR/FILE.
+emit_gitops() {
+    local source=$1 file=$2 tmp n
+    tmp=$(mktemp)
+    n=$(grep -o 'safe-rollout\.dev' "$here/$source" | wc -l)
+    [ "$n" -gt 0 ] || { echo "render.sh: deploy/$source names no safe-rollout.dev" >&2; rm -f "$tmp"; return 1; }
+    {
+        echo "# Rendered from deploy/$source by deploy/render.sh for annotation prefix $prefix"
+        sed "s|safe-rollout\.dev|$prefix|g" "$here/$source"
+    } >"$tmp"
+    mkdir -p "$out"
+    mv "$tmp" "$out/$file"
+    echo "$out/$file: $n names, annotation prefix $prefix"
+}
+
 emit "$here" sts-safe-rollout.yaml
 emit "$here/stepper/watch" sts-stepper-watch.yaml
 emit_native sts-safe-rollout-native.yaml
+emit_gitops gitops/argocd/argocd-cm.yaml sts-safe-rollout-argocd-cm.yaml
+emit_gitops gitops/flux/statefulset-health.yaml sts-safe-rollout-flux-health.yaml

@@ -8,8 +8,13 @@
 #   K8S_VERSIONS="1.30.0" deploy/validate.sh
 #   KUBEWARDEN_CRD=path/to/policies.kubewarden.io_clusteradmissionpolicies.yaml deploy/validate.sh
 #
-# Kustomization files are kustomize's, not API objects: they are checked to parse and to name only
-# files that exist. A Kubewarden ClusterAdmissionPolicy is validated against the CRD schema in
+# Kustomization files (and kustomize Components) are kustomize's, not API objects: they are checked to
+# parse and to name only files that exist (`resources:`, `patches:`). A JSON 6902 patch (a YAML list of ops,
+# deploy/gitops/flux/) is checked op by op, and a Flux `spec.healthCheckExprs` value against the fields of
+# kustomize-controller's CRD (apiVersion, kind, current required; inProgress, failed optional). Argo CD's
+# health_test.yaml (deploy/gitops/argocd/resource_customizations/) is checked against Argo CD's test format
+# (each test's inputPath exists, its status is an Argo CD health status); the objects it names are validated
+# as any other manifest. A Kubewarden ClusterAdmissionPolicy is validated against the CRD schema in
 # $KUBEWARDEN_CRD when given; otherwise it is skipped, and the script says so. The PrometheusRule of
 # deploy/monitoring/ is skipped here: `make monitoring-tests` validates it against its real CRD.
 # API objects that exist only from some Kubernetes version on (the MutatingAdmissionPolicy and its binding of
@@ -99,6 +104,53 @@ failures = 0
 checked = 0
 skipped = []
 
+JSON6902_OPS = {"add", "remove", "replace", "move", "copy", "test"}
+HEALTH_CHECK_FIELDS = {"apiVersion", "kind", "current", "inProgress", "failed"}
+ARGO_HEALTH_STATUSES = {"Healthy", "Progressing", "Suspended", "Degraded", "Missing", "Unknown"}
+
+def json6902_problems(ops):
+    """Problems of a JSON 6902 patch; a Flux healthCheckExprs value is checked against its CRD fields."""
+    problems = []
+    for i, op in enumerate(ops):
+        if not isinstance(op, dict) or op.get("op") not in JSON6902_OPS:
+            problems.append(f"op {i}: not a JSON 6902 operation (op one of {sorted(JSON6902_OPS)})")
+            continue
+        if not str(op.get("path", "")).startswith("/"):
+            problems.append(f"op {i}: path must be a JSON pointer")
+        if op["op"] in ("add", "replace", "test") and "value" not in op:
+            problems.append(f"op {i}: {op['op']} needs a value")
+        if op.get("path") == "/spec/healthCheckExprs":
+            entries = op.get("value")
+            if not isinstance(entries, list) or not entries:
+                problems.append(f"op {i}: healthCheckExprs must be a non-empty list")
+                continue
+            for j, e in enumerate(entries):
+                if not isinstance(e, dict):
+                    problems.append(f"op {i}: healthCheckExprs[{j}] is not an object")
+                    continue
+                unknown = set(e) - HEALTH_CHECK_FIELDS
+                missing = {"apiVersion", "kind", "current"} - set(e)
+                if unknown or missing:
+                    problems.append(f"op {i}: healthCheckExprs[{j}]: unknown {sorted(unknown)}, missing {sorted(missing)}")
+                if any(not isinstance(v, str) for v in e.values()):
+                    problems.append(f"op {i}: healthCheckExprs[{j}]: every field is a string")
+    return problems
+
+def argo_test_problems(doc, dirpath):
+    """Problems of an Argo CD health_test.yaml (argo-cd util/lua/health_test.go's format)."""
+    problems = []
+    for i, t in enumerate(doc.get("tests") or []):
+        status = ((t or {}).get("healthStatus") or {})
+        if status.get("status") not in ARGO_HEALTH_STATUSES:
+            problems.append(f"tests[{i}]: healthStatus.status must be one of {sorted(ARGO_HEALTH_STATUSES)}")
+        if not isinstance(status.get("message", ""), str):
+            problems.append(f"tests[{i}]: healthStatus.message must be a string")
+        if not os.path.isfile(os.path.join(dirpath, str((t or {}).get("inputPath", "")))):
+            problems.append(f"tests[{i}]: inputPath {t.get('inputPath')!r} does not exist")
+    if not doc.get("tests"):
+        problems.append("no tests")
+    return problems
+
 for dirpath, _, files in sorted(os.walk(root)):
     for name in sorted(files):
         if not name.endswith((".yaml", ".yml")):
@@ -113,17 +165,35 @@ for dirpath, _, files in sorted(os.walk(root)):
             failures += 1
             continue
         for doc in docs:
+            if isinstance(doc, list):
+                problems = json6902_problems(doc)
+                for p in problems:
+                    print(f"FAIL {rel} (JSON 6902 patch): {p}")
+                failures += len(problems)
+                if not problems:
+                    checked += 1
+                    print(f"ok   {rel} (JSON 6902 patch: {len(doc)} ops)")
+                continue
+            if name == "health_test.yaml" and "kind" not in doc:
+                problems = argo_test_problems(doc, dirpath)
+                for p in problems:
+                    print(f"FAIL {rel} (Argo CD health test): {p}")
+                failures += len(problems)
+                if not problems:
+                    checked += 1
+                    print(f"ok   {rel} (Argo CD health test: {len(doc['tests'])} tests, every input exists)")
+                continue
             kind = doc.get("kind", "?")
             api = doc.get("apiVersion", "?")
             what = f"{rel} {kind}/{(doc.get('metadata') or {}).get('name', '')}"
             if api.startswith("kustomize.config.k8s.io/"):
-                missing = [r for r in doc.get("resources", [])
-                           if not os.path.exists(os.path.join(dirpath, r))]
+                named = list(doc.get("resources", [])) + [p.get("path") for p in doc.get("patches", []) if p.get("path")]
+                missing = [r for r in named if not os.path.exists(os.path.join(dirpath, r))]
                 if missing:
-                    print(f"FAIL {rel}: kustomization names missing resources {missing}")
+                    print(f"FAIL {rel}: {kind} names missing files {missing}")
                     failures += 1
                 else:
-                    print(f"ok   {rel} (kustomization: all {len(doc.get('resources', []))} resources exist)")
+                    print(f"ok   {rel} ({kind}: all {len(named)} resources and patches exist)")
                 continue
             if api.startswith("monitoring.coreos.com/"):
                 skipped.append(what)

@@ -8,8 +8,9 @@
         Validates every PrometheusRule in PROMETHEUSRULE against the openAPIV3Schema of the CRD file CRD,
         strictly (an unknown field is an error, as with `kubectl apply`'s default strict field validation),
         and checks that the validator rejects two broken copies (a misspelled field, a malformed `for:`).
-    monitoring-static.py check-alerts PROMETHEUSRULE ALERT_TESTS README DEPLOYMENT
-        Every alert has a severity, summary, description and a runbook_url whose anchor is a README
+    monitoring-static.py check-alerts PROMETHEUSRULE ALERT_TESTS RUNBOOK DEPLOYMENT
+        Every alert has a severity, summary, description and a runbook_url into the runbook page (RUNBOOK:
+        its path, e.g. docs/runbook.md) whose anchor is a
         heading; ALERT_TESTS (promtool unit tests) makes each alert fire and not fire; StsStepperDown's
         threshold is 5 intervals of the watch Deployment's --interval.
     monitoring-static.py check-dashboard DASHBOARD KUSTOMIZATION
@@ -194,8 +195,8 @@ def check_alerts(prometheusrule, alert_tests, readme, deployment):
                 fail(f"{name}: missing {', '.join(missing)}")
             else:
                 ok(f"{name}: severity {a['labels']['severity']}, summary, description, runbook_url")
-            anchor = notes.get("runbook_url", "").partition("#")[2]
-            if anchor and anchor in anchors:
+            url, _, anchor = notes.get("runbook_url", "").partition("#")
+            if anchor and anchor in anchors and url.endswith("/" + readme):
                 ok(f"{name}: runbook_url #{anchor} is a heading of {readme}")
             else:
                 fail(f"{name}: runbook_url {notes.get('runbook_url')!r} names no heading of {readme}")

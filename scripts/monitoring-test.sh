@@ -3,7 +3,7 @@
 #
 #   1. the PrometheusRule against the openAPIV3Schema of the real Prometheus Operator CRD
 #      ($SHARED/crds/monitoring.coreos.com_prometheusrules.yaml), strictly, with jsonschema;
-#   2. every alert: severity, summary, description, a runbook_url that is a README heading, a case in
+#   2. every alert: severity, summary, description, a runbook_url that is a heading of docs/runbook.md, a case in
 #      tests/monitoring/alerts-test.yaml where it fires and one where it does not; StsStepperDown's
 #      threshold = 5 × the watch Deployment's --interval; the dashboard's structure and its ConfigMap;
 #   3. `promtool check rules` and `promtool test rules` on the PrometheusRule's `groups:` (extracted from it
@@ -44,7 +44,7 @@ step "the PrometheusRule against the CRD's openAPIV3Schema"
 run "$PYTHON" scripts/monitoring-static.py validate-crd "$RULE" "$CRD"
 
 step "every alert: labels, annotations, runbook, unit tests; the dashboard"
-run "$PYTHON" scripts/monitoring-static.py check-alerts "$RULE" "$ALERT_TESTS" README.md \
+run "$PYTHON" scripts/monitoring-static.py check-alerts "$RULE" "$ALERT_TESTS" docs/runbook.md \
     deploy/stepper/watch/deployment.yaml
 run "$PYTHON" scripts/monitoring-static.py check-dashboard "$DASHBOARD" deploy/monitoring/kustomization.yaml
 

@@ -21,6 +21,15 @@ pub const STEP: &str = "step";
 /// Seconds to wait after a step before the next one (gate `Settling`); default 0.
 pub const INITIAL_DELAY_SECONDS: &str = "initial-delay-seconds";
 
+/// The canary plan: a comma-separated list of pause points, each a count of pods at or above the
+/// partition (`"1"`) or a percentage of `spec.replicas` rounded up (`"50%"`), optionally with a bake time in
+/// seconds (`"50%:600"`): the stepper pauses the set after the step that brings the rollout to a point,
+/// and with a bake time resumes it by itself that long after the pause if every gate passes.
+pub const PAUSE_AT: &str = "pause-at";
+/// Written by the stepper: the pause points passed for one `updateRevision`, as JSON
+/// (`{"updateRevision":…,"pods":1,"pausedAt":…}`); a new revision or a restaged rollout starts over.
+pub const PAUSE_POINTS_PASSED: &str = "pause-points-passed";
+
 /// Why the stepper paused the rollout (set with [`PAUSED`]; shown by the `Paused`
 /// gate). A person removes both to resume.
 pub const PAUSED_REASON: &str = "paused-reason";
@@ -58,14 +67,16 @@ pub const DEGRADED_REASON: &str = "degraded-reason";
 /// kubernetes#67250).
 pub const RECOVER_AFTER_SECONDS: &str = "recover-after-seconds";
 
-/// Every annotation name the policy and the stepper read or write (the user-facing API; README's
-/// annotation table lists the same names). `prometheus-query-<N>` is the numbered form of
+/// Every annotation name the policy and the stepper read or write (the user-facing API;
+/// docs/annotations.md lists the same names, checked by `make docs-check`). `prometheus-query-<N>` is the numbered form of
 /// [`PROMETHEUS_QUERY`].
-pub const ALL: [&str; 19] = [
+pub const ALL: [&str; 21] = [
     STEP,
     INITIAL_DELAY_SECONDS,
     PAUSED,
     PAUSED_REASON,
+    PAUSE_AT,
+    PAUSE_POINTS_PASSED,
     ROLLOUT_GROUP,
     OWNER_CONDITION,
     PROMETHEUS_QUERY,

@@ -107,6 +107,38 @@ fn every_real_error_body_is_classified_as_the_api_server_means_it() {
     }
 }
 
+/// A ValidatingAdmissionPolicy's denial, shaped as k8s.io/apiserver's validating dispatcher builds
+/// it (`admission.NewForbidden`, then reason `Invalid` and code 422 unless the policy sets a reason,
+/// and the message appended as a cause without a field): a refusal naming the policy, never a lost
+/// race, although it is a 422.
+#[test]
+fn a_validating_admission_policy_denial_is_a_refusal_naming_the_policy() {
+    let message = "statefulsets.apps \"web\" is forbidden: ValidatingAdmissionPolicy \
+                   'freeze-partitions' with binding 'freeze-partitions' denied request: \
+                   partitions are frozen during the change freeze";
+    let body = json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": "Invalid", "code": 422,
+        "details": {"name": "web", "group": "apps", "kind": "statefulsets", "causes": [
+            {"message": "ValidatingAdmissionPolicy 'freeze-partitions' with binding \
+                         'freeze-partitions' denied request: partitions are frozen during the \
+                         change freeze"}
+        ]}
+    });
+    let answer = classify(&serde_json::from_value(body).expect("a Status"));
+    assert!(
+        answer.is_refusal() && !answer.is_retried_next_pass(),
+        "{answer:?}"
+    );
+    assert!(
+        answer
+            .to_string()
+            .contains("ValidatingAdmissionPolicy 'freeze-partitions'")
+    );
+    let race = classify(&status("422-json-patch-test-failed.json"));
+    assert!(!race.is_refusal());
+}
+
 #[test]
 fn the_two_422s_differ_only_by_their_causes() {
     let race = status("422-json-patch-test-failed.json");
@@ -301,12 +333,13 @@ async fn a_step_patch_answered_with_each_real_body_is_a_conflict_or_an_error() {
                 assert!(expected(file).is_retried_next_pass(), "{file}: Conflict");
                 assert_eq!(m, message, "{file}");
             }
-            Err(ClusterError::Api {
+            Err(ClusterError::Refused {
                 action,
                 code: got,
                 message: m,
             }) => {
                 assert!(!expected(file).is_retried_next_pass(), "{file}: error");
+                assert!(expected(file).is_refusal(), "{file}: a refusal");
                 assert_eq!(action, "patch statefulset demo/web", "{file}");
                 assert_eq!((got, m.as_str()), (code, message.as_str()), "{file}");
             }
@@ -364,12 +397,30 @@ async fn a_pass_whose_step_is_rejected_reports_api_error_with_the_message_and_ex
         ("400-admission-webhook-denied.json", WEBHOOK_MESSAGE),
     ] {
         let (code, body) = error_body(file);
-        let (cluster, server) = mock_cluster(staged_pass_script(code, body));
+        let mut script = staged_pass_script(code, body);
+        // The refusal is then recorded on the set (tests/rejected_writes.rs has the details).
+        let mut stored: Value =
+            serde_json::from_slice(&fixture("1-staged-statefulsets.json")).expect("json");
+        stored = stored["items"][0].take();
+        stored["kind"] = json!("StatefulSet");
+        stored["apiVersion"] = json!("apps/v1");
+        script.push(Answer {
+            method: Method::PATCH,
+            uri: PATCH_WEB,
+            status: 200,
+            body: serde_json::to_vec(&stored).expect("json"),
+        });
+        let (cluster, server) = mock_cluster(script);
         let report = run_pass(&cluster, &PassOptions::default(), now())
             .await
             .expect("pass");
         drop(cluster);
-        server.await.expect("mock API server");
+        let sent = server.await.expect("mock API server");
+        assert!(
+            sent[4].to_string().contains("degraded-reason"),
+            "{file}: the record: {}",
+            sent[4]
+        );
         let set = &report.sets[0];
         assert_eq!(set.blocked_reason(), Some(Reason::ApiError), "{file}");
         assert_eq!(

@@ -14,12 +14,13 @@ use serde_json::{Value, json};
 use sts_stepper::cluster::caches::{CachedCluster, Caches};
 use sts_stepper::cluster::kube::{KubeCluster, Scope};
 use sts_stepper::config::Keys;
+use sts_stepper::gates::GateOptions;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::{Outcome, PassOptions, PassReport, run_pass};
 use tokio::task::JoinHandle;
 
 /// Caches holding the fixture `moment`, its set changed by `f`, as the first LIST of each kind leaves
-/// them (trimmed and indexed as `watch` keeps them).
+/// them (decoded, kept and indexed as `watch` keeps them).
 fn caches_of(moment: &str, f: impl FnOnce(&mut Value)) -> Caches {
     let mut set: Value = fixture_list::<Value>(&format!("{moment}-statefulsets.json"))[0].clone();
     f(&mut set);
@@ -180,7 +181,10 @@ fn deleted_web1() -> Vec<u8> {
 
 fn recovering() -> PassOptions {
     PassOptions {
-        recover_stuck_pods: true,
+        gates: GateOptions {
+            recover_stuck_pods: true,
+            ..GateOptions::default()
+        },
         ..PassOptions::default()
     }
 }

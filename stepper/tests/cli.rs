@@ -1,9 +1,10 @@
-//! The command line: flags, defaults and their errors; the status table.
+//! The command line: flags, defaults and their errors, kubectl's target forms, each subcommand's
+//! `--help` showing only its own flags; the status table.
 use clap::{CommandFactory, Parser};
 use jiff::SignedDuration;
 use rstest::rstest;
 use sts_stepper::cli::values::{parse_duration, parse_target};
-use sts_stepper::cli::{Cli, Command, LogFormat, Target};
+use sts_stepper::cli::{Cli, Command, LogFormat, OutputFormat, TargetRef};
 use sts_stepper::commands::table;
 
 #[test]
@@ -16,11 +17,12 @@ fn defaults() {
     let cli = Cli::try_parse_from(["sts-stepper", "watch"]).expect("parses");
     assert_eq!(cli.global.annotation_prefix, "safe-rollout.dev");
     assert!(cli.global.namespaces.is_empty());
-    assert!(!cli.global.dry_run && !cli.global.no_pdb_gate);
     assert_eq!(cli.global.log_format, LogFormat::Text);
     let Command::Watch(w) = cli.command else {
         panic!("watch")
     };
+    assert!(!w.dry_run && !w.gates.no_pdb_gate && !w.scope.all_namespaces);
+    assert_eq!(w.pass.max_decision_age, SignedDuration::from_secs(1));
     assert_eq!(w.interval, SignedDuration::from_secs(30));
     assert_eq!(w.metrics_addr.to_string(), "0.0.0.0:8080");
 }
@@ -47,16 +49,50 @@ fn shared_flags_work_after_the_subcommand_and_repeat() {
     ])
     .expect("parses");
     assert_eq!(cli.global.namespaces, ["a", "b"]);
-    assert_eq!(cli.global.selector.as_deref(), Some("tier=db"));
     assert_eq!(cli.global.annotation_prefix, "moco.cybozu.com");
-    assert!(cli.global.dry_run && cli.global.no_pdb_gate);
     assert_eq!(cli.global.log_format, LogFormat::Json);
     assert_eq!(cli.global.context.as_deref(), Some("prod"));
+    let Command::Once(once) = cli.command else {
+        panic!("once")
+    };
+    assert_eq!(once.scope.selector.as_deref(), Some("tier=db"));
+    assert!(once.dry_run && once.gates.no_pdb_gate);
+}
+
+#[test]
+fn global_flags_work_before_the_subcommand_too() {
+    let cli = Cli::try_parse_from([
+        "sts-stepper",
+        "-n",
+        "db",
+        "--kubeconfig",
+        "/tmp/kc",
+        "--context",
+        "prod",
+        "status",
+        "web",
+    ])
+    .expect("parses");
+    assert_eq!(cli.global.namespaces, ["db"]);
+    assert_eq!(
+        cli.global.kubeconfig.as_deref(),
+        Some(std::path::Path::new("/tmp/kc"))
+    );
+    let Command::Status(s) = cli.command else {
+        panic!("status")
+    };
+    assert_eq!(s.target, parse_target("web").ok());
 }
 
 #[rstest]
 #[case(&["sts-stepper", "--annotation-prefix", "Not_A_Domain", "once"], "not a DNS subdomain")]
-#[case(&["sts-stepper", "step", "web"], "expected NAMESPACE/NAME")]
+#[case(&["sts-stepper", "step", "a/b/c"], "expected NAME, sts/NAME or NAMESPACE/NAME")]
+#[case(&["sts-stepper", "step", "deployments.apps/web"], "not a StatefulSet type")]
+#[case(&["sts-stepper", "status", "-A", "-n", "demo"], "cannot be used with")]
+#[case(&["sts-stepper", "status", "-o", "wide"], "wide")]
+#[case(&["sts-stepper", "status", "--dry-run"], "--dry-run")]
+#[case(&["sts-stepper", "status", "--max-steps-per-pass", "1"], "--max-steps-per-pass")]
+#[case(&["sts-stepper", "pause", "web", "--reason", "x", "--recover-stuck-pods"], "--recover-stuck-pods")]
 #[case(&["sts-stepper", "step", "demo/web", "--force"], "--reason")]
 #[case(&["sts-stepper", "wait", "demo/web", "--timeout", "soon"], "positive duration")]
 #[case(&["sts-stepper", "watch", "--interval", "0s"], "positive duration")]
@@ -84,8 +120,8 @@ fn step_force_with_reason_and_wait_timeout_parse() {
     assert_eq!(s.reason.as_deref(), Some("node web-1 is gone"));
     assert_eq!(
         s.target,
-        Target {
-            namespace: "demo".into(),
+        TargetRef {
+            namespace: Some("demo".into()),
             name: "web".into()
         }
     );
@@ -97,14 +133,132 @@ fn step_force_with_reason_and_wait_timeout_parse() {
     assert_eq!(w.timeout, SignedDuration::from_secs(5400));
 }
 
+/// kubectl's ways to name a StatefulSet, and `NAMESPACE/NAME`: `Some((namespace typed, name))`.
 #[rstest]
-#[case("demo/web", true)]
-#[case("demo/", false)]
-#[case("/web", false)]
-#[case("a/b/c", false)]
-#[case("web", false)]
-fn targets(#[case] s: &str, #[case] ok: bool) {
-    assert_eq!(parse_target(s).is_ok(), ok, "{s}");
+#[case("web", Some((None, "web")))]
+#[case("sts/web", Some((None, "web")))]
+#[case("statefulset/web", Some((None, "web")))]
+#[case("statefulsets/web", Some((None, "web")))]
+#[case("statefulset.apps/web", Some((None, "web")))]
+#[case("statefulsets.apps/web", Some((None, "web")))]
+#[case("sts.apps/web", Some((None, "web")))]
+#[case("statefulset.v1.apps/web", Some((None, "web")))]
+#[case("STS/web", Some((None, "web")))]
+#[case("demo/web", Some((Some("demo"), "web")))]
+#[case("demo/", None)]
+#[case("/web", None)]
+#[case("sts/", None)]
+#[case("a/b/c", None)]
+#[case("", None)]
+#[case("we b", None)]
+#[case("deployment.apps/web", None)]
+fn targets(#[case] s: &str, #[case] want: Option<(Option<&str>, &str)>) {
+    let got = parse_target(s).ok();
+    let want = want.map(|(namespace, name)| TargetRef {
+        namespace: namespace.map(str::to_string),
+        name: name.to_string(),
+    });
+    assert_eq!(got, want, "{s}");
+}
+
+#[test]
+fn status_takes_a_name_with_n_and_an_output_format() {
+    // The first try: `kubectl safe-rollout status web -n e2e`.
+    let cli = Cli::try_parse_from(["sts-stepper", "status", "web", "-n", "e2e", "-o", "json"])
+        .expect("parses");
+    let Command::Status(s) = cli.command else {
+        panic!("status")
+    };
+    assert_eq!(s.output, Some(OutputFormat::Json));
+    let target = s.target.expect("a target");
+    let resolved = target
+        .resolve(&cli.global.namespaces, "default")
+        .expect("resolves");
+    assert_eq!(resolved.to_string(), "e2e/web");
+    let cli = Cli::try_parse_from(["sts-stepper", "status", "-A", "-o", "yaml"]).expect("parses");
+    let Command::Status(s) = cli.command else {
+        panic!("status")
+    };
+    assert!(s.scope.all_namespaces);
+    assert_eq!(s.output, Some(OutputFormat::Yaml));
+}
+
+/// The long flags each subcommand's `--help` lists (its own, then the global ones).
+fn long_flags(sub: &str) -> Vec<String> {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let sub = cmd.find_subcommand(sub).expect("subcommand");
+    sub.get_arguments()
+        .filter(|a| !a.is_hide_set())
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect()
+}
+
+const GLOBAL: [&str; 5] = [
+    "namespace",
+    "kubeconfig",
+    "context",
+    "annotation-prefix",
+    "log-format",
+];
+
+/// Each subcommand's `--help` shows its own flags and the global ones, nothing of the others:
+/// `status --help` offers no `--dry-run`, `--recover-stuck-pods` or step budget.
+#[rstest]
+#[case("status", &["output", "all-namespaces", "selector", "no-pdb-gate", "prometheus-url"],
+       &["dry-run", "recover-stuck-pods", "max-steps-per-pass", "max-steps-per-minute", "max-decision-age", "interval"])]
+#[case("once", &["dry-run", "all-namespaces", "selector", "recover-stuck-pods", "max-steps-per-pass", "max-steps-per-minute", "max-decision-age", "no-pdb-gate", "prometheus-url"],
+       &["output", "interval", "leader-election", "timeout"])]
+#[case("watch", &["interval", "debounce", "metrics-addr", "leader-election", "dry-run", "recover-stuck-pods", "max-steps-per-minute"],
+       &["output", "timeout", "force"])]
+#[case("step", &["force", "reason", "dry-run", "no-pdb-gate", "prometheus-url"],
+       &["all-namespaces", "selector", "recover-stuck-pods", "max-steps-per-pass", "output"])]
+#[case("wait", &["timeout", "poll", "no-pdb-gate"],
+       &["dry-run", "prometheus-url", "recover-stuck-pods", "all-namespaces", "output"])]
+#[case("pause", &["reason", "dry-run"],
+       &["no-pdb-gate", "prometheus-url", "recover-stuck-pods", "selector", "output"])]
+#[case("resume", &["dry-run"], &["reason", "no-pdb-gate", "prometheus-url", "recover-stuck-pods"])]
+fn each_subcommand_help_shows_its_own_flags(
+    #[case] sub: &str,
+    #[case] own: &[&str],
+    #[case] not: &[&str],
+) {
+    let flags = long_flags(sub);
+    for flag in own.iter().chain(&GLOBAL) {
+        assert!(
+            flags.iter().any(|f| f == flag),
+            "{sub} lacks --{flag}: {flags:?}"
+        );
+    }
+    for flag in not {
+        assert!(
+            !flags.iter().any(|f| f == flag),
+            "{sub} offers --{flag}: {flags:?}"
+        );
+    }
+}
+
+/// The global flags stand under one heading, after the subcommand's own.
+#[test]
+fn global_flags_stand_under_one_heading() {
+    let mut cmd = Cli::command();
+    cmd.build(); // propagates the global flags to the subcommands, as parsing does
+    let help = cmd
+        .find_subcommand_mut("status")
+        .expect("status")
+        .render_long_help()
+        .to_string();
+    let heading = help
+        .find("\nGlobal options:\n")
+        .expect("a Global options heading");
+    for flag in GLOBAL {
+        let at = help
+            .find(&format!("--{flag}"))
+            .unwrap_or_else(|| panic!("--{flag} in {help}"));
+        assert!(at > heading, "--{flag} under Global options");
+    }
+    let own = help.find("--output").expect("--output");
+    assert!(own < heading, "the subcommand's own flags come first");
 }
 
 #[rstest]
@@ -123,6 +277,7 @@ fn help_teaches_the_gates_and_every_subcommand() {
     let help = Cli::command().render_long_help().to_string();
     for word in [
         "Paused",
+        "pause-at",
         "InvalidAnnotation",
         "NotObserved",
         "PodNotReady",
@@ -207,4 +362,37 @@ fn leader_election_without_an_identity_is_refused_naming_the_flag() {
     w.leader.leader_election_identity = None; // POD_NAME may be set where the tests run
     let err = w.leader.config().expect_err("no identity");
     assert!(err.contains("--leader-election-identity"), "{err}");
+}
+
+/// Every flag stands under its group's heading in every subcommand's `--help` (a flattened group's
+/// heading must not leak onto the flags after it).
+#[test]
+fn every_flag_stands_under_its_groups_heading() {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let heading_of = |long: &str| -> Option<&'static str> {
+        match long {
+            l if l.starts_with("prometheus-") => Some("Prometheus check"),
+            l if l.starts_with("leader-election") => Some("Leader election"),
+            "recover-stuck-pods"
+            | "max-steps-per-pass"
+            | "max-steps-per-minute"
+            | "max-decision-age" => Some("Pass"),
+            "all-namespaces" | "selector" => Some("Scope"),
+            "no-pdb-gate" => Some("Gates"),
+            l if GLOBAL.contains(&l) => Some("Global options"),
+            _ => None,
+        }
+    };
+    for sub in cmd.get_subcommands() {
+        for arg in sub.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            assert_eq!(
+                arg.get_help_heading(),
+                heading_of(long),
+                "{} --{long}",
+                sub.get_name()
+            );
+        }
+    }
 }

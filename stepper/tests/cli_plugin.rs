@@ -5,7 +5,7 @@ use std::process::Command as Process;
 
 use clap::error::ErrorKind;
 use sts_stepper::cli::plugin::{command, is_plugin, parse_from};
-use sts_stepper::cli::{Command, Target};
+use sts_stepper::cli::{Command, Target, TargetRef};
 
 #[test]
 fn the_plugin_is_told_by_its_file_name() {
@@ -71,18 +71,23 @@ fn pause_and_resume_parse() {
     let Command::Pause(p) = cli.command else {
         panic!("pause")
     };
-    let web = Target {
-        namespace: "demo".into(),
+    let web = TargetRef {
+        namespace: Some("demo".into()),
         name: "web".into(),
     };
     assert_eq!((&p.target, p.reason.as_str()), (&web, "INC-1234"));
-    let cli =
-        parse_from(["kubectl-safe_rollout", "resume", "demo/web", "-n", "x"]).expect("resume");
+    let cli = parse_from(["kubectl-safe_rollout", "resume", "sts/web", "-n", "x"]).expect("resume");
     let Command::Resume(r) = cli.command else {
         panic!("resume")
     };
-    assert_eq!(r.target, web);
-    assert!(parse_from(["sts-stepper", "resume", "web"]).is_err());
+    assert_eq!(
+        r.target.resolve(&cli.global.namespaces, "default"),
+        Ok(Target {
+            namespace: "x".into(),
+            name: "web".into()
+        })
+    );
+    assert!(parse_from(["sts-stepper", "resume", "a/b/c"]).is_err());
 }
 
 /// The real binary run through a `kubectl-safe_rollout` symlink, as kubectl runs a plugin.

@@ -1535,8 +1535,17 @@ fn reaching_the_failure_limit_pauses_and_the_next_pass_is_paused() {
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason", "value": "PrometheusCheck"},
             {"op": "remove", "path": "/metadata/annotations/safe-rollout.dev~1prometheus-check"},
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1paused", "value": "true"},
-            {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1paused-reason", "value": paused_reason}
+            {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1paused-reason", "value": paused_reason},
+            {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1degraded-reason",
+             "value": format!("FailureLimit: {reason}")}
         ])
+    );
+    assert!(
+        !p.status_events
+            .iter()
+            .any(|e| e.reason == "RolloutDegraded"),
+        "the RolloutPaused Event announces it: {:?}",
+        p.status_events
     );
     assert_eq!(p.status_events[0].type_, EventType::Warning);
     let after = applied(
@@ -1559,6 +1568,11 @@ fn reaching_the_failure_limit_pauses_and_the_next_pass_is_paused() {
             &format!("web: safe-rollout.dev/paused is \"true\": {paused_reason}")
         )
     );
+    let next_ops = to_json(&next.status_annotations).to_string();
+    assert!(
+        !next_ops.contains("degraded-reason"),
+        "kept while paused: {next_ops}"
+    );
 }
 
 #[test]
@@ -1577,7 +1591,9 @@ fn a_failure_limit_of_1_pauses_on_the_first_unanswered_check_guarded_by_resource
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason", "value": "PrometheusCheck"},
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1paused", "value": "true"},
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1paused-reason",
-             "value": format!("{reason} (at 2026-11-23T01:20:00Z)")}
+             "value": format!("{reason} (at 2026-11-23T01:20:00Z)")},
+            {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1degraded-reason",
+             "value": format!("FailureLimit: {reason}")}
         ])
     );
     let after = applied(

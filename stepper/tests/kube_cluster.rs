@@ -393,12 +393,21 @@ async fn an_admission_webhook_keeping_the_partition_is_an_error_not_a_step() {
         initialized,
         vec![
             patch(PATCH_WEB, 200, stored("1-staged", |_| {})), // partition still 5
+            // Then recorded as a refused step and announced (tests/rejected_writes.rs).
+            patch(PATCH_WEB, 200, stored("1-staged", |_| {})),
+            post_event("demo"),
         ],
     ))
     .await;
     let report = report.expect("pass");
     assert!(report.any_errored());
     assert_eq!(report.sets[0].blocked_reason(), Some(Reason::ApiError));
+    assert!(
+        report.sets[0]
+            .rejection
+            .as_ref()
+            .is_some_and(|r| r.announced)
+    );
 }
 
 #[tokio::test]
@@ -545,9 +554,18 @@ async fn status_shows_the_first_blocking_gate() {
     drop(cluster);
     server.await.expect("script");
     let lines: Vec<&str> = table.lines().collect();
-    assert_eq!(lines.len(), 2, "{table}");
+    assert_eq!(lines.len(), 5, "{table}");
     assert!(
         lines[0].starts_with("NAMESPACE  STATEFULSET  PARTITION  UPDATED/READY/REPLICAS"),
+        "{table}"
+    );
+    assert_eq!(
+        lines[2..],
+        [
+            "",
+            "Health (as Argo CD and Flux report it with deploy/gitops/):",
+            &format!("  demo/web Progressing: stepping: 1 of 5 pods on {REV_NEW}, partition 4"),
+        ],
         "{table}"
     );
     let cells: Vec<&str> = lines[1]
@@ -564,6 +582,7 @@ async fn status_shows_the_first_blocking_gate() {
             "1/4/5",
             REV_OLD,
             REV_NEW,
+            "Progressing",
             "Blocked PodNotReady web-1: ContainersNotReady"
         ]
     );

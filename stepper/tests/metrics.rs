@@ -37,6 +37,8 @@ fn report(name: &str, outcome: Outcome) -> SetReport {
         outcome,
         error: None,
         event_errors: vec![],
+        rejection: None,
+        news: true,
     }
 }
 

@@ -103,6 +103,7 @@ fn the_component_turns_the_flag_on_for_both_ways_of_running() {
         let flag = ops[0]["value"].as_str().expect("flag");
         let args = ["sts-stepper", subcommand, flag];
         let cli = parse_from(args).unwrap_or_else(|e| panic!("{kind} args {args:?}: {e}"));
-        assert!(cli.global.recover_stuck_pods, "{kind}");
+        let pass = cli.command.pass_args().expect("once or watch");
+        assert!(pass.recover_stuck_pods, "{kind}");
     }
 }

@@ -10,6 +10,7 @@ use mock_api::{Expect, Seen, expect, mock_client, post_event, status_body};
 use serde_json::{Value, json};
 use sts_stepper::cluster::kube::{KubeCluster, Scope};
 use sts_stepper::commands::status_table;
+use sts_stepper::gates::GateOptions;
 use sts_stepper::pass::PodReads;
 use sts_stepper::pass::recovery::RecoveryOutcome;
 use sts_stepper::pass::{PassOptions, PassReport, run_pass};
@@ -20,6 +21,7 @@ const PDBS_ALL: &str = "/apis/policy/v1/poddisruptionbudgets?";
 /// A pass reads only its candidates' pods: `demo/web`'s, by its selector, and the PDBs of `demo`.
 const WEB_PODS: &str = "/api/v1/namespaces/demo/pods?&labelSelector=app%3Dweb";
 const DEMO_PDBS: &str = "/apis/policy/v1/namespaces/demo/poddisruptionbudgets?";
+const PATCH_WEB: &str = "/apis/apps/v1/namespaces/demo/statefulsets/web?&fieldManager=sts-stepper";
 const DELETE_WEB1: &str = "/api/v1/namespaces/demo/pods/web-1?";
 /// web-1 in moment 3: not Ready since 01:10:46 on `REV_OLD`.
 const WEB1_UID: &str = "97687683-4102-4573-bd17-1a071d71b80c";
@@ -78,7 +80,10 @@ fn deleted_web1() -> Vec<u8> {
 
 fn recovering(dry_run: bool) -> PassOptions {
     PassOptions {
-        recover_stuck_pods: true,
+        gates: GateOptions {
+            recover_stuck_pods: true,
+            ..GateOptions::default()
+        },
         dry_run,
         ..PassOptions::default()
     }
@@ -179,11 +184,37 @@ async fn dry_run_reports_what_it_would_delete_and_sends_no_delete() {
     assert_eq!(report.recoveries[0].pod.name, "web-1");
 }
 
+/// Without `--recover-stuck-pods` the stuck pod is not deleted, but recorded on the set for GitOps
+/// tools (`degraded-reason`, Degraded) in the pass's status write, with one Warning Event.
 #[tokio::test]
-async fn recovery_off_by_default_sends_no_delete() {
-    let (report, seen) = pass(PassOptions::default(), lists()).await;
-    assert!(seen.iter().all(|s| s.method == Method::GET));
+async fn recovery_off_by_default_sends_no_delete_and_records_the_stuck_pod() {
+    let mut stored: Value = serde_json::from_slice(&stuck_sets()).expect("json");
+    let mut stored = stored["items"][0].take();
+    stored["kind"] = json!("StatefulSet");
+    stored["apiVersion"] = json!("apps/v1");
+    let mut script = lists();
+    script.push(expect(
+        Method::PATCH,
+        PATCH_WEB,
+        200,
+        serde_json::to_vec(&stored).expect("json"),
+    ));
+    script.push(post_event("demo"));
+    let (report, seen) = pass(PassOptions::default(), script).await;
+    assert!(seen.iter().all(|s| s.method != Method::DELETE));
     assert!(report.recoveries.is_empty());
+    let degraded = format!(
+        "StuckPod: web-1 not Ready for more than 300s on revision {REV_OLD}, its ordinal runs \
+         {REV_NEW}; not deleted: recovery off (--recover-stuck-pods)"
+    );
+    assert_eq!(
+        seen[3].body,
+        json!([{"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1degraded-reason",
+                "value": degraded}])
+    );
+    assert_eq!(seen[4].body["reason"], "RolloutDegraded");
+    assert_eq!(seen[4].body["type"], "Warning");
+    assert_eq!(seen[4].body["note"], degraded.as_str());
 }
 
 #[tokio::test]
@@ -199,7 +230,10 @@ async fn status_shows_the_stuck_pod_and_whether_recovery_is_on() {
             ..recovering(false)
         };
         let opts = PassOptions {
-            recover_stuck_pods: enabled,
+            gates: GateOptions {
+                recover_stuck_pods: enabled,
+                ..opts.gates
+            },
             ..opts
         };
         let out = status_table(&cluster, &opts, None, now())
@@ -212,7 +246,7 @@ async fn status_shows_the_stuck_pod_and_whether_recovery_is_on() {
             "status writes nothing"
         );
         let on = if enabled {
-            "recovery on"
+            "with --recover-stuck-pods"
         } else {
             "recovery off"
         };

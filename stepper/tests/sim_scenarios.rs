@@ -541,6 +541,43 @@ fn steps_at(run: &Run) -> Vec<(i64, i32, i32)> {
 }
 
 #[test]
+fn the_canary_plan_holds_at_each_point_until_the_resume_and_the_bake_time() {
+    let s = load("canary-pause-points");
+    let run = play(&s, false);
+    assert_guarded_invariants(&run);
+    assert!(all_on(&run, "v2"), "{:?}", run.summary);
+    // Pods at or above the partition after each step: 1 (point 1), held until the resume at t=60,
+    // then 2, 3 (point 2: 60% of 5), held 30 s, then 4, 5.
+    let steps = steps_at(&run);
+    let released: Vec<i32> = steps.iter().map(|(_, _, to)| 5 - to).collect();
+    assert_eq!(released, [1, 2, 3, 4, 5], "{steps:?}");
+    assert!(
+        steps[0].0 < 60 && steps[1].0 >= 60,
+        "held at point 1: {steps:?}"
+    );
+    assert!(
+        steps[3].0 >= steps[2].0 + 30,
+        "baked 30 s at point 2: {steps:?}"
+    );
+    let said: Vec<(&str, &str)> = (run.world.events.iter())
+        .filter(|(_, r, _)| r.starts_with("RolloutPaused") || r.starts_with("RolloutResumed"))
+        .map(|(_, r, n)| (r.as_str(), n.split(':').next().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            ("RolloutPaused", "pause point 1 of 2"),
+            (
+                "RolloutResumed",
+                "resumed by a person; Prometheus check counts cleared (was paused"
+            ),
+            ("RolloutPaused", "pause point 2 of 2"),
+            ("RolloutResumed", "resumed by the stepper"),
+        ]
+    );
+}
+
+#[test]
 fn a_failing_prometheus_check_holds_the_rollout_while_every_pod_is_ready() {
     let s = load("prometheus-gated");
     let run = play(&s, false);

@@ -11,7 +11,7 @@ use common::{Agreement, INVALID, MALFORMED, judge, presented, repo, twin, wasm};
 use native_twin::policy::SHIPPED_PREFIX;
 use serde_json::Value;
 
-/// Requests where the two differ by design, and the row that says why (README, "Install without Kubewarden").
+/// Requests where the two differ by design, and the row that says why (docs/native-twin.md, "What differs, by design").
 const BY_DESIGN: &[(&str, &str)] = &[
     ("partition-negative-rejected-later.json", INVALID),
     ("malformed-replicas.json", MALFORMED),

@@ -8,7 +8,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use jiff::SignedDuration;
 use sts_safe_rollout_rules::annotations;
 
-use crate::cli::values::{Target, parse_duration, parse_prefix, parse_target};
+use crate::cli::flags::{GateArgs, OutputFormat, PassArgs, PrometheusArgs, ScopeArgs};
+use crate::cli::values::{TargetRef, parse_duration, parse_prefix, parse_target};
 
 /// `sts-stepper --help`: what the stepper does, its gates in order, and examples.
 pub const LONG_ABOUT: &str = "\
@@ -19,7 +20,8 @@ behind spec.updateStrategy.rollingUpdate.partition (= replicas). This stepper ro
 for every StatefulSet with a staged update it lowers the partition by one step (annotation
 <prefix>/step, default 1 pod), but only while every gate passes, in this order:
 
-  Paused             annotation <prefix>/paused: \"true\"
+  Paused             annotation <prefix>/paused: \"true\" (a person, a Prometheus failure-limit,
+                     or a pause point of <prefix>/pause-at)
   InvalidAnnotation  a stepper annotation that cannot be read (<prefix>/step, ...)
   NotObserved        status.observedGeneration < metadata.generation
   PodNotReady        a pod in [0, replicas) missing, terminating, not Running and Ready,
@@ -33,16 +35,27 @@ for every StatefulSet with a staged update it lowers the partition by one step (
                      row; failure-limit failures pause the rollout
   Throttled          --max-steps-per-pass / --max-steps-per-minute spent (the whole fleet)
 
+A canary plan, <prefix>/pause-at: \"1,50%:600\", pauses the set after the step that brings the
+pods at or above the partition to 1, then to 50% of replicas (rounded up); a step never jumps a
+point. `resume` goes on to the next point; \":600\" resumes by itself 600 s after the pause once
+every gate passes. A new template or a rollback starts the plan over.
+
 Each step is one JSON Patch that pins the partition and updateRevision it saw (test ops), so
 steppers racing each other never step twice. All state lives in annotations on the
 StatefulSet: a stepper can be killed at any point, and `once` (CronJob) and `watch`
 (Deployment) decide the same.
 
+A StatefulSet is named as kubectl names it: web, sts/web, statefulset/web or demo/web, in the
+namespace of -n, else of the kubeconfig context, else default. `status` lists the current
+namespace (-A: every namespace); `once` and `watch` pass over every namespace unless -n says
+otherwise: they are controllers, not queries.
+
 Examples:
-  sts-stepper status                      what every guarded StatefulSet waits for
+  sts-stepper status                      what the guarded StatefulSets here wait for
+  sts-stepper status web -n db -o json    one set as JSON, for scripts (docs/status-output.md)
   sts-stepper once --dry-run -n demo      what one pass would do in namespace demo
   sts-stepper wait demo/web --timeout 20m CI: block until demo/web is really rolled out
-  sts-stepper step demo/web --force --reason \"web-1 is a known-bad node\"
+  sts-stepper step sts/web --force --reason \"web-1 is a known-bad node\"
   sts-stepper pause demo/web --reason \"INC-1234\"   hold it; resume with `sts-stepper resume demo/web`
 
 Installed as a kubectl plugin (a link named kubectl-safe_rollout on PATH; `make install`), the
@@ -57,7 +70,7 @@ same commands run as `kubectl safe-rollout status|wait|step|pause|resume`.";
     long_about = LONG_ABOUT
 )]
 pub struct Cli {
-    /// Flags shared by every subcommand.
+    /// Flags every subcommand takes (before or after it).
     #[command(flatten)]
     pub global: GlobalArgs,
     /// What to do.
@@ -65,10 +78,14 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Flags shared by every subcommand (they may come before or after it).
-#[derive(Debug, Args, Clone)]
+/// Flags every subcommand takes, before or after it: where the cluster is and which namespace is
+/// meant (kubectl's flags), the annotation prefix, the log format. Shown under one heading.
+#[derive(Debug, Args, Clone, PartialEq, Eq)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
-    /// Only StatefulSets in this namespace; repeat for several. Default: all namespaces.
+    /// The namespace: of a named StatefulSet, or the namespaces listed (repeat for several).
+    /// Default: the kubeconfig context's namespace, else `default` (in a pod: its own); `once` and
+    /// `watch` cover every namespace without it.
     #[arg(
         short = 'n',
         long = "namespace",
@@ -77,102 +94,20 @@ pub struct GlobalArgs {
     )]
     pub namespaces: Vec<String>,
 
-    /// Only StatefulSets matching this label selector (e.g. `tier=db,app!=legacy`).
-    #[arg(short = 'l', long, global = true, value_name = "SELECTOR")]
-    pub selector: Option<String>,
-
-    /// Annotation prefix: the stepper reads `<prefix>/step`, `<prefix>/paused`, … Must match the
-    /// policy's `annotationPrefix` setting (a DNS subdomain).
-    #[arg(long, global = true, env = "STS_STEPPER_ANNOTATION_PREFIX",
-          default_value = annotations::DEFAULT_PREFIX, value_parser = parse_prefix)]
-    pub annotation_prefix: String,
-
-    /// Decide and report, write nothing (no patch, no Event).
-    #[arg(long, global = true)]
-    pub dry_run: bool,
-
-    /// Stuck-pod recovery: delete a pod that has not been Ready for <prefix>/recover-after-seconds
-    /// (default 300) and runs a revision its ordinal should no longer run, so the StatefulSet
-    /// controller recreates it (with OrderedReady it waits for such a pod forever). One pod per set
-    /// per pass, only when no other pod of the set is down; never for a paused set, never with
-    /// --dry-run. Needs pod `delete` (the opt-in RBAC component deploy/stepper/recovery/).
-    #[arg(long, global = true)]
-    pub recover_stuck_pods: bool,
-
-    /// Turn the PdbBlocked gate off (by default a PDB selecting the pods with
-    /// status.disruptionsAllowed < 1 blocks the step).
-    #[arg(long, global = true)]
-    pub no_pdb_gate: bool,
-
-    /// At most N steps per pass over all StatefulSets in scope (gate Throttled). Started rollouts
-    /// get the budget first, then namespace/name order. Default: unlimited.
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_steps_per_pass: Option<u32>,
-
-    /// At most N steps in any 60 seconds over all StatefulSets in scope, counted from their
-    /// <prefix>/last-partition-update stamps, so CronJob passes and restarts share one budget
-    /// (gate Throttled). Default: unlimited.
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_steps_per_minute: Option<u32>,
-
-    /// A step decided on pods read longer ago than this is decided again on a fresh read of that
-    /// set's pods before its write (nothing in the step's patch pins a pod's readiness).
-    #[arg(long, global = true, default_value = "1s", value_parser = parse_duration, value_name = "DURATION")]
-    pub max_decision_age: SignedDuration,
-
-    /// Prometheus base URL for the PrometheusCheck gate (sets annotated <prefix>/prometheus-query),
-    /// e.g. http://prometheus-operated.monitoring:9090. Without it such sets never step.
-    #[arg(
-        long,
-        global = true,
-        env = "STS_STEPPER_PROMETHEUS_URL",
-        value_name = "URL"
-    )]
-    pub prometheus_url: Option<String>,
-
-    /// Timeout of one Prometheus query (connect and answer); a timeout fails the check.
-    #[arg(long, global = true, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
-    pub prometheus_timeout: SignedDuration,
-
-    /// File with a bearer token for Prometheus (mounted from a Secret; read at every query).
-    #[arg(
-        long,
-        global = true,
-        value_name = "FILE",
-        conflicts_with = "prometheus_username"
-    )]
-    pub prometheus_bearer_token_file: Option<PathBuf>,
-
-    /// Username for HTTP basic auth to Prometheus (with --prometheus-password-file).
-    #[arg(
-        long,
-        global = true,
-        value_name = "USER",
-        requires = "prometheus_password_file"
-    )]
-    pub prometheus_username: Option<String>,
-
-    /// File with the basic-auth password for Prometheus (mounted from a Secret; read at every query).
-    #[arg(
-        long,
-        global = true,
-        value_name = "FILE",
-        requires = "prometheus_username"
-    )]
-    pub prometheus_password_file: Option<PathBuf>,
-
-    /// PEM file of CA certificates to trust for an https Prometheus besides the built-in web PKI
-    /// roots (TLS is always verified).
-    #[arg(long, global = true, value_name = "FILE")]
-    pub prometheus_ca_file: Option<PathBuf>,
-
-    /// Kubeconfig file. Default: $KUBECONFIG, ~/.kube/config, else the in-cluster service account.
+    /// Kubeconfig file. Default: $KUBECONFIG, else ~/.kube/config, else the in-cluster service
+    /// account (only when neither exists: a kubeconfig that cannot be read is an error).
     #[arg(long, global = true, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
 
     /// Kubeconfig context to use. Default: the current context.
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Option<String>,
+
+    /// Annotation prefix: the stepper reads `<prefix>/step`, `<prefix>/paused`, … Must match the
+    /// policy's `annotationPrefix` setting (a DNS subdomain).
+    #[arg(long, global = true, env = "STS_STEPPER_ANNOTATION_PREFIX",
+          default_value = annotations::DEFAULT_PREFIX, value_parser = parse_prefix)]
+    pub annotation_prefix: String,
 
     /// Log format on stderr (`json` for log collectors). Verbosity: RUST_LOG (default `info`).
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
@@ -195,7 +130,7 @@ pub enum Command {
     ///
     /// Exit 0 when every StatefulSet was handled (stepped, blocked by a gate, idle), 1 when the
     /// StatefulSets could not be listed or a write failed for any of them (reason ApiError).
-    Once,
+    Once(OnceArgs),
 
     /// Pass every --interval, and soon after a rolling StatefulSet or one of its pods changes (the
     /// Deployment mode). Serves /metrics (OpenMetrics) and /healthz on --metrics-addr. SIGTERM lets the pass in
@@ -203,32 +138,44 @@ pub enum Command {
     Watch(WatchArgs),
 
     /// Print a table of the guarded StatefulSets: partition, updated/ready/replicas, revisions, and
-    /// what happens next — the step, or the first gate that blocks it with its detail. Writes nothing.
+    /// what happens next — the step, or the first gate that blocks it with its detail. Writes
+    /// nothing. `-o json|yaml`: the same as a versioned document (docs/status-output.md).
     Status(StatusArgs),
 
-    /// A person's approval: one step now for NAMESPACE/NAME, with the stepper's own patch shape (so
-    /// the admission policy lets it through). The gates still apply unless --force.
+    /// A person's approval: one step now for the named StatefulSet, with the stepper's own patch
+    /// shape (so the admission policy lets it through). The gates still apply unless --force.
     Step(StepArgs),
 
-    /// Block until the rollout of NAMESPACE/NAME is really complete: partition 0 (or nothing
+    /// Block until the rollout of the named StatefulSet is really complete: partition 0 (or nothing
     /// staged), every pod on updateRevision and Ready. Exit 0 then; exit 1 on timeout, printing the
     /// gate that blocks. Use it in CI instead of `kubectl rollout status`, which calls a staged
     /// update complete.
     Wait(WaitArgs),
 
-    /// Hold the rollout of NAMESPACE/NAME (like `kubectl rollout pause`): sets <prefix>/paused and
-    /// <prefix>/paused-reason, and records who and why in a RolloutPaused Event.
+    /// Hold the rollout of the named StatefulSet (like `kubectl rollout pause`): sets
+    /// <prefix>/paused and <prefix>/paused-reason, and records who and why in a RolloutPaused Event.
     Pause(PauseArgs),
 
-    /// Resume the rollout of NAMESPACE/NAME (like `kubectl rollout resume`): removes <prefix>/paused,
-    /// <prefix>/paused-reason and the Prometheus check's counts (<prefix>/prometheus-check), and
-    /// records who in a RolloutResumed Event.
+    /// Resume the rollout of the named StatefulSet (like `kubectl rollout resume`): removes
+    /// <prefix>/paused, <prefix>/paused-reason and the Prometheus check's counts
+    /// (<prefix>/prometheus-check), and records who in a RolloutResumed Event.
     Resume(ResumeArgs),
 
     /// Play a scenario (YAML, see scenarios/) on a simulated StatefulSet controller with a virtual
     /// clock, with the real policy decision and the real stepper pass, and print its timeline and a
     /// summary (rollout duration, max pods unavailable at once, …). Talks to no cluster.
     Simulate(SimulateArgs),
+}
+
+impl Command {
+    /// The pass flags of `once` and `watch`; `None` for the other subcommands.
+    pub fn pass_args(&self) -> Option<&PassArgs> {
+        match self {
+            Command::Once(a) => Some(&a.pass),
+            Command::Watch(a) => Some(&a.pass),
+            _ => None,
+        }
+    }
 }
 
 /// `simulate` arguments.
@@ -247,6 +194,26 @@ pub struct SimulateArgs {
     pub seed: u64,
 }
 
+/// `once` flags.
+#[derive(Debug, Args, Clone, Default)]
+pub struct OnceArgs {
+    /// Decide and report, write nothing (no patch, no Event).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Which sets.
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    /// How the pass writes.
+    #[command(flatten)]
+    pub pass: PassArgs,
+    /// What the gates consult.
+    #[command(flatten)]
+    pub gates: GateArgs,
+    /// The Prometheus check's server.
+    #[command(flatten)]
+    pub prometheus: PrometheusArgs,
+}
+
 /// `watch` flags.
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -262,25 +229,63 @@ pub struct WatchArgs {
     #[arg(long, default_value = "0.0.0.0:8080")]
     pub metrics_addr: SocketAddr,
 
+    /// Decide and report, write nothing (no patch, no Event).
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Which sets.
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+
+    /// How the passes write.
+    #[command(flatten)]
+    pub pass: PassArgs,
+
+    /// What the gates consult.
+    #[command(flatten)]
+    pub gates: GateArgs,
+
+    /// The Prometheus check's server.
+    #[command(flatten)]
+    pub prometheus: PrometheusArgs,
+
     /// Leader election among replicas.
     #[command(flatten)]
     pub leader: crate::cli::leader::LeaderElectionArgs,
 }
 
 /// `status` arguments.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Default)]
 pub struct StatusArgs {
-    /// One StatefulSet as NAMESPACE/NAME. Default: every guarded StatefulSet in scope.
+    /// One StatefulSet (NAME, sts/NAME, statefulset/NAME or NAMESPACE/NAME). Default: every guarded
+    /// StatefulSet of the current namespace (-A: of every namespace).
     #[arg(value_parser = parse_target)]
-    pub target: Option<Target>,
+    pub target: Option<TargetRef>,
+
+    /// Output format: `json` or `yaml` (a `RolloutStatusList`, docs/status-output.md). Default: a
+    /// table.
+    #[arg(short = 'o', long, value_enum, value_name = "FORMAT")]
+    pub output: Option<OutputFormat>,
+
+    /// Which sets.
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+
+    /// What the gates consult.
+    #[command(flatten)]
+    pub gates: GateArgs,
+
+    /// The Prometheus check's server.
+    #[command(flatten)]
+    pub prometheus: PrometheusArgs,
 }
 
 /// `step` arguments.
 #[derive(Debug, Args)]
 pub struct StepArgs {
-    /// The StatefulSet, as NAMESPACE/NAME.
+    /// The StatefulSet: NAME, sts/NAME, statefulset/NAME or NAMESPACE/NAME.
     #[arg(value_parser = parse_target)]
-    pub target: Target,
+    pub target: TargetRef,
 
     /// Step even though a gate blocks (not past partition 0). Needs --reason; the Event records who
     /// asked and why.
@@ -290,34 +295,54 @@ pub struct StepArgs {
     /// Why the step is forced (recorded in the ForcedStep Event).
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
+
+    /// Decide and report, write nothing (no patch, no Event).
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// What the gates consult.
+    #[command(flatten)]
+    pub gates: GateArgs,
+
+    /// The Prometheus check's server.
+    #[command(flatten)]
+    pub prometheus: PrometheusArgs,
 }
 
 /// `pause` arguments.
 #[derive(Debug, Args)]
 pub struct PauseArgs {
-    /// The StatefulSet, as NAMESPACE/NAME.
+    /// The StatefulSet: NAME, sts/NAME, statefulset/NAME or NAMESPACE/NAME.
     #[arg(value_parser = parse_target)]
-    pub target: Target,
+    pub target: TargetRef,
 
     /// Why the rollout is held (stored in <prefix>/paused-reason and the RolloutPaused Event).
     #[arg(long, value_name = "TEXT")]
     pub reason: String,
+
+    /// Decide and report, write nothing (no patch, no Event).
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `resume` arguments.
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
-    /// The StatefulSet, as NAMESPACE/NAME.
+    /// The StatefulSet: NAME, sts/NAME, statefulset/NAME or NAMESPACE/NAME.
     #[arg(value_parser = parse_target)]
-    pub target: Target,
+    pub target: TargetRef,
+
+    /// Decide and report, write nothing (no patch, no Event).
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `wait` arguments.
 #[derive(Debug, Args)]
 pub struct WaitArgs {
-    /// The StatefulSet, as NAMESPACE/NAME.
+    /// The StatefulSet: NAME, sts/NAME, statefulset/NAME or NAMESPACE/NAME.
     #[arg(value_parser = parse_target)]
-    pub target: Target,
+    pub target: TargetRef,
 
     /// Give up after this long (e.g. `30m`, `1h30m`).
     #[arg(long, default_value = "30m", value_parser = parse_duration)]
@@ -326,4 +351,8 @@ pub struct WaitArgs {
     /// Time between checks.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub poll: SignedDuration,
+
+    /// What the gates consult.
+    #[command(flatten)]
+    pub gates: GateArgs,
 }

@@ -9,6 +9,7 @@ use crate::leader::LeaderConfig;
 /// Leader election for `watch` run as several replicas: only the holder of the Lease steps and sends
 /// Events. Defaults as kube-controller-manager's `--leader-elect-*`.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Leader election")]
 pub struct LeaderElectionArgs {
     /// Elect one writer among the replicas on a coordination.k8s.io/v1 Lease.
     #[arg(long)]

@@ -1,16 +1,21 @@
-//! Layer `cli`: the command line — its flags and subcommands ([`args`]), `watch`'s leader-election
-//! flags ([`leader`]), the value parsers ([`values`]) and the binary's name as a kubectl plugin
-//! ([`plugin`]).
+//! Layer `cli`: the command line — its subcommands and global flags ([`args`]), the flag groups they
+//! share ([`flags`]), `watch`'s leader-election flags ([`leader`]), the value parsers ([`values`]),
+//! which namespace a command means ([`namespace`], kubectl's rules) and the binary's name as a
+//! kubectl plugin ([`plugin`]).
 //!
 //! May import `leader`, `config`, `model` (ARCHITECTURE.md, "Layers"); only `commands` imports it.
 
 pub mod args;
+pub mod flags;
 pub mod leader;
+pub mod namespace;
 pub mod plugin;
 pub mod values;
 
 pub use args::{
-    Cli, Command, GlobalArgs, LogFormat, PauseArgs, ResumeArgs, SimulateArgs, StatusArgs, StepArgs,
-    WaitArgs, WatchArgs,
+    Cli, Command, GlobalArgs, LogFormat, OnceArgs, PauseArgs, ResumeArgs, SimulateArgs, StatusArgs,
+    StepArgs, WaitArgs, WatchArgs,
 };
-pub use values::Target;
+pub use flags::{GateArgs, OutputFormat, PassArgs, PrometheusArgs, ScopeArgs};
+pub use namespace::NamespaceSource;
+pub use values::{Target, TargetRef};

@@ -1,9 +1,10 @@
-//! The command line's value parsers: a target StatefulSet, an annotation prefix, a duration.
+//! The command line's value parsers: a target StatefulSet (kubectl's forms), an annotation prefix, a
+//! duration.
 
 use jiff::SignedDuration;
 use sts_safe_rollout_rules::annotations;
 
-/// A StatefulSet named on the command line.
+/// A StatefulSet named on the command line, its namespace resolved (see [`TargetRef::resolve`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     /// Namespace.
@@ -18,20 +19,67 @@ impl std::fmt::Display for Target {
     }
 }
 
-/// Parses `NAMESPACE/NAME`.
+/// A StatefulSet as typed: `NAME`, `TYPE/NAME` (kubectl's `sts/web`) or `NAMESPACE/NAME`; the
+/// namespace is `None` until [`TargetRef::resolve`] applies `-n` or the current namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetRef {
+    /// The namespace typed as `NAMESPACE/NAME`, if any.
+    pub namespace: Option<String>,
+    /// `metadata.name`.
+    pub name: String,
+}
+
+/// The resource names kubectl accepts for StatefulSets before `/NAME` (its short name, singular and
+/// plural, each bare or with its group `apps` and version `v1.apps`, as `kubectl get
+/// statefulset.v1.apps/web` does). A namespace named like one of them is typed with `-n`.
+pub const STATEFULSET_TYPES: [&str; 9] = [
+    "sts",
+    "statefulset",
+    "statefulsets",
+    "sts.apps",
+    "statefulset.apps",
+    "statefulsets.apps",
+    "sts.v1.apps",
+    "statefulset.v1.apps",
+    "statefulsets.v1.apps",
+];
+
+/// Parses a target as kubectl users type it: `web`, `sts/web`, `statefulset/web`,
+/// `statefulsets/web`, `statefulset.apps/web` (any of [`STATEFULSET_TYPES`]), or `NAMESPACE/NAME`
+/// (`demo/web`). A prefix before `/` that is a StatefulSet type is the type, otherwise the namespace.
 ///
 /// # Errors
-/// A message naming the expected form.
-pub fn parse_target(s: &str) -> Result<Target, String> {
-    match s.split_once('/') {
-        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
-            Ok(Target {
-                namespace: ns.into(),
-                name: name.into(),
-            })
-        }
-        _ => Err(format!("{s:?}: expected NAMESPACE/NAME, e.g. demo/web")),
+/// An empty part, more than one `/`, whitespace, or a resource type with a group that is not a
+/// StatefulSet's (`deployments.apps/web`): a message naming the expected forms. (A prefix without a
+/// dot, such as `deploy/web`, reads as a namespace, as it must for `NAMESPACE/NAME`.)
+pub fn parse_target(s: &str) -> Result<TargetRef, String> {
+    let expected = "expected NAME, sts/NAME or NAMESPACE/NAME, e.g. web, sts/web or demo/web";
+    let invalid = |why: &str| format!("{s:?}: {why}; {expected}");
+    let mut parts = s.split('/');
+    let (first, second) = (parts.next().unwrap_or(""), parts.next());
+    if parts.next().is_some() {
+        return Err(invalid("more than one '/'"));
     }
+    let (namespace, name) = match second {
+        None => (None, first),
+        Some(name) if STATEFULSET_TYPES.contains(&first.to_ascii_lowercase().as_str()) => {
+            (None, name)
+        }
+        Some(_) if first.contains('.') => {
+            return Err(invalid(&format!("{first:?} is not a StatefulSet type")));
+        }
+        Some(name) => (Some(first), name),
+    };
+    if name.is_empty() || namespace.is_some_and(str::is_empty) {
+        return Err(invalid("empty namespace or name"));
+    }
+    if s.chars().any(char::is_whitespace) {
+        return Err(invalid("whitespace"));
+    }
+    Ok(TargetRef {
+        namespace: namespace.map(str::to_string),
+        name: name.to_string(),
+    })
 }
 
 /// Parses an annotation prefix with the policy's rule (`annotations::validate_prefix`).

@@ -27,7 +27,10 @@ pub enum ApiAnswer {
         message: String,
     },
     /// The object as patched fails the API server's validation (HTTP 422 `Invalid` with
-    /// `details.causes`): the same write fails every time (the stepper's `ApiError`, exit 1).
+    /// `details.causes`): the same write fails every time (the stepper's `ApiError`, exit 1). A
+    /// ValidatingAdmissionPolicy's denial looks so too (k8s.io/apiserver, `validating`
+    /// `dispatcher`: `… is forbidden: ValidatingAdmissionPolicy 'P' with binding 'B' denied request:
+    /// …`, reason `Invalid` unless the policy sets one, one cause without a field).
     Rejected {
         /// The API server's message (names the object and every invalid field).
         message: String,
@@ -85,6 +88,18 @@ impl ApiAnswer {
     /// and [`ApiAnswer::Gone`].
     pub fn is_retried_next_pass(&self) -> bool {
         matches!(self, ApiAnswer::LostRace { .. } | ApiAnswer::Gone { .. })
+    }
+
+    /// True for the answers that refuse the request as such — [`ApiAnswer::Rejected`],
+    /// [`ApiAnswer::WebhookDenied`], [`ApiAnswer::Forbidden`] — so the same request fails every
+    /// time until a person changes something (the object, a policy, an RBAC rule).
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            ApiAnswer::Rejected { .. }
+                | ApiAnswer::WebhookDenied { .. }
+                | ApiAnswer::Forbidden { .. }
+        )
     }
 
     /// The API server's message, as it sent it.

@@ -4,7 +4,7 @@
 /// Inside an `impl Cluster for W` block: each named [`Cluster`](crate::cluster::Cluster) method
 /// forwarded unchanged to `self.<field>` (a field holding a `&impl Cluster`).
 ///
-/// ```ignore
+/// ```text
 /// impl<C: Cluster> Cluster for LeaderCluster<'_, C> {
 ///     forward_cluster!(inner => list_statefulsets, list_pods, get_owner);
 ///     async fn patch_statefulset(/* … */) { /* check, then forward */ }

@@ -133,11 +133,24 @@ impl KubeCluster {
 
 fn error(action: String, e: kube::Error) -> ClusterError {
     match e {
-        kube::Error::Api(status) => ClusterError::Api {
-            action,
-            code: status.code,
-            message: one_line(&api_error::classify(&status)),
-        },
+        kube::Error::Api(status) => {
+            let answer = api_error::classify(&status);
+            let message = one_line(&answer);
+            let code = status.code;
+            if answer.is_refusal() {
+                ClusterError::Refused {
+                    action,
+                    code,
+                    message,
+                }
+            } else {
+                ClusterError::Api {
+                    action,
+                    code,
+                    message,
+                }
+            }
+        }
         other => ClusterError::Transport {
             action,
             message: one_line(&other),
@@ -298,7 +311,7 @@ impl Cluster for KubeCluster {
             {
                 Ok(DeleteOutcome::Conflict(one_line(&status.message)))
             }
-            Err(kube::Error::Api(status)) if status.code == 403 => Err(ClusterError::Api {
+            Err(kube::Error::Api(status)) if status.code == 403 => Err(ClusterError::Refused {
                 action: action(),
                 code: 403,
                 message: format!(

@@ -57,7 +57,22 @@ pub enum DeleteOutcome {
 /// all namespaces`, `patch statefulset demo/web`) and the cause in one line.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum ClusterError {
-    /// The API server answered with an error status (5xx, 403 Forbidden, …).
+    /// The API server refused the request as such ([`api_error::ApiAnswer`]: `Rejected`, HTTP 422
+    /// with `details.causes` — a ValidatingAdmissionPolicy's denial is one; `WebhookDenied`, an
+    /// admission webhook's denial; `Forbidden`, 403): the same request fails every time until a
+    /// person changes something. On a write, the stepper tells the set's owner with a Warning Event
+    /// (`StepRejected`, `StatusWriteRejected`).
+    #[error("{action}: {message}")]
+    Refused {
+        /// What was attempted.
+        action: String,
+        /// The HTTP status code.
+        code: u16,
+        /// The API server's message (the webhook or policy that denied it, the invalid field; for a
+        /// 403 the missing RBAC rule).
+        message: String,
+    },
+    /// The API server answered with another error status (5xx, 429, 401, a 400 not from a webhook).
     #[error("{action}: {message}")]
     Api {
         /// What was attempted.
@@ -90,9 +105,24 @@ impl ClusterError {
     /// The HTTP status code, when the API server answered with one.
     pub fn code(&self) -> Option<u16> {
         match self {
-            ClusterError::Api { code, .. } => Some(*code),
+            ClusterError::Api { code, .. } | ClusterError::Refused { code, .. } => Some(*code),
             _ => None,
         }
+    }
+
+    /// The cause without the action: the API server's message, or the transport error.
+    pub fn message(&self) -> &str {
+        match self {
+            ClusterError::Refused { message, .. }
+            | ClusterError::Api { message, .. }
+            | ClusterError::Transport { message, .. }
+            | ClusterError::Unexpected { message, .. } => message,
+        }
+    }
+
+    /// True when the API server refused the request as such ([`ClusterError::Refused`]).
+    pub fn is_refused(&self) -> bool {
+        matches!(self, ClusterError::Refused { .. })
     }
 }
 

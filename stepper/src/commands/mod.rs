@@ -3,6 +3,7 @@
 //! [`Context`] is built once per run (the flags, the kube client, the Prometheus client, the metrics), as
 //! kube-rs `controller-rs` shares its `Context` with its reconciler.
 
+mod connect;
 mod once;
 mod pause;
 mod resume;
@@ -15,24 +16,24 @@ mod watch;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context as _, Result};
+use anyhow::{Result, anyhow};
 use jiff::{SignedDuration, Timestamp};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
+use kube::Client;
 use tracing::{debug, error, info, warn};
 
+pub use connect::{SERVICE_ACCOUNT_NAMESPACE, load};
 pub use pause::pause_set;
 pub use resume::resume_set;
-pub use status::{status_table, status_table_with, table};
+pub use status::{status_items, status_table, status_table_with, table};
 pub use step::{Forced, step_once, step_once_with};
 pub use wait::check_complete;
 
-use crate::cli::{Cli, Command, GlobalArgs, Target};
+use crate::cli::{Cli, Command, GateArgs, GlobalArgs, PassArgs, PrometheusArgs, Target, TargetRef};
 use crate::cluster::kube::{KubeCluster, Scope};
 use crate::cluster::prometheus::{Auth, PrometheusClient, PrometheusConfig};
 use crate::cluster::{Cluster, ClusterError, Prometheus};
 use crate::config::Keys;
-use crate::gates::{GateOptions, Idle};
+use crate::gates::GateOptions;
 use crate::pass::PodReads;
 use crate::pass::recovery::RecoveryOutcome;
 use crate::pass::{self, Outcome, PassOptions, PassReport, SetReport};
@@ -66,7 +67,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
     }
     let ctx = Context::new(&cli.global).await?;
     match &cli.command {
-        Command::Once => once::run(&ctx).await,
+        Command::Once(args) => once::run(&ctx, args).await,
         Command::Watch(args) => watch::run(&ctx, args).await,
         Command::Status(args) => status::run(&ctx, args).await,
         Command::Step(args) => step::run(&ctx, args).await,
@@ -77,15 +78,16 @@ pub async fn run(cli: Cli) -> Result<Exit> {
     }
 }
 
-/// What every command against a cluster shares, built once: the flags, the kube client and the
-/// Prometheus client (`None` without `--prometheus-url`).
+/// What every command against a cluster shares, built once: the global flags, the kube client, the
+/// current namespace, the metrics and the annotation keys.
 pub struct Context {
     /// The global flags.
     pub global: GlobalArgs,
     /// The kube client (kubeconfig, `--context`, or the in-cluster service account).
     pub client: Client,
-    /// The Prometheus client for the `PrometheusCheck` gate.
-    pub prometheus: Option<PrometheusClient>,
+    /// The current namespace as kubectl has it without `-n`: the kubeconfig context's, else
+    /// `default`; in a pod its own ([`crate::cli::NamespaceSource::current_namespace`]).
+    pub namespace: String,
     /// The pass metrics (`watch` serves them on `/metrics`).
     pub metrics: Arc<Metrics>,
     /// The annotation keys under `--annotation-prefix`: built here, once, for every layer below.
@@ -93,79 +95,79 @@ pub struct Context {
 }
 
 impl Context {
-    /// Connects: the kube client, then the Prometheus client.
+    /// Connects ([`connect::client`]).
     ///
     /// # Errors
-    /// No Kubernetes configuration, or a bad `--prometheus-*` flag.
+    /// No Kubernetes configuration, or one that cannot be read.
     pub async fn new(global: &GlobalArgs) -> Result<Self> {
+        let (client, namespace) = connect::client(global).await?;
         Ok(Context {
             global: global.clone(),
-            client: client(global).await?,
-            prometheus: prometheus(global)?,
+            client,
+            namespace,
             metrics: Arc::new(Metrics::new()),
             keys: Arc::new(Keys::new(&global.annotation_prefix)),
         })
     }
 
-    /// The cluster in the flags' scope (`--namespace`, `--selector`), or the scope of one `target`.
-    fn cluster(&self, target: Option<(&Target, Listing)>) -> KubeCluster {
-        let g = &self.global;
-        let scope = match target {
-            Some((t, listing)) => Scope {
-                namespaces: vec![t.namespace.clone()],
-                label_selector: None,
-                field_selector: (listing == Listing::OnlyTarget)
-                    .then(|| format!("metadata.name={}", t.name)),
-            },
-            None => Scope {
-                namespaces: g.namespaces.clone(),
-                label_selector: g.selector.clone(),
-                field_selector: None,
-            },
-        };
+    /// The named StatefulSet in its namespace: typed, else `-n`, else the current one.
+    ///
+    /// # Errors
+    /// `-n` twice, or a typed namespace that differs from `-n`.
+    fn target(&self, target: &TargetRef) -> Result<Target> {
+        target
+            .resolve(&self.global.namespaces, &self.namespace)
+            .map_err(|e| anyhow!(e))
+    }
+
+    /// The cluster over `namespaces` (empty: all) and the label `selector`.
+    fn cluster_over(&self, namespaces: Vec<String>, selector: Option<String>) -> KubeCluster {
+        self.kube_cluster(Scope {
+            namespaces,
+            label_selector: selector,
+            field_selector: None,
+        })
+    }
+
+    /// The cluster of one `target`, listing as `listing` says.
+    fn cluster_of(&self, target: &Target, listing: Listing) -> KubeCluster {
+        self.kube_cluster(Scope {
+            namespaces: vec![target.namespace.clone()],
+            label_selector: None,
+            field_selector: (listing == Listing::OnlyTarget)
+                .then(|| format!("metadata.name={}", target.name)),
+        })
+    }
+
+    fn kube_cluster(&self, scope: Scope) -> KubeCluster {
         let instance = std::env::var("POD_NAME").ok().filter(|s| !s.is_empty());
         KubeCluster::new(self.client.clone(), scope, instance)
     }
 
-    /// The pass settings from the flags, reading pods as `pod_reads` says.
-    fn pass_options(&self, pod_reads: PodReads) -> PassOptions {
-        let g = &self.global;
+    /// The pass settings from the flags, reading pods as `pod_reads` says; without `pass` (the
+    /// subcommands other than `once` and `watch`) its defaults: no recovery, no step budget.
+    fn pass_options(
+        &self,
+        pod_reads: PodReads,
+        gates: &GateArgs,
+        pass: Option<&PassArgs>,
+        dry_run: bool,
+    ) -> PassOptions {
+        let defaults = PassArgs::default();
+        let pass = pass.unwrap_or(&defaults);
         PassOptions {
             gates: GateOptions {
                 keys: self.keys.clone(),
-                pdb_gate: !g.no_pdb_gate,
-                max_steps_per_pass: g.max_steps_per_pass,
-                max_steps_per_minute: g.max_steps_per_minute,
+                pdb_gate: !gates.no_pdb_gate,
+                max_steps_per_pass: pass.max_steps_per_pass,
+                max_steps_per_minute: pass.max_steps_per_minute,
+                recover_stuck_pods: pass.recover_stuck_pods,
             },
-            dry_run: g.dry_run,
+            dry_run,
             pod_reads,
-            max_decision_age: to_std(g.max_decision_age),
-            recover_stuck_pods: g.recover_stuck_pods,
+            max_decision_age: to_std(pass.max_decision_age),
         }
     }
-}
-
-async fn client(g: &GlobalArgs) -> Result<Client> {
-    let options = KubeConfigOptions {
-        context: g.context.clone(),
-        ..KubeConfigOptions::default()
-    };
-    let config = match (&g.kubeconfig, &g.context) {
-        (Some(path), _) => {
-            let kc = Kubeconfig::read_from(path)
-                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
-            Config::from_custom_kubeconfig(kc, &options)
-                .await
-                .with_context(|| format!("loading kubeconfig {}", path.display()))?
-        }
-        (None, Some(_)) => Config::from_kubeconfig(&options)
-            .await
-            .context("loading kubeconfig")?,
-        (None, None) => Config::infer()
-            .await
-            .context("no Kubernetes configuration (kubeconfig or in-cluster service account)")?,
-    };
-    Client::try_from(config).context("creating the Kubernetes client")
 }
 
 /// How a single-set subcommand lists: `wait` needs only the set (a field selector); `step` and
@@ -182,7 +184,7 @@ enum Listing {
 ///
 /// # Errors
 /// A bad URL or CA file, naming the flag.
-pub fn prometheus(g: &GlobalArgs) -> Result<Option<PrometheusClient>> {
+pub fn prometheus(g: &PrometheusArgs) -> Result<Option<PrometheusClient>> {
     let Some(url) = &g.prometheus_url else {
         return Ok(None);
     };
@@ -207,12 +209,10 @@ pub fn prometheus(g: &GlobalArgs) -> Result<Option<PrometheusClient>> {
     Ok(Some(PrometheusClient::new(&config)?))
 }
 
+/// One line per set whose pass changed something ([`SetReport::news`]): ERROR for an error, INFO
+/// otherwise; DEBUG for a set the pass left as it was (a wait already announced, an idle set).
 fn log_set(s: &SetReport) {
     let f = &s.figures;
-    let quiet = matches!(
-        s.outcome,
-        Outcome::Idle(Idle::UpToDate) | Outcome::Unguarded(_)
-    );
     macro_rules! line {
         ($level:ident) => {
             $level!(
@@ -230,12 +230,10 @@ fn log_set(s: &SetReport) {
             )
         };
     }
-    if s.error.is_some() {
-        line!(error);
-    } else if quiet {
-        line!(debug);
-    } else {
-        line!(info);
+    match (s.news, s.error.is_some()) {
+        (true, true) => line!(error),
+        (true, false) => line!(info),
+        (false, _) => line!(debug),
     }
 }
 
@@ -252,7 +250,27 @@ fn log_summary(report: &PassReport, seconds: f64) {
     );
 }
 
-/// One pass at the clock's now, logged per set and summed up, observed in `metrics` when given.
+/// The log of one pass that took `seconds`: a line per set it changed something for
+/// ([`SetReport::news`]; the rest at DEBUG), a line per stuck pod recovered, then one summary line —
+/// so a pass that decides nothing logs one line.
+pub fn log_pass(report: &PassReport, seconds: f64) {
+    for s in &report.sets {
+        log_set(s);
+    }
+    for r in &report.recoveries {
+        match r.outcome {
+            RecoveryOutcome::Failed(_) => {
+                error!(namespace = %r.namespace, statefulset = %r.statefulset, pod = %r.pod.name, "{r}")
+            }
+            _ => {
+                warn!(namespace = %r.namespace, statefulset = %r.statefulset, pod = %r.pod.name, "{r}")
+            }
+        }
+    }
+    log_summary(report, seconds);
+}
+
+/// One pass at the clock's now, logged ([`log_pass`]), observed in `metrics` when given.
 async fn timed_pass<C: Cluster, P: Prometheus>(
     cluster: &C,
     prometheus: &P,
@@ -265,20 +283,7 @@ async fn timed_pass<C: Cluster, P: Prometheus>(
     let ended = Timestamp::now().as_millisecond() as f64 / 1000.0;
     match &result {
         Ok(report) => {
-            for s in &report.sets {
-                log_set(s);
-            }
-            for r in &report.recoveries {
-                match r.outcome {
-                    RecoveryOutcome::Failed(_) => {
-                        error!(namespace = %r.namespace, statefulset = %r.statefulset, pod = %r.pod.name, "{r}")
-                    }
-                    _ => {
-                        warn!(namespace = %r.namespace, statefulset = %r.statefulset, pod = %r.pod.name, "{r}")
-                    }
-                }
-            }
-            log_summary(report, seconds);
+            log_pass(report, seconds);
             if let Some(m) = metrics {
                 m.observe(report, seconds, ended);
             }

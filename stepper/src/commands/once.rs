@@ -2,17 +2,26 @@
 
 use anyhow::Result;
 
-use super::{Context, Exit, timed_pass};
+use super::{Context, Exit, prometheus, timed_pass};
+use crate::cli::OnceArgs;
+use crate::cli::namespace::controller_namespaces;
 use crate::pass::PodReads;
 
-/// Runs one pass; [`Exit::Failed`] when an API error blocked some set.
+/// Runs one pass over every namespace, or `-n`'s; [`Exit::Failed`] when an API error blocked some set.
 ///
 /// # Errors
-/// A failed LIST (nothing was written).
-pub async fn run(ctx: &Context) -> Result<Exit> {
-    let cluster = ctx.cluster(None);
-    let opts = ctx.pass_options(PodReads::Candidates);
-    let report = timed_pass(&cluster, &ctx.prometheus, &opts, None).await?;
+/// A bad `--prometheus-*` flag, or a failed LIST (nothing was written).
+pub async fn run(ctx: &Context, args: &OnceArgs) -> Result<Exit> {
+    let namespaces = controller_namespaces(&ctx.global.namespaces, args.scope.all_namespaces);
+    let cluster = ctx.cluster_over(namespaces, args.scope.selector.clone());
+    let opts = ctx.pass_options(
+        PodReads::Candidates,
+        &args.gates,
+        Some(&args.pass),
+        args.dry_run,
+    );
+    let prometheus = prometheus(&args.prometheus)?;
+    let report = timed_pass(&cluster, &prometheus, &opts, None).await?;
     Ok(if report.any_errored() {
         Exit::Failed
     } else {

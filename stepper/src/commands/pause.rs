@@ -1,4 +1,4 @@
-//! `pause NAMESPACE/NAME --reason TEXT`: hold a rollout, as `kubectl rollout pause` does for a
+//! `pause NAME --reason TEXT`: hold a rollout, as `kubectl rollout pause` does for a
 //! Deployment; who and why go into `<prefix>/paused-reason` and a `RolloutPaused` Event.
 
 use std::sync::Arc;
@@ -19,18 +19,11 @@ use crate::plan::pause::pause_patch;
 /// # Errors
 /// See [`pause_set`].
 pub async fn run(ctx: &Context, args: &PauseArgs) -> Result<Exit> {
-    let cluster = ctx.cluster(Some((&args.target, Listing::OnlyTarget)));
+    let target = ctx.target(&args.target)?;
+    let cluster = ctx.cluster_of(&target, Listing::OnlyTarget);
     let who = super::step::whoami(cluster.client()).await;
     let keys = ctx.keys.clone();
-    let done = pause_set(
-        &cluster,
-        &keys,
-        &args.target,
-        &who,
-        &args.reason,
-        ctx.global.dry_run,
-    )
-    .await?;
+    let done = pause_set(&cluster, &keys, &target, &who, &args.reason, args.dry_run).await?;
     println!("{done}");
     Ok(Exit::Ok)
 }

@@ -1,4 +1,4 @@
-//! `resume NAMESPACE/NAME`: undo a pause (a person's or a Prometheus check's), as `kubectl rollout
+//! `resume NAME`: undo a pause (a person's or a Prometheus check's), as `kubectl rollout
 //! resume` does; who resumed it goes into a `RolloutResumed` Event.
 
 use std::sync::Arc;
@@ -18,10 +18,11 @@ use crate::plan::pause::resume_patch;
 /// # Errors
 /// See [`resume_set`].
 pub async fn run(ctx: &Context, args: &ResumeArgs) -> Result<Exit> {
-    let cluster = ctx.cluster(Some((&args.target, Listing::OnlyTarget)));
+    let target = ctx.target(&args.target)?;
+    let cluster = ctx.cluster_of(&target, Listing::OnlyTarget);
     let who = super::step::whoami(cluster.client()).await;
     let keys = ctx.keys.clone();
-    let done = resume_set(&cluster, &keys, &args.target, &who, ctx.global.dry_run).await?;
+    let done = resume_set(&cluster, &keys, &target, &who, args.dry_run).await?;
     println!("{done}");
     Ok(Exit::Ok)
 }

@@ -1,56 +1,99 @@
-//! `status`: the table of guarded StatefulSets with their next step or first blocking gate.
+//! `status`: the guarded StatefulSets with their next step or first blocking gate, as a table or as
+//! the versioned document of `-o json|yaml` ([`crate::plan::set_status`]).
 //!
-//! Columns: partition, updated/ready/replicas, revisions, next action; one named set, or all in scope.
-//! Below the table, the stuck pods ([`crate::gates::recovery`]) and what recovery does with them.
+//! Scope as `kubectl get`: one named set, the current namespace, `-n`'s, or `-A` every namespace.
+//! Columns: partition, updated/ready/replicas, revisions, health, next action. Below the table, the
+//! health message of each set that is not Healthy ([`crate::rollout::health`]: what Argo CD and Flux
+//! report with `deploy/gitops/`), where each set with a canary plan stands against it
+//! ([`pause_plan::describe`]), then the stuck pods ([`crate::gates::recovery`]) and what recovery
+//! does with them.
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use jiff::Timestamp;
 
 use super::{Context, Exit, Listing};
-use crate::cli::{StatusArgs, Target};
+use crate::cli::namespace::query_namespaces;
+use crate::cli::{OutputFormat, StatusArgs, Target};
 use crate::cluster::{Cluster, NoPrometheus, Prometheus};
-use crate::gates::recovery::Finding;
-use crate::gates::{Idle, Verdict};
-use crate::pass::recovery;
+use crate::gates::Verdict;
 use crate::pass::{self, PassOptions};
+use crate::plan::set_status::{PausePlanDoc, RolloutStatus, RolloutStatusList};
+use crate::rollout::health::{HealthStatus, health};
+use crate::rollout::pause_plan;
 
-/// One row of the `status` table.
-fn next_action(verdict: &Verdict) -> String {
-    match verdict {
-        Verdict::Step { from, to, .. } => format!("Step {from}→{to} due"),
-        Verdict::Blocked(b) => format!("Blocked {b}"),
-        Verdict::Idle(Idle::UpToDate) => "Idle: up to date".into(),
-        Verdict::Idle(Idle::PartitionZero) => {
-            "Rolling: partition 0, the controller finishes".into()
-        }
-        Verdict::Unguarded(why) => format!("Unguarded ({why})"),
-    }
-}
-
-/// Prints the table.
+/// Prints the table, or the document of `-o`.
 ///
 /// # Errors
-/// A failed LIST, or the target not found.
+/// `-A` with a named set, an ambiguous namespace, a failed LIST, or the target not found.
 pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
-    let cluster = ctx.cluster(args.target.as_ref().map(|t| (t, Listing::TargetNamespace)));
-    let prometheus = &ctx.prometheus;
-    let opts = ctx.pass_options(super::pod_reads_of(args.target.as_ref()));
-    print!(
-        "{}",
-        status_table_with(
-            &cluster,
-            prometheus,
-            &opts,
-            args.target.as_ref(),
-            Timestamp::now()
-        )
-        .await?
+    let target = match &args.target {
+        Some(_) if args.scope.all_namespaces => {
+            bail!("a StatefulSet cannot be named across all namespaces (-A): name it, or drop -A")
+        }
+        Some(t) => Some(ctx.target(t)?),
+        None => None,
+    };
+    let namespaces = query_namespaces(
+        &ctx.global.namespaces,
+        args.scope.all_namespaces,
+        &ctx.namespace,
     );
+    let cluster = match &target {
+        Some(t) => ctx.cluster_of(t, Listing::TargetNamespace),
+        None => ctx.cluster_over(namespaces.clone(), args.scope.selector.clone()),
+    };
+    let prometheus = super::prometheus(&args.prometheus)?;
+    // `status` predicts what a stepper with stuck-pod recovery on would do with a stuck pod.
+    let mut opts = ctx.pass_options(
+        super::pod_reads_of(target.as_ref()),
+        &args.gates,
+        None,
+        false,
+    );
+    opts.gates.recover_stuck_pods = true;
+    let items = status_items(
+        &cluster,
+        &prometheus,
+        &opts,
+        target.as_ref(),
+        Timestamp::now(),
+    )
+    .await?;
+    match args.output {
+        Some(OutputFormat::Json) => {
+            let doc = RolloutStatusList::new(items);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&doc).context("encoding JSON")?
+            );
+        }
+        Some(OutputFormat::Yaml) => {
+            let doc = RolloutStatusList::new(items);
+            print!("{}", serde_yaml::to_string(&doc).context("encoding YAML")?);
+        }
+        None if items.is_empty() => {
+            let place = match namespaces.as_slice() {
+                [] => "any namespace".to_string(),
+                [one] => format!("namespace {one}"),
+                many => format!("namespaces {}", many.join(", ")),
+            };
+            eprintln!("No guarded StatefulSets found in {place}.");
+        }
+        None => print!(
+            "{}",
+            render(
+                &items,
+                opts.gates.recover_stuck_pods,
+                &opts.gates.keys.pause_at
+            )
+        ),
+    }
     Ok(Exit::Ok)
 }
 
 /// The `status` table for the StatefulSets `cluster` lists (guarded ones only, unless `target` names
-/// one): partition, updated/ready/replicas, revisions, and the next step or the first blocking gate.
+/// one): partition, updated/ready/replicas, revisions, health ([`health`]), and the next step or the
+/// first blocking gate; below it, the health message of each set shown that is not Healthy.
 ///
 /// # Errors
 /// A failed LIST, or `target` not found.
@@ -75,6 +118,26 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
     target: Option<&Target>,
     now: Timestamp,
 ) -> Result<String> {
+    let items = status_items(cluster, prometheus, opts, target, now).await?;
+    Ok(render(
+        &items,
+        opts.gates.recover_stuck_pods,
+        &opts.gates.keys.pause_at,
+    ))
+}
+
+/// The status of the StatefulSets `cluster` lists, in namespace/name order: the guarded ones, or the
+/// one `target` names (guarded or not). Stuck pods are judged as `opts.gates.recover_stuck_pods` says.
+///
+/// # Errors
+/// A failed LIST, or `target` not found.
+pub async fn status_items<C: Cluster, P: Prometheus>(
+    cluster: &C,
+    prometheus: &P,
+    opts: &PassOptions,
+    target: Option<&Target>,
+    now: Timestamp,
+) -> Result<Vec<RolloutStatus>> {
     let snap = crate::pass::reads::snapshot(cluster, opts, now).await?;
     let is_target = |namespace: &str, name: &str| {
         target.is_none_or(|t| t.namespace == namespace && t.name == name)
@@ -88,6 +151,32 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
         bail!("statefulset {t} not found");
     }
     let plans = pass::plan_pass(cluster, prometheus, &snap, opts, now).await;
+    let mut items: Vec<RolloutStatus> = snap
+        .statefulsets
+        .iter()
+        .zip(&plans)
+        .filter(|(_, p)| {
+            is_target(&p.namespace, &p.name)
+                && (target.is_some() || !matches!(p.verdict, Verdict::Unguarded(_)))
+        })
+        .map(|(set, p)| {
+            let mut item = RolloutStatus::of(p, p.recovery.as_ref(), &health(set, &p.config));
+            item.pause_plan = p.config.pause_at.as_ref().and_then(|plan| {
+                Some(PausePlanDoc {
+                    written: pause_plan::written(plan),
+                    state: pause_plan::describe(set, &p.config, now)?,
+                })
+            });
+            item
+        })
+        .collect();
+    items.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    Ok(items)
+}
+
+/// The table of `items`, their health messages, their canary plans (`pause_at_key`: the annotation),
+/// then their stuck pods (`recovery_on`: judged as with `--recover-stuck-pods`).
+fn render(items: &[RolloutStatus], recovery_on: bool, pause_at_key: &str) -> String {
     let mut rows = vec![[
         "NAMESPACE".to_string(),
         "STATEFULSET".into(),
@@ -95,50 +184,64 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
         "UPDATED/READY/REPLICAS".into(),
         "CURRENT-REVISION".into(),
         "UPDATE-REVISION".into(),
+        "HEALTH".into(),
         "NEXT".into(),
     ]];
-    for p in plans.iter().filter(|p| {
-        is_target(&p.namespace, &p.name)
-            && (target.is_some() || !matches!(p.verdict, Verdict::Unguarded(_)))
-    }) {
-        let f = &p.figures;
-        rows.push([
-            p.namespace.clone(),
-            p.name.clone(),
-            f.partition.map_or("-".into(), |v| v.to_string()),
-            format!("{}/{}/{}", f.updated_replicas, f.ready_replicas, f.replicas),
-            f.current_revision.clone().unwrap_or_else(|| "-".into()),
-            f.update_revision.clone().unwrap_or_else(|| "-".into()),
-            next_action(&p.verdict),
-        ]);
-    }
+    rows.extend(items.iter().map(RolloutStatus::row));
     let mut out = table(&rows);
-    let findings = recovery::findings(&snap, &plans, opts.recover_stuck_pods, now);
-    let stuck: Vec<_> = findings
+    let unhealthy: Vec<String> = items
         .iter()
-        .filter(|(i, _)| is_target(&plans[*i].namespace, &plans[*i].name))
+        .filter(|i| i.health.status != HealthStatus::Healthy.as_str())
+        .map(|i| {
+            format!(
+                "  {}/{} {}: {}\n",
+                i.namespace, i.name, i.health.status, i.health.message
+            )
+        })
+        .collect();
+    if !unhealthy.is_empty() {
+        out.push_str("\nHealth (as Argo CD and Flux report it with deploy/gitops/):\n");
+        out.extend(unhealthy);
+    }
+    let plans_text: Vec<String> = items
+        .iter()
+        .filter_map(|i| {
+            let plan = i.pause_plan.as_ref()?;
+            Some(format!(
+                "  {}/{} {}: {}\n",
+                i.namespace, i.name, plan.written, plan.state
+            ))
+        })
+        .collect();
+    if !plans_text.is_empty() {
+        out.push_str(&format!("\nPause points ({pause_at_key}):\n"));
+        out.push_str(&plans_text.concat());
+    }
+    let stuck: Vec<_> = items
+        .iter()
+        .filter_map(|i| Some((i, i.stuck_pod.as_ref()?)))
         .collect();
     if !stuck.is_empty() {
-        let on = if opts.recover_stuck_pods { "on" } else { "off" };
-        out.push_str(&format!(
-            "\nStuck pods (recovery {on}, --recover-stuck-pods):\n"
-        ));
-        for (i, f) in stuck {
-            out.push_str(&stuck_line(&plans[*i].namespace, &plans[*i].name, f));
+        let heading = if recovery_on {
+            "with --recover-stuck-pods on the stepper"
+        } else {
+            "recovery off, --recover-stuck-pods"
+        };
+        out.push_str(&format!("\nStuck pods ({heading}):\n"));
+        for (item, p) in stuck {
+            out.push_str(&format!(
+                "  {}/{} {}: not Ready for {}s on revision {}, its ordinal runs {}: {}\n",
+                item.namespace,
+                item.name,
+                p.name,
+                p.not_ready_seconds,
+                p.revision,
+                p.expected_revision,
+                p.recovery_message
+            ));
         }
     }
-    Ok(out)
-}
-
-/// One stuck pod of the `status` output: the pod, how long not Ready on which revision, and what
-/// recovery does with it.
-fn stuck_line(namespace: &str, name: &str, f: &Finding) -> String {
-    let p = &f.pod;
-    let next = f.action.to_string();
-    format!(
-        "  {namespace}/{name} {}: not Ready for {}s on revision {}, its ordinal runs {}: {next}\n",
-        p.name, p.not_ready_seconds, p.revision, p.expected_revision
-    )
+    out
 }
 
 /// Left-aligned columns separated by two spaces; the last column is not padded.

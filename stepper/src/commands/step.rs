@@ -12,10 +12,10 @@ use tracing::{debug, warn};
 use super::{Context, Exit, Listing, log_set};
 use crate::cli::{StepArgs, Target};
 use crate::cluster::{Cluster, NoPrometheus, Prometheus};
-use crate::gates::{Idle, Verdict};
+use crate::gates::{Idle, Verdict, pause_points};
 use crate::pass::{self, Outcome, PassOptions, SetReport};
 use crate::plan::events::EventNote;
-use crate::plan::patch;
+use crate::plan::{canary, patch};
 
 /// Who runs `step --force`, `pause` or `resume`: the API server's SelfSubjectReview username, and the
 /// local user.
@@ -42,9 +42,15 @@ pub(super) async fn whoami(client: &Client) -> String {
 /// # Errors
 /// `--force` without `--reason`, and the errors of [`step_once`].
 pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
-    let cluster = ctx.cluster(Some((&args.target, Listing::TargetNamespace)));
-    let prometheus = &ctx.prometheus;
-    let opts = ctx.pass_options(super::pod_reads_of(Some(&args.target)));
+    let target = ctx.target(&args.target)?;
+    let cluster = ctx.cluster_of(&target, Listing::TargetNamespace);
+    let prometheus = &super::prometheus(&args.prometheus)?;
+    let opts = ctx.pass_options(
+        super::pod_reads_of(Some(&target)),
+        &args.gates,
+        None,
+        args.dry_run,
+    );
     let force = match (args.force, &args.reason) {
         (true, Some(reason)) => Some(Forced {
             who: whoami(cluster.client()).await,
@@ -57,13 +63,13 @@ pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
         &cluster,
         prometheus,
         &opts,
-        &args.target,
+        &target,
         force.as_ref(),
         Timestamp::now(),
     )
     .await?;
     log_set(&report);
-    println!("{}: {}", args.target, report.outcome);
+    println!("{target}: {}", report.outcome);
     Ok(match report.outcome {
         Outcome::Stepped { .. } | Outcome::WouldStep { .. } => Exit::Ok,
         _ => Exit::Failed,
@@ -149,21 +155,30 @@ pub async fn step_once_with<C: Cluster, P: Prometheus>(
                 &forced.who,
                 &forced.reason,
             ));
-            p.step = Some(patch::step_patch(
+            let mut step = patch::step_patch(
                 set,
                 &p.config,
                 next.from,
                 next.to,
                 &next.update_revision,
                 now,
-            ));
+            );
+            p.status_events.clear();
+            // A forced step never jumps a pause point either (`next.to` is clamped), and one that
+            // reaches a point pauses there in the same patch.
+            if let Some(effect) = pause_points::step_effect(set, &p.config, next.to, now) {
+                let w = canary::writes(set, &p.config, &effect);
+                patch::fold_annotations(set, &w.changes, &mut step);
+                step.0.splice(2..2, w.pins);
+                p.status_events = w.events;
+            }
+            p.step = Some(step);
             p.verdict = Verdict::Step {
                 from: next.from,
                 to: next.to,
                 update_revision: next.update_revision,
             };
             p.status_annotations = None;
-            p.status_events.clear();
         }
     }
     let reference = p.reference.clone();

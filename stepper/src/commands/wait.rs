@@ -51,28 +51,28 @@ pub async fn check_complete<C: Cluster>(
 /// Waits; prints the summary, or what it still waits for at the timeout ([`Exit::Failed`]).
 ///
 /// # Errors
-/// A failed LIST, or the set not found.
+/// An ambiguous namespace, a failed LIST, or the set not found.
 pub async fn run(ctx: &Context, args: &WaitArgs) -> Result<Exit> {
-    let cluster = ctx.cluster(Some((&args.target, Listing::OnlyTarget)));
-    let opts = ctx.pass_options(super::pod_reads_of(Some(&args.target)));
+    let target = ctx.target(&args.target)?;
+    let cluster = ctx.cluster_of(&target, Listing::OnlyTarget);
+    let opts = ctx.pass_options(super::pod_reads_of(Some(&target)), &args.gates, None, false);
     let started = Instant::now();
     let mut last_reason = String::new();
     loop {
-        match check_complete(&cluster, &opts, &args.target, Timestamp::now()).await? {
+        match check_complete(&cluster, &opts, &target, Timestamp::now()).await? {
             Ok(summary) => {
-                println!("{}: {summary}", args.target);
+                println!("{target}: {summary}");
                 return Ok(Exit::Ok);
             }
             Err(b) => {
                 let text = b.to_string();
                 if text != last_reason {
-                    info!(statefulset = %args.target, waiting_for = %text, "not complete yet");
+                    info!(statefulset = %target, waiting_for = %text, "not complete yet");
                     last_reason = text;
                 }
                 if started.elapsed() >= to_std(args.timeout) {
                     println!(
-                        "{}: timed out after {}: {b}",
-                        args.target,
+                        "{target}: timed out after {}: {b}",
                         jiff::fmt::friendly::SpanPrinter::new().duration_to_string(&args.timeout)
                     );
                     return Ok(Exit::Failed);

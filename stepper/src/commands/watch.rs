@@ -23,6 +23,7 @@ use tracing::{debug, info, warn};
 
 use super::{Context, Exit, timed_pass, to_std};
 use crate::cli::WatchArgs;
+use crate::cli::namespace::controller_namespaces;
 use crate::cluster::cached::{CachedPod, CachedSet};
 use crate::cluster::caches::{CacheStreams, CachedCluster, Caches, RestartHook};
 use crate::cluster::kube::KubeCluster;
@@ -39,10 +40,11 @@ use crate::serve::server;
 /// Passes on every interval tick and on (debounced) StatefulSet/Pod changes until SIGTERM or Ctrl-C.
 ///
 /// # Errors
-/// The `--metrics-addr` cannot be bound.
+/// A bad `--prometheus-*` or `--leader-election-*` flag, or the `--metrics-addr` cannot be bound.
 pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
-    let cluster = ctx.cluster(None);
-    let prometheus = &ctx.prometheus;
+    let namespaces = controller_namespaces(&ctx.global.namespaces, args.scope.all_namespaces);
+    let cluster = ctx.cluster_over(namespaces, args.scope.selector.clone());
+    let prometheus = &super::prometheus(&args.prometheus)?;
     let metrics = ctx.metrics.clone();
     let last_pass = Arc::new(AtomicI64::new(Timestamp::now().as_second()));
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -80,7 +82,12 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
 
     let (leadership, election) = elect(&cluster, &args.leader)?;
     let mirror = tokio::spawn(mirror_leadership(leadership.clone(), metrics.clone()));
-    let opts = ctx.pass_options(PodReads::Candidates);
+    let opts = ctx.pass_options(
+        PodReads::Candidates,
+        &args.gates,
+        Some(&args.pass),
+        args.dry_run,
+    );
     let mut stop = stop_rx.clone();
     info!("filling the caches (one LIST per kind and namespace, then watches)");
     tokio::select! {
@@ -149,13 +156,12 @@ fn elect(
     Ok((leadership, Some(task)))
 }
 
-/// Keeps `sts_safe_rollout_leader` equal to the election's flag, logging each change.
+/// Keeps `sts_safe_rollout_leader` equal to the election's flag (the election logs its changes).
 async fn mirror_leadership(leadership: Leadership, metrics: Arc<Metrics>) {
     let mut flag = leadership.subscribe();
     loop {
         let leads = *flag.borrow_and_update();
         metrics.set_leader(leads);
-        info!(leader = leads, "leadership");
         if flag.changed().await.is_err() {
             return;
         }
@@ -289,6 +295,8 @@ mod tests {
             error: None,
             event_errors: vec![],
             decision_age_seconds: None,
+            rejection: None,
+            news: true,
         }
     }
 

@@ -9,6 +9,7 @@
 //! Layer `config` (pure): may import `model` (ARCHITECTURE.md, "Layers").
 
 pub mod check;
+pub mod pause_at;
 
 use std::sync::Arc;
 
@@ -17,6 +18,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use sts_safe_rollout_rules::annotations as names;
 
 pub use check::{CheckConfig, DEFAULT_PERIOD_SECONDS, Query, check_config};
+pub use pause_at::{PassedPoints, PausePlan, PausePoint, PointAt, pause_at};
 
 use crate::model::set;
 
@@ -29,6 +31,8 @@ pub struct Keys {
     pub initial_delay_seconds: String,
     pub paused: String,
     pub paused_reason: String,
+    pub pause_at: String,
+    pub pause_points_passed: String,
     pub rollout_group: String,
     pub owner_condition: String,
     pub prometheus_query: String,
@@ -56,6 +60,8 @@ impl Keys {
             initial_delay_seconds: k(names::INITIAL_DELAY_SECONDS),
             paused: k(names::PAUSED),
             paused_reason: k(names::PAUSED_REASON),
+            pause_at: k(names::PAUSE_AT),
+            pause_points_passed: k(names::PAUSE_POINTS_PASSED),
             rollout_group: k(names::ROLLOUT_GROUP),
             owner_condition: k(names::OWNER_CONDITION),
             prometheus_query: k(names::PROMETHEUS_QUERY),
@@ -111,6 +117,10 @@ pub struct Stamps {
     pub degraded_reason: Option<String>,
     /// `prometheus-check` as written (JSON, see [`crate::gates::prometheus::CheckState`]), when present.
     pub prometheus_check: Option<String>,
+    /// `pause-points-passed` as written (JSON, see [`PassedPoints`]), when present.
+    pub pause_points_passed_raw: Option<String>,
+    /// `pause-points-passed`, when present and readable (for any revision: the gates check which).
+    pub pause_points_passed: Option<PassedPoints>,
 }
 
 /// One StatefulSet's rollout settings and stamps, read from its annotations once per pass.
@@ -128,6 +138,9 @@ pub struct SetConfig {
     pub initialized: bool,
     /// Pods per step from `step` ([`step_size`]: 1 when absent), or why it cannot be read.
     pub step: Result<i32, String>,
+    /// The canary plan from `pause-at` ([`pause_at()`]), resolved against `spec.replicas`; `None` when
+    /// absent or unreadable (then also [`SetConfig::invalid`]).
+    pub pause_at: Option<PausePlan>,
     /// Seconds from `initial-delay-seconds`; 0 when absent or unreadable.
     pub initial_delay_seconds: i64,
     /// `rollout-group`, when set and not empty.
@@ -142,7 +155,7 @@ pub struct SetConfig {
     pub recover_after_seconds: Result<Option<i64>, String>,
     /// What the stepper wrote on the set.
     pub stamps: Stamps,
-    /// The first unreadable annotation, in gate order (`step`, `initial-delay-seconds`, with a delay
+    /// The first unreadable annotation, in gate order (`step`, `pause-at`, `initial-delay-seconds`, with a delay
     /// `last-partition-update`, `rollout-group`, `owner-condition`, the Prometheus check,
     /// `recover-after-seconds`): the detail of
     /// gate `InvalidAnnotation`.
@@ -159,6 +172,11 @@ impl SetConfig {
         if let Err(e) = &step {
             errors.push(e.clone());
         }
+        let plan = keep(
+            &mut errors,
+            pause_at(get(&keys.pause_at), set::replicas(set), keys),
+        )
+        .flatten();
         let delay = keep(
             &mut errors,
             initial_delay_seconds(get(&keys.initial_delay_seconds), keys),
@@ -185,6 +203,7 @@ impl SetConfig {
             paused_reason: owned(&keys.paused_reason),
             initialized: get(&keys.initialized) == Some(names::TRUE),
             step,
+            pause_at: plan,
             initial_delay_seconds: delay,
             rollout_group: rollout_group.map(str::to_string),
             owner_condition: owner_condition.map(str::to_string),
@@ -202,6 +221,8 @@ impl SetConfig {
                 completed_revision: owned(&keys.completed_revision),
                 degraded_reason: owned(&keys.degraded_reason),
                 prometheus_check: owned(&keys.prometheus_check),
+                pause_points_passed_raw: owned(&keys.pause_points_passed),
+                pause_points_passed: get(&keys.pause_points_passed).and_then(PassedPoints::parse),
             },
             invalid: errors.into_iter().next(),
         }

@@ -14,12 +14,13 @@ mod on_fleet;
 mod on_pods;
 mod on_prometheus;
 mod on_set;
+mod options;
+pub mod pause_points;
 pub mod prometheus;
 pub mod recovery;
 pub mod throttle;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -33,9 +34,9 @@ pub use on_pods::{
 };
 pub use on_prometheus::prometheus_check;
 pub use on_set::{check_observed, invalid_annotation, not_observed, paused, settling};
+pub use options::GateOptions;
 
-use crate::config::{Keys, SetConfig};
-
+use crate::config::SetConfig;
 use crate::model::pods::PdbView;
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
@@ -69,32 +70,6 @@ pub enum Verdict {
         /// `status.updateRevision` the gates saw (pinned by the patch's `test` op).
         update_revision: String,
     },
-}
-
-/// Stepper settings that change what the gates do (from the flags).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GateOptions {
-    /// The annotation keys under `--annotation-prefix` (default `safe-rollout.dev`), built once at the
-    /// border (`commands::Context`); nothing below it sees the prefix.
-    pub keys: Arc<Keys>,
-    /// Whether the `PdbBlocked` gate runs (default true; `--no-pdb-gate` turns it off).
-    pub pdb_gate: bool,
-    /// `--max-steps-per-pass`: steps one pass takes over all sets in scope (`None`: unlimited).
-    pub max_steps_per_pass: Option<u32>,
-    /// `--max-steps-per-minute`: steps over all sets in scope in any 60 seconds, counted from their
-    /// `<prefix>/recent-steps` / `<prefix>/last-partition-update` stamps (`None`: unlimited).
-    pub max_steps_per_minute: Option<u32>,
-}
-
-impl Default for GateOptions {
-    fn default() -> Self {
-        GateOptions {
-            keys: Arc::new(Keys::default()),
-            pdb_gate: true,
-            max_steps_per_pass: None,
-            max_steps_per_minute: None,
-        }
-    }
 }
 
 /// What the pass read for the `OwnerNotHealthy` gate.
@@ -163,13 +138,12 @@ impl GateInput<'_> {
         set::partition(self.set).unwrap_or(0)
     }
 
-    /// The partition the next step lowers to ([`step_target`] with the set's step size).
+    /// The partition the next step lowers to: [`step_target`] with the set's step size, clamped so it
+    /// does not pass the next pause point of the canary plan ([`pause_points::Position::clamp`]).
     pub fn target(&self) -> i32 {
-        step_target(
-            self.set,
-            self.partition(),
-            *self.config.step.as_ref().unwrap_or(&1),
-        )
+        let step = *self.config.step.as_ref().unwrap_or(&1);
+        let to = step_target(self.set, self.partition(), step);
+        pause_points::position(self.set, self.config).map_or(to, |p| p.clamp(to))
     }
 
     /// The ordinals the next step replaces when all of them are already down
@@ -272,6 +246,9 @@ pub struct Evaluation {
     /// The block is part of the rollout's normal rhythm even though its reason may not be
     /// ([`Reason::is_expected_wait`]): a Prometheus check counting up its successes.
     pub expected_wait: bool,
+    /// What the canary plan writes ([`pause_points`]): a pause now (with a `Paused` block), or with a
+    /// step its bake-time resume and the pause at the point it reaches.
+    pub canary: Option<pause_points::PlanEffect>,
 }
 
 impl Evaluation {
@@ -282,6 +259,7 @@ impl Evaluation {
             next_step: None,
             changes: Vec::new(),
             expected_wait: false,
+            canary: None,
         }
     }
 }
@@ -312,7 +290,9 @@ pub fn before_gates(set: &StatefulSet, config: &SetConfig) -> Option<Verdict> {
 /// [`Evaluation::need`] saying what to read.
 pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
     if let Some(verdict) = before_gates(input.set, input.config) {
-        return Evaluation::of(verdict);
+        let mut ev = Evaluation::of(verdict);
+        pause_points::effects(input, &mut ev); // an idle set's plan pause is lifted
+        return ev;
     }
     let next_step = match (&input.config.step, &input.set.status) {
         (Err(e), _) => Err(e.clone()),
@@ -346,6 +326,7 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
     if reached(Reason::PrometheusCheck) {
         on_prometheus::effects(input, &mut ev);
     }
+    pause_points::effects(input, &mut ev);
     ev
 }
 

@@ -6,6 +6,7 @@ use sts_safe_rollout_rules::annotations::TRUE;
 
 use super::{Evaluation, GateInput, Need};
 use crate::gates::prometheus::{self, CheckConfig, CheckResult, CheckState};
+use crate::model::reasons::degraded_kind::FAILURE_LIMIT;
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 
@@ -51,7 +52,8 @@ pub fn prometheus_check(input: &GateInput<'_>) -> Result<(), Blocked> {
 }
 
 /// Records in `ev` what the check asks for once the gate was reached: the queries to run when due,
-/// the state to write, or the pause (`paused`, `paused-reason`) after `failure-limit` failures.
+/// the state to write, or the pause (`paused`, `paused-reason`, and `degraded-reason:
+/// FailureLimit: …`) after `failure-limit` failures.
 pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
     let Some((check, state, result)) = run(input) else {
         return;
@@ -84,6 +86,11 @@ pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
             ev.changes.push((
                 keys.paused_reason.clone(),
                 Some(format!("{reason} (at {})", input.now)),
+            ));
+            // The record GitOps tools report as Degraded; `resume` removes it with the pause.
+            ev.changes.push((
+                keys.degraded_reason.clone(),
+                Some(format!("{FAILURE_LIMIT}: {reason}")),
             ));
         }
     }

@@ -3,28 +3,45 @@
 use jiff::SignedDuration;
 use k8s_openapi::api::apps::v1::StatefulSet;
 
-use super::GateInput;
+use super::{GateInput, pause_points};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 
 /// Gate `Paused`: annotation `<prefix>/paused: "true"`; the detail carries `<prefix>/paused-reason`
-/// when set (the stepper sets it when a Prometheus check reaches its `failure-limit`).
+/// when set (the stepper sets it at a pause point, or when a Prometheus check reaches its
+/// `failure-limit`). Two cases of the canary plan ([`pause_points`]): the plan's own pause whose bake
+/// time is over, or that was made for an earlier rollout, passes ([`pause_points::liftable`]: the
+/// other gates decide; the stepper lifts it), with the bake seconds left in the detail until then; and
+/// a set not paused that stands at or past a pause point it has not passed is
+/// blocked here, and paused by this pass ([`pause_points::pause_now`]).
 pub fn paused(input: &GateInput<'_>) -> Result<(), Blocked> {
     let config = input.config;
+    let name = set::name(input.set);
     if !config.paused {
+        return match pause_points::pause_now(input.set, config, input.now) {
+            Some(p) => Err(Blocked::new(
+                Reason::Paused,
+                format!(
+                    "{name}: at pause point {} of {}, not passed yet: pausing ({})",
+                    p.point.number, p.point.of, p.reason
+                ),
+            )),
+            None => Ok(()),
+        };
+    }
+    if pause_points::liftable(input.set, config, input.now).is_some() {
         return Ok(());
     }
+    let own = pause_points::position(input.set, config).and_then(|p| p.own_pause(config));
+    let bake_left = own.as_ref().and_then(|o| o.bake_left(input.now));
     let why = config
         .paused_reason
         .as_deref()
         .map_or(String::new(), |r| format!(": {r}"));
+    let left = bake_left.map_or(String::new(), |s| format!(" ({s} s of bake left)"));
     Err(Blocked::new(
         Reason::Paused,
-        format!(
-            "{}: {} is \"true\"{why}",
-            set::name(input.set),
-            config.keys.paused
-        ),
+        format!("{name}: {} is \"true\"{why}{left}", config.keys.paused),
     ))
 }
 

@@ -193,12 +193,7 @@ pub fn decide(
         hold("the controller has not observed the spec yet".into())
     } else {
         let down = other_pods_down(set, pods, pod.ordinal, now);
-        let after = config
-            .recover_after_seconds
-            .clone()
-            .ok()
-            .flatten()
-            .unwrap_or(DEFAULT_RECOVER_AFTER_SECONDS);
+        let after = recover_after_seconds(config);
         if !down.is_empty() {
             hold(format!("another pod is down: {}", down.join(", ")))
         } else if pod.not_ready_seconds < after {
@@ -210,6 +205,17 @@ pub fn decide(
         }
     };
     Some(Finding { pod, action })
+}
+
+/// The set's `recover-after-seconds`: the annotation's value, or [`DEFAULT_RECOVER_AFTER_SECONDS`]
+/// when absent or unreadable. Seconds.
+pub fn recover_after_seconds(config: &SetConfig) -> i64 {
+    config
+        .recover_after_seconds
+        .clone()
+        .ok()
+        .flatten()
+        .unwrap_or(DEFAULT_RECOVER_AFTER_SECONDS)
 }
 
 /// True when recovery may find a stuck pod in `set` (its annotations read once into `config`): a

@@ -1,5 +1,9 @@
 //! The leader election's loop: read the Lease, take or renew it with a `resourceVersion`
 //! precondition, publish whether this replica may write, release the Lease on resign.
+//!
+//! Logs one line per change, never per retry: this replica acquired or lost the Lease, another
+//! replica holds it now (INFO, naming the holder); Lease requests started or stopped failing (WARN,
+//! then INFO). Renewals and repeated failures are DEBUG.
 
 use std::sync::PoisonError;
 
@@ -9,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::{Api, PostParams};
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout_at};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::record::{LeaseDecision, decide, first_record};
 use super::{LeaderConfig, Leadership};
@@ -25,6 +29,17 @@ enum Tried {
     HeldBy(String),
 }
 
+/// Why this replica does not lead (for the log line of a loss).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum NotLeading {
+    /// Another replica holds the Lease.
+    HeldByAnother,
+    /// No renewal succeeded within the renew deadline.
+    Expired,
+    /// `resign` (shutdown).
+    Resigned,
+}
+
 /// One candidate's election loop ([`super::spawn`] runs it as a task).
 pub(super) struct Elector {
     pub(super) leases: Api<Lease>,
@@ -33,6 +48,10 @@ pub(super) struct Elector {
     pub(super) state: Leadership,
     pub(super) flag: watch::Sender<bool>,
     pub(super) stop: watch::Receiver<bool>,
+    /// The holder last logged (this replica's identity while it leads), so a change is logged once.
+    pub(super) holder: Option<String>,
+    /// Lease requests are failing: logged once when they start and once when they stop.
+    pub(super) failing: bool,
 }
 
 impl Elector {
@@ -48,22 +67,21 @@ impl Elector {
                 .unwrap_or(started + self.config.renew_deadline);
             match timeout_at(limit, self.try_acquire_or_renew()).await {
                 Ok(Ok(Tried::Leading)) => {
-                    self.set_leading(Some(started + self.config.renew_deadline), "");
+                    self.requests_succeed();
+                    let until = started + self.config.renew_deadline;
+                    self.set_leading(Some(until), None, NotLeading::HeldByAnother);
                 }
                 Ok(Ok(Tried::HeldBy(holder))) => {
-                    self.set_leading(None, &format!("the Lease is held by {holder}"));
+                    self.requests_succeed();
+                    self.set_leading(None, Some(&holder), NotLeading::HeldByAnother);
                 }
                 Ok(Err(kube::Error::Api(s))) if s.code == 409 && conflicts < 2 => {
                     // Someone wrote the Lease since we read it: read it again now.
                     conflicts += 1;
                     continue;
                 }
-                Ok(Err(e)) => {
-                    warn!(lease = %self.config.lease_name, error = %e, "leader election: lease request failed")
-                }
-                Err(_) => {
-                    warn!(lease = %self.config.lease_name, "leader election: lease request timed out")
-                }
+                Ok(Err(e)) => self.requests_fail(&e.to_string()),
+                Err(_) => self.requests_fail("timed out"),
             }
             conflicts = 0;
             self.expire(Instant::now());
@@ -79,18 +97,21 @@ impl Elector {
                 self.expire(wake);
             }
         }
-        self.set_leading(None, "resigned");
+        self.set_leading(None, None, NotLeading::Resigned);
         self.release().await;
     }
 
     /// Turns the flag false once the leadership's deadline has passed.
-    fn expire(&self, now: Instant) {
+    fn expire(&mut self, now: Instant) {
         if self.state.valid_until().is_some_and(|u| now >= u) {
-            self.set_leading(None, "no renewal within the renew deadline");
+            self.set_leading(None, None, NotLeading::Expired);
         }
     }
 
-    fn set_leading(&self, until: Option<Instant>, why: &str) {
+    /// Publishes whether this replica leads (`until`: its deadline) and logs a change once: acquired,
+    /// lost (`why`, and the new `holder` when known), or — not leading either way — a new holder.
+    /// The channel notifies its receivers only when the value changes.
+    fn set_leading(&mut self, until: Option<Instant>, holder: Option<&str>, why: NotLeading) {
         *self
             .state
             .until
@@ -98,15 +119,62 @@ impl Elector {
             .unwrap_or_else(PoisonError::into_inner) = until;
         let leading = until.is_some();
         self.state.gauge.set(i64::from(leading));
-        let was = self.flag.send_replace(leading);
+        let was = *self.flag.borrow();
+        self.flag
+            .send_if_modified(|v| std::mem::replace(v, leading) != leading);
+        let (lease, identity) = (&self.config.lease_name, &self.config.identity);
+        let holder = if leading {
+            Some(identity.as_str())
+        } else {
+            holder
+        };
+        let new_holder = holder.is_some() && holder != self.holder.as_deref();
         match (was, leading) {
             (false, true) => {
-                info!(lease = %self.config.lease_name, identity = %self.config.identity, "leader election: leading")
+                info!(%lease, %identity, holder = %identity, "leader election: acquired the Lease: this replica leads")
+            }
+            (true, true) => debug!(%lease, %identity, "leader election: renewed the Lease"),
+            (true, false) if why == NotLeading::Resigned => {
+                info!(%lease, %identity, "leader election: resigned: released the Lease")
             }
             (true, false) => {
-                warn!(lease = %self.config.lease_name, identity = %self.config.identity, reason = why, "leader election: stopped leading")
+                let holder = holder.unwrap_or("unknown");
+                let reason = match why {
+                    NotLeading::Expired => "no renewal within the renew deadline",
+                    _ => "another replica holds the Lease",
+                };
+                warn!(%lease, %identity, %holder, reason, "leader election: lost the Lease: this replica stops writing")
             }
-            _ => {}
+            (false, false) if new_holder => {
+                let holder = holder.unwrap_or_default();
+                info!(%lease, %identity, %holder, "leader election: the Lease is held by {holder}")
+            }
+            (false, false) => {
+                debug!(%lease, %identity, holder = holder.unwrap_or(""), "leader election: not leading")
+            }
+        }
+        if holder.is_some() {
+            self.holder = holder.map(str::to_string);
+        }
+    }
+
+    /// A Lease request failed: WARN when requests start failing, DEBUG while they keep failing.
+    fn requests_fail(&mut self, error: &str) {
+        let (lease, identity) = (&self.config.lease_name, &self.config.identity);
+        if self.failing {
+            debug!(%lease, %identity, %error, "leader election: Lease request failed again");
+        } else {
+            warn!(%lease, %identity, %error, "leader election: Lease request failed (retrying every retry period)");
+            self.failing = true;
+        }
+    }
+
+    /// A Lease request succeeded: INFO once when requests had been failing.
+    fn requests_succeed(&mut self) {
+        if self.failing {
+            let (lease, identity) = (&self.config.lease_name, &self.config.identity);
+            info!(%lease, %identity, "leader election: Lease requests succeed again");
+            self.failing = false;
         }
     }
 

@@ -193,6 +193,8 @@ pub fn spawn(
         state: leadership.clone(),
         flag: flag_tx,
         stop: stop_rx,
+        holder: None,
+        failing: false,
     };
     Ok((leadership, tokio::spawn(elector.run())))
 }

@@ -127,3 +127,18 @@ impl fmt::Display for Blocked {
         write!(f, "{} {}", self.reason, self.detail)
     }
 }
+
+/// The kinds of `<prefix>/degraded-reason` values (`<Kind>: <detail>`) the stepper's own status
+/// annotations write (the plan's `degraded` module decides when); any value reads as Degraded.
+pub mod degraded_kind {
+    /// A Prometheus check reached its `failure-limit` and paused the rollout.
+    pub const FAILURE_LIMIT: &str = "FailureLimit";
+    /// A stuck pod past its `recover-after-seconds` that recovery did not delete.
+    pub const STUCK_POD: &str = "StuckPod";
+
+    /// The kind of a `degraded-reason` value: the text before the first `:` (trimmed), or the whole
+    /// value.
+    pub fn of(value: &str) -> &str {
+        value.split_once(':').map_or(value, |(k, _)| k).trim()
+    }
+}

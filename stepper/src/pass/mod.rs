@@ -1,5 +1,6 @@
 //! Layer `pass` (I/O): one pass through a [`crate::cluster::Cluster`] — what it reads and when
-//! ([`reads`]), the fresh re-read before a step ([`fresh`]), the recovery phase ([`recovery`]), and the
+//! ([`reads`]), the fresh re-read before a step ([`fresh`]), the recovery phase ([`recovery`]), a
+//! refused write made visible on the set ([`rejected`]), what a pass reports ([`report`]), and the
 //! pass itself ([`run`]: snapshot → the I/O gates' reads → plan → writes).
 //!
 //! May import `cluster`, `plan`, `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers").
@@ -8,10 +9,10 @@ pub mod fresh;
 pub mod options;
 pub mod reads;
 pub mod recovery;
+pub mod rejected;
+pub mod report;
 pub mod run;
 
 pub use options::{DEFAULT_MAX_DECISION_AGE, PassOptions, PodReads};
-pub use run::{
-    Outcome, PassReport, SetReport, execute, gather_probes, plan_pass, run_pass, run_pass_with,
-    verdict_outcome,
-};
+pub use report::{Outcome, PassReport, SetReport};
+pub use run::{execute, gather_probes, plan_pass, run_pass, run_pass_with, verdict_outcome};

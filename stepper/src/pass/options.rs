@@ -7,7 +7,7 @@ use crate::gates::GateOptions;
 /// Settings of a pass.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PassOptions {
-    /// Gate settings (annotation prefix, PDB gate).
+    /// Gate settings (annotation prefix, PDB gate, step budget, stuck-pod recovery).
     pub gates: GateOptions,
     /// Decide and report, write nothing (`--dry-run`).
     pub dry_run: bool,
@@ -16,8 +16,6 @@ pub struct PassOptions {
     /// `--max-decision-age` (default 1 s): a step decided on pods read longer ago is decided again on
     /// that set's freshly read pods before it is written.
     pub max_decision_age: Duration,
-    /// Delete stuck pods (`--recover-stuck-pods`, [`crate::gates::recovery`]); their sets' pods are read too.
-    pub recover_stuck_pods: bool,
 }
 
 impl Default for PassOptions {
@@ -27,7 +25,6 @@ impl Default for PassOptions {
             dry_run: false,
             pod_reads: PodReads::default(),
             max_decision_age: DEFAULT_MAX_DECISION_AGE,
-            recover_stuck_pods: false,
         }
     }
 }

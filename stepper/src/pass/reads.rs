@@ -49,7 +49,7 @@ pub async fn snapshot<C: Cluster>(
         PodReads::Candidates => {
             let planner = Planner::new(&snap, gates);
             let mut chosen = planner.candidates(now);
-            if opts.recover_stuck_pods {
+            if gates.recover_stuck_pods {
                 chosen.extend(planner.recovery_candidates());
                 chosen.sort_unstable();
                 chosen.dedup();

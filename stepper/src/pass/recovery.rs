@@ -1,7 +1,7 @@
 //! The recovery phase of a pass (I/O): the stuck pods [`crate::gates::recovery::decide`] says to delete,
 //! deleted through a [`Cluster`] with uid and resourceVersion preconditions, each with its Event.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -67,30 +67,13 @@ impl std::fmt::Display for RecoveryReport {
     }
 }
 
-/// Every set's recovery finding for `snap` (`plans[i]` is the plan of `snap.statefulsets[i]`, its
-/// annotations read once), by set index; `enabled`: `--recover-stuck-pods`.
-pub fn findings(
-    snap: &Snapshot,
-    plans: &[SetPlan],
-    enabled: bool,
-    now: Timestamp,
-) -> Vec<(usize, Finding)> {
-    let mut by_owner: HashMap<&str, Vec<&Pod>> = HashMap::new();
-    for pod in &snap.pods {
-        if let Some(uid) = controller_uid(pod) {
-            by_owner.entry(uid).or_default().push(pod);
-        }
-    }
-    snap.statefulsets
+/// Every set's recovery finding, by set index (`plans[i]` is the plan of the snapshot's set `i`; the
+/// planner decided each with [`recovery::decide`] on the set's pods read in the pass).
+pub fn findings(plans: &[SetPlan]) -> Vec<(usize, Finding)> {
+    plans
         .iter()
-        .zip(plans)
         .enumerate()
-        .filter_map(|(i, (set, plan))| {
-            let uid = set.metadata.uid.as_deref()?;
-            let owned = by_owner.get(uid)?;
-            let pods: BTreeMap<u32, &Pod> = pods_by_ordinal(set, owned.iter().copied());
-            Some((i, recovery::decide(set, &plan.config, &pods, enabled, now)?))
-        })
+        .filter_map(|(i, p)| Some((i, p.recovery.clone()?)))
         .collect()
 }
 

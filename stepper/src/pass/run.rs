@@ -7,121 +7,23 @@
 use std::collections::HashMap;
 
 use jiff::Timestamp;
-use tracing::warn;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use tracing::{debug, warn};
 
 use crate::cluster::{Cluster, ClusterError, NoPrometheus, PatchOutcome, Prometheus};
 use crate::gates::prometheus::QueryOutcome;
-use crate::gates::{Idle, Need, OwnerProbe, Verdict};
+use crate::gates::{Need, OwnerProbe, Verdict};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 use crate::pass::fresh;
 use crate::pass::options::PassOptions;
 use crate::pass::reads;
-use crate::pass::recovery::{self, RecoveryOutcome, RecoveryReport};
+use crate::pass::recovery;
+use crate::pass::rejected::{self, refusal};
+use crate::pass::report::{Outcome, PassReport, SetReport};
 use crate::plan::events::EventNote;
-use crate::plan::{Figures, Planner, ProbeMap, SetPlan, Snapshot};
-
-/// What a pass did with one StatefulSet.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// The partition was lowered `from → to`.
-    Stepped {
-        /// Partition before.
-        from: i32,
-        /// Partition after.
-        to: i32,
-    },
-    /// `--dry-run`: the partition would have been lowered `from → to`.
-    WouldStep {
-        /// Partition now.
-        from: i32,
-        /// Partition it would get.
-        to: i32,
-    },
-    /// A gate blocks the next step (or the API server failed: reason `ApiError`).
-    Blocked(Blocked),
-    /// Nothing to step.
-    Idle(Idle),
-    /// Not guarded; left alone.
-    Unguarded(&'static str),
-    /// A write's `test` op failed: the set changed since the snapshot; re-read next pass.
-    Conflict(String),
-}
-
-impl std::fmt::Display for Outcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Outcome::Stepped { from, to } => write!(f, "Stepped {from}→{to}"),
-            Outcome::WouldStep { from, to } => write!(f, "WouldStep {from}→{to} (dry run)"),
-            Outcome::Blocked(b) => write!(f, "Blocked {b}"),
-            Outcome::Idle(Idle::UpToDate) => f.write_str("Idle (up to date)"),
-            Outcome::Idle(Idle::PartitionZero) => {
-                f.write_str("Idle (partition 0: the controller finishes the rollout)")
-            }
-            Outcome::Unguarded(why) => write!(f, "Unguarded ({why})"),
-            Outcome::Conflict(msg) => write!(f, "Conflict (re-read next pass): {msg}"),
-        }
-    }
-}
-
-/// The result of one pass for one StatefulSet.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SetReport {
-    /// `metadata.namespace`.
-    pub namespace: String,
-    /// `metadata.name`.
-    pub name: String,
-    /// Figures as observed in the snapshot (the partition after a step is in the outcome), except
-    /// `last_partition_update`: after a step, the stamp the step wrote.
-    pub figures: Figures,
-    /// What happened.
-    pub outcome: Outcome,
-    /// The API error that blocked this set, if any (the pass exits non-zero).
-    pub error: Option<ClusterError>,
-    /// Events that could not be published (the writes they describe did happen).
-    pub event_errors: Vec<ClusterError>,
-    /// For a step about to be written: the age of the pod read it was decided on, in seconds
-    /// (`sts_safe_rollout_step_decision_age_seconds`); `None` when no step was about to be written.
-    pub decision_age_seconds: Option<f64>,
-}
-
-impl SetReport {
-    /// The partition after this pass: `to` when stepped, else as observed.
-    pub fn partition_after(&self) -> Option<i32> {
-        match self.outcome {
-            Outcome::Stepped { to, .. } => Some(to),
-            _ => self.figures.partition,
-        }
-    }
-
-    /// The blocking reason, if any.
-    pub fn blocked_reason(&self) -> Option<Reason> {
-        match &self.outcome {
-            Outcome::Blocked(b) => Some(b.reason),
-            _ => None,
-        }
-    }
-}
-
-/// The result of one pass.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PassReport {
-    /// One report per StatefulSet in scope, in LIST order.
-    pub sets: Vec<SetReport>,
-    /// The stuck pods recovery deleted (or would have, or failed to), at most one per set.
-    pub recoveries: Vec<RecoveryReport>,
-}
-
-impl PassReport {
-    /// True when some StatefulSet was blocked by an API error, or a recovery DELETE failed.
-    pub fn any_errored(&self) -> bool {
-        self.sets.iter().any(|s| s.error.is_some())
-            || self
-                .recoveries
-                .iter()
-                .any(|r| matches!(r.outcome, RecoveryOutcome::Failed(_)))
-    }
-}
+use crate::plan::rejected::{RefusedWrite, Rejection};
+use crate::plan::{Planner, ProbeMap, SetPlan, Snapshot};
 
 /// Runs one pass at time `now` (from the caller's clock) with no Prometheus ([`NoPrometheus`]: a set
 /// with a Prometheus check never steps).
@@ -137,7 +39,7 @@ pub async fn run_pass<C: Cluster>(
 }
 
 /// Runs one pass at time `now`: snapshot, the I/O gates' reads ([`gather_probes`]), the pure
-/// [`crate::plan::plan_with`], stuck-pod recovery ([`recovery`], with `recover_stuck_pods`), then
+/// [`crate::plan::plan_with`], stuck-pod recovery ([`recovery`], with `gates.recover_stuck_pods`), then
 /// the writes.
 ///
 /// # Errors
@@ -154,7 +56,7 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     let planner = Planner::new(&snap, &opts.gates);
     let (probes, mut probe_errors) = gather_probes(cluster, prometheus, &planner, &snap, now).await;
     let plans = planner.plan(now, &probes);
-    let findings = recovery::findings(&snap, &plans, opts.recover_stuck_pods, now);
+    let findings = recovery::findings(&plans);
     let mut report = PassReport {
         recoveries: recovery::recover(cluster, &snap, &plans, findings, opts.dry_run, now).await,
         ..PassReport::default()
@@ -166,6 +68,7 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
         set.decision_age_seconds = age;
         if set.error.is_none() {
             set.error = reread_error.or_else(|| probe_errors.remove(&i));
+            set.news |= set.error.is_some();
         }
         report.sets.push(set);
     }
@@ -199,6 +102,7 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
 ) -> (ProbeMap, HashMap<usize, ClusterError>) {
     let mut probes = ProbeMap::new();
     let mut errors = HashMap::new();
+    let mut unanswered: Vec<String> = Vec::new();
     // Each round answers one read per set; a set has at most two I/O gates.
     for _ in 0..3 {
         let needs = planner.needs(now, &probes);
@@ -226,13 +130,14 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
                     for q in &queries {
                         let outcome = prometheus.query(&q.expr).await;
                         if let QueryOutcome::Failed(cause) = &outcome {
-                            warn!(
+                            debug!(
                                 namespace = set.metadata.namespace.as_deref().unwrap_or(""),
                                 statefulset = set.metadata.name.as_deref().unwrap_or(""),
                                 query = %q.annotation,
                                 cause = %cause,
                                 "Prometheus gave no answer"
                             );
+                            unanswered.push(cause.clone());
                         }
                         outcomes.push(outcome);
                     }
@@ -240,6 +145,10 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
                 }
             }
         }
+    }
+    if let Some(first) = unanswered.first() {
+        // One line per pass, not one per query (each set's gate says the rest when it changes).
+        warn!(queries = unanswered.len(), cause = %first, "Prometheus gave no answer to {} queries", unanswered.len());
     }
     (probes, errors)
 }
@@ -252,11 +161,14 @@ fn api_error(e: ClusterError) -> (Outcome, Option<ClusterError>) {
 }
 
 /// Carries out one set's plan: the status-annotations patch and its Events, or the step patch (which
-/// carries the status annotations: one write) with those Events and its `Stepped` Event. With
-/// `dry_run` nothing is written.
+/// carries the status annotations: one write) with those Events and its `Stepped` Event. A write the
+/// API server refuses is recorded on the set and announced ([`rejected::announce`]). With `dry_run`
+/// nothing is written.
 pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetReport {
     let mut event_errors = Vec::new();
     let mut stamp = None;
+    let mut refused: Option<(Rejection, Option<Box<StatefulSet>>)> = None;
+    let mut wrote = dry_run && (p.status_annotations.is_some() || p.step.is_some());
     let (outcome, error) = 'outcome: {
         if dry_run {
             break 'outcome (verdict_outcome(&p.verdict, true), None);
@@ -267,12 +179,16 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                 .await
             {
                 Ok(PatchOutcome::Applied(_)) => {
+                    wrote = true;
                     for ev in &p.status_events {
                         publish(cluster, &p, ev, &mut event_errors).await;
                     }
                 }
                 Ok(PatchOutcome::Conflict(msg)) => break 'outcome (Outcome::Conflict(msg), None),
-                Err(e) => break 'outcome api_error(e),
+                Err(e) => {
+                    refused = refusal(RefusedWrite::StatusAnnotations, &e);
+                    break 'outcome api_error(e);
+                }
             }
         }
         let (Some(patch), Verdict::Step { from, to, .. }) = (&p.step, &p.verdict) else {
@@ -283,26 +199,31 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
             .await
         {
             Ok(PatchOutcome::Applied(stored)) => {
+                wrote = true;
                 let now_partition = set::partition(&stored);
                 if now_partition != Some(*to) {
                     // Accepted, but an admission webhook kept the partition: not a step.
-                    break 'outcome api_error(ClusterError::Unexpected {
+                    let e = ClusterError::Unexpected {
                         action: format!("patch statefulset {}/{}", p.namespace, p.name),
                         message: format!(
                             "the API server accepted partition {to} but stored {}: an admission \
                              webhook changed it back",
                             now_partition.map_or("none".into(), |v| v.to_string())
                         ),
-                    });
+                    };
+                    let rejection = Rejection::new(RefusedWrite::Step, e.message());
+                    refused = Some((rejection, Some(stored)));
+                    break 'outcome api_error(e);
                 }
+                let update_revision = p.figures.update_revision.as_deref().unwrap_or("");
+                let ev = EventNote::stepped(*from, *to, update_revision);
+                publish(cluster, &p, &ev, &mut event_errors).await;
+                // The Events of what rode in the step's patch (a bake-time resume, a pause point).
                 if p.status_annotations.is_none() {
                     for ev in &p.status_events {
                         publish(cluster, &p, ev, &mut event_errors).await;
                     }
                 }
-                let update_revision = p.figures.update_revision.as_deref().unwrap_or("");
-                let ev = EventNote::stepped(*from, *to, update_revision);
-                publish(cluster, &p, &ev, &mut event_errors).await;
                 // Report the stamp this step wrote, not the one it replaced.
                 stamp = stored_stamp(&stored, &p.config.keys.last_partition_update);
                 (
@@ -314,8 +235,24 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                 )
             }
             Ok(PatchOutcome::Conflict(msg)) => (Outcome::Conflict(msg), None),
-            Err(e) => api_error(e),
+            Err(e) => {
+                refused = refusal(RefusedWrite::Step, &e);
+                api_error(e)
+            }
         }
+    };
+    let mut rejection = None;
+    if let Some((r, stored)) = refused {
+        let (report, event_error) = rejected::announce(cluster, &p, r, stored.as_deref()).await;
+        event_errors.extend(event_error);
+        rejection = Some(report);
+    }
+    // Worth a log line at INFO: something was (or, dry, would be) written, a race was lost, or an
+    // error that is not a refusal already on record (DEBUG otherwise: one line per change).
+    let news = match (&error, &rejection) {
+        (Some(_), Some(r)) => r.announced || !r.recorded,
+        (Some(_), None) => true,
+        (None, _) => wrote || matches!(outcome, Outcome::Conflict(_)),
     };
     let mut figures = p.figures;
     if stamp.is_some() {
@@ -329,11 +266,13 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
         error,
         event_errors,
         decision_age_seconds: None,
+        rejection,
+        news,
     }
 }
 
 /// `<prefix>/last-partition-update` (`key`) on the stored `set`, when readable.
-fn stored_stamp(set: &k8s_openapi::api::apps::v1::StatefulSet, key: &str) -> Option<Timestamp> {
+fn stored_stamp(set: &StatefulSet, key: &str) -> Option<Timestamp> {
     set.metadata.annotations.as_ref()?.get(key)?.parse().ok()
 }
 

@@ -2,6 +2,26 @@
 
 use crate::model::reasons::Blocked;
 
+/// `reason` of the Warning Event for a step the API server refused ([`EventNote::rejected`]).
+pub const STEP_REJECTED: &str = "StepRejected";
+/// `reason` of the Warning Event for a status-annotation write the API server refused.
+pub const STATUS_WRITE_REJECTED: &str = "StatusWriteRejected";
+
+/// Every Event `reason` the stepper publishes (docs/events.md lists the same, checked by
+/// `tests/docs/`).
+pub const REASONS: [&str; 10] = [
+    "Stepped",
+    "Blocked",
+    "RolloutPaused",
+    "RolloutResumed",
+    "RolloutComplete",
+    "ForcedStep",
+    "RecoveredStuckPod",
+    "RolloutDegraded",
+    STEP_REJECTED,
+    STATUS_WRITE_REJECTED,
+];
+
 /// The Event's `type` (Kubernetes `core/v1` Event: `Normal` or `Warning`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventType {
@@ -16,8 +36,7 @@ pub enum EventType {
 pub struct EventNote {
     /// The Event's `type`.
     pub type_: EventType,
-    /// PascalCase reason: `Stepped`, `Blocked`, `RolloutPaused`, `RolloutComplete`, `ForcedStep`,
-    /// `RecoveredStuckPod`, `RolloutResumed`.
+    /// PascalCase reason, one of [`REASONS`].
     pub reason: String,
     /// PascalCase action: `Step`, `Gate`, `Complete`.
     pub action: String,
@@ -26,6 +45,19 @@ pub struct EventNote {
 }
 
 impl EventNote {
+    /// An Event with `note` cut to 1,000 bytes (at a character boundary): the API server refuses a
+    /// longer `note` (events.k8s.io/v1: at most 1 kB).
+    fn new(type_: EventType, reason: &str, action: &str, note: String) -> Self {
+        let mut note = note;
+        truncate(&mut note, 1000);
+        EventNote {
+            type_,
+            reason: reason.into(),
+            action: action.into(),
+            note,
+        }
+    }
+
     /// The `Stepped` Event for a step `from → to`.
     pub fn stepped(from: i32, to: i32, update_revision: &str) -> Self {
         EventNote {
@@ -40,56 +72,112 @@ impl EventNote {
     /// ([`crate::model::reasons::Reason::is_expected_wait`]) and when `step_pods_only` (only the pods the last step is
     /// replacing are not ready yet), `Warning` otherwise.
     pub fn blocked(b: &Blocked, step_pods_only: bool) -> Self {
-        let mut note = b.to_string();
-        truncate(&mut note, 1000);
-        EventNote {
-            type_: if b.reason.is_expected_wait() || step_pods_only {
+        EventNote::new(
+            if b.reason.is_expected_wait() || step_pods_only {
                 EventType::Normal
             } else {
                 EventType::Warning
             },
-            reason: "Blocked".into(),
-            action: "Gate".into(),
-            note,
-        }
+            "Blocked",
+            "Gate",
+            b.to_string(),
+        )
     }
 
     /// The `RolloutPaused` Event (`Warning`): the stepper paused the rollout (`<prefix>/paused`), e.g. a
     /// Prometheus check reached its `failure-limit`; `reason` is the `<prefix>/paused-reason`.
     pub fn paused(reason: &str) -> Self {
-        let mut note = reason.to_string();
-        truncate(&mut note, 1000);
-        EventNote {
-            type_: EventType::Warning,
-            reason: "RolloutPaused".into(),
-            action: "Pause".into(),
-            note,
-        }
+        EventNote::new(
+            EventType::Warning,
+            "RolloutPaused",
+            "Pause",
+            reason.to_string(),
+        )
+    }
+
+    /// The `RolloutDegraded` Event (`Warning`): the stepper recorded `<prefix>/degraded-reason: value`
+    /// ([`crate::plan::degraded`]); published once per new value.
+    pub fn degraded(value: &str) -> Self {
+        EventNote::new(
+            EventType::Warning,
+            "RolloutDegraded",
+            "Degrade",
+            value.to_string(),
+        )
+    }
+
+    /// The `RolloutPaused` Event (`Normal`) of the canary plan: the rollout reached a pause point (`reason`
+    /// is the `<prefix>/paused-reason` written, naming the point).
+    pub fn pause_point(reason: &str) -> Self {
+        EventNote::new(
+            EventType::Normal,
+            "RolloutPaused",
+            "Pause",
+            reason.to_string(),
+        )
+    }
+
+    /// The `RolloutResumed` Event (`Normal`) of the canary plan: the bake time of the pause `was` (its
+    /// `paused-reason`) is over and every gate passed, so the stepper resumed with this step.
+    pub fn baked(bake_seconds: u32, was: &str) -> Self {
+        EventNote::new(
+            EventType::Normal,
+            "RolloutResumed",
+            "Resume",
+            format!(
+                "resumed by the stepper: {bake_seconds} s of bake time over and every gate passed (was \
+             paused: {was})"
+            ),
+        )
+    }
+
+    /// The `RolloutResumed` Event (`Normal`) of the canary plan starting over: the pause `was` (its
+    /// `paused-reason`) was made for an earlier rollout; `update_revision` is the rollout's now.
+    pub fn plan_started_over(update_revision: &str, was: &str) -> Self {
+        EventNote::new(
+            EventType::Normal,
+            "RolloutResumed",
+            "Resume",
+            format!(
+                "resumed by the stepper: a new rollout (updateRevision {update_revision}) starts the \
+             pause plan over (was paused: {was})"
+            ),
+        )
+    }
+
+    /// The `RolloutResumed` Event (`Normal`) of the canary plan's pause `was` (its `paused-reason`) on a
+    /// set with nothing left to roll out.
+    pub fn plan_done(was: &str) -> Self {
+        EventNote::new(
+            EventType::Normal,
+            "RolloutResumed",
+            "Resume",
+            format!(
+                "resumed by the stepper: every pod runs updateRevision, nothing is left to hold (was \
+             paused: {was})"
+            ),
+        )
     }
 
     /// The `ForcedStep` Event (`Warning`): a person stepped `from → to` past `blocked` with `step
     /// --force --reason`; `who` and `reason` say who and why.
     pub fn forced(from: i32, to: i32, blocked: &Blocked, who: &str, reason: &str) -> Self {
-        let mut note = format!("partition {from}→{to} forced past {blocked} by {who}: {reason}");
-        truncate(&mut note, 1000);
-        EventNote {
-            type_: EventType::Warning,
-            reason: "ForcedStep".into(),
-            action: "Step".into(),
-            note,
-        }
+        EventNote::new(
+            EventType::Warning,
+            "ForcedStep",
+            "Step",
+            format!("partition {from}→{to} forced past {blocked} by {who}: {reason}"),
+        )
     }
 
     /// The `RolloutPaused` Event (`Normal`) of a person's `pause --reason`: `who` paused it and why.
     pub fn paused_by(who: &str, reason: &str) -> Self {
-        let mut note = format!("paused by {who}: {reason}");
-        truncate(&mut note, 1000);
-        EventNote {
-            type_: EventType::Normal,
-            reason: "RolloutPaused".into(),
-            action: "Pause".into(),
-            note,
-        }
+        EventNote::new(
+            EventType::Normal,
+            "RolloutPaused",
+            "Pause",
+            format!("paused by {who}: {reason}"),
+        )
     }
 
     /// The `RolloutResumed` Event (`Normal`) of a person's `resume`: `who` resumed it; `was` is the
@@ -124,6 +212,37 @@ impl EventNote {
                 "deleted pod {pod}: not Ready for {stuck_seconds}s on revision {revision}, its ordinal \
                  runs {expected_revision}; the StatefulSet controller recreates it"
             ),
+        }
+    }
+
+    /// The Warning Event for a write the API server refused: `reason` is [`STEP_REJECTED`] or
+    /// [`STATUS_WRITE_REJECTED`], `message` the server's (the webhook or policy that denied it, the
+    /// invalid field). `unrecorded`: why the refusal could not be recorded in
+    /// `<prefix>/degraded-reason` (then this Event repeats every pass until it can be).
+    pub fn rejected(reason: &'static str, message: &str, unrecorded: Option<&str>) -> Self {
+        let what = if reason == STEP_REJECTED {
+            "the step"
+        } else {
+            "the status annotations"
+        };
+        let mut note = format!("the API server rejected {what}: {message}");
+        truncate(&mut note, 700);
+        if let Some(why) = unrecorded {
+            let mut why = why.to_string();
+            truncate(&mut why, 240);
+            note.push_str(&format!(
+                " (not recorded on the set, repeated every pass: {why})"
+            ));
+        }
+        EventNote {
+            type_: EventType::Warning,
+            reason: reason.into(),
+            action: if reason == STEP_REJECTED {
+                "Step".into()
+            } else {
+                "Annotate".into()
+            },
+            note,
         }
     }
 

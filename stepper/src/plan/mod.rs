@@ -1,15 +1,22 @@
 //! Layer `plan` (pure): from one snapshot and the gates' verdicts to the writes and Events of a pass,
-//! as plain data — the planner, the figures reported per set, the status annotations, the JSON
-//! Patches (the step, `pause`/`resume`) and the Events' wording.
+//! as plain data — the planner, the figures reported per set, the status annotations (and
+//! `degraded-reason`), the JSON Patches (the step, `pause`/`resume`), the Events' wording and one
+//! set's status as `status` shows it.
 //!
 //! May import `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers"); never I/O.
 
+pub mod canary;
+pub mod degraded;
 pub mod events;
 pub mod figures;
 pub mod patch;
 pub mod pause;
 pub mod planner;
+pub mod rejected;
+pub mod set_plan;
+pub mod set_status;
 pub mod status_annotations;
 
 pub use figures::Figures;
-pub use planner::{Planner, ProbeMap, SetPlan, Snapshot, needs, needs_pods, plan, plan_with};
+pub use planner::{Planner, ProbeMap, Snapshot, needs, needs_pods, plan, plan_with};
+pub use set_plan::SetPlan;

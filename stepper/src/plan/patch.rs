@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::config::SetConfig;
 use crate::gates::throttle;
+use crate::plan::rejected;
 
 /// The JSON Pointer of `tokens` (escaped: `/` in an annotation key becomes `~1`).
 pub fn ptr(tokens: &[&str]) -> PointerBuf {
@@ -99,7 +100,8 @@ pub fn stamp(config: &SetConfig, now: Timestamp) -> String {
 ///    when absent, pinned by a `test` on `resourceVersion`), which the admission policy requires of any
 ///    request lowering the partition;
 /// 4. `remove` `<prefix>/blocked-reason` and `<prefix>/prometheus-check` if the set carries them (the
-///    rollout moved on; the next step's Prometheus check counts from zero).
+///    rollout moved on; the next step's Prometheus check counts from zero), and `<prefix>/degraded-reason`
+///    when it records a refused write ([`crate::plan::rejected::cleared_by_step`]).
 pub fn step_patch(
     set: &StatefulSet,
     config: &SetConfig,
@@ -117,17 +119,18 @@ pub fn step_patch(
             value: json!(to),
         }),
     ];
-    ops.extend(annotation_ops(
-        set,
-        &[
-            (
-                config.keys.last_partition_update.clone(),
-                Some(stamp(config, now)),
-            ),
-            (config.keys.blocked_reason.clone(), None),
-            (config.keys.prometheus_check.clone(), None),
-        ],
-    ));
+    let mut changes = vec![
+        (
+            config.keys.last_partition_update.clone(),
+            Some(stamp(config, now)),
+        ),
+        (config.keys.blocked_reason.clone(), None),
+        (config.keys.prometheus_check.clone(), None),
+    ];
+    if rejected::cleared_by_step(config.stamps.degraded_reason.as_deref()) {
+        changes.push((config.keys.degraded_reason.clone(), None));
+    }
+    ops.extend(annotation_ops(set, &changes));
     Patch(ops)
 }
 

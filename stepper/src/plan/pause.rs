@@ -3,7 +3,8 @@
 //!
 //! Pause sets `<prefix>/paused: "true"` and `<prefix>/paused-reason`; resume removes both and the
 //! Prometheus check's counts (`<prefix>/prometheus-check`), so a check that paused the rollout at its
-//! `failure-limit` starts over instead of pausing again at once.
+//! `failure-limit` starts over instead of pausing again at once, and that pause's
+//! `<prefix>/degraded-reason` (`FailureLimit: …`), so GitOps tools stop reporting it Degraded.
 
 use json_patch::Patch;
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -11,6 +12,7 @@ use serde_json::json;
 use sts_safe_rollout_rules::annotations::TRUE;
 
 use crate::config::SetConfig;
+use crate::model::reasons::degraded_kind;
 use crate::plan::patch::{annotation_ops, annotation_patch, ptr, test};
 
 /// The pause patch: `paused: "true"` and `paused-reason: <who>: <reason>` (an existing reason is
@@ -34,10 +36,18 @@ pub fn pause_patch(set: &StatefulSet, config: &SetConfig, who: &str, reason: &st
 /// The resume patch, or `None` when the set is neither paused nor carries a pause reason or check
 /// counts (nothing to resume). Each annotation removed is first `test`ed against the value read, so a
 /// pause set or a check counted after the read makes the patch fail (HTTP 422) instead of being lost.
+/// A `degraded-reason` of kind `FailureLimit` goes with the pause; another kind stays (its condition
+/// is not the pause).
 pub fn resume_patch(set: &StatefulSet, config: &SetConfig) -> Option<Patch> {
     let keys = &config.keys;
     let annotations = set.metadata.annotations.as_ref()?;
-    let removed = [&keys.paused, &keys.paused_reason, &keys.prometheus_check];
+    let mut removed = vec![&keys.paused, &keys.paused_reason, &keys.prometheus_check];
+    if annotations
+        .get(&keys.degraded_reason)
+        .is_some_and(|v| degraded_kind::of(v) == degraded_kind::FAILURE_LIMIT)
+    {
+        removed.push(&keys.degraded_reason);
+    }
     let mut ops: Vec<_> = removed
         .iter()
         .filter_map(|k| {

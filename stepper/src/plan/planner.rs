@@ -11,22 +11,18 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use json_patch::Patch;
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 
 use crate::config::{Keys, SetConfig};
-use crate::gates::{
-    self, Evaluation, FleetView, GateInput, GateOptions, Need, NextStep, Probes, Verdict,
-};
-use crate::gates::{recovery, throttle};
+use crate::gates::{self, Evaluation, FleetView, GateInput, GateOptions, Need, Probes, Verdict};
+use crate::gates::{pause_points, recovery, throttle};
 use crate::model::pods::{PdbView, controller_uid, pods_by_ordinal};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
-use crate::plan::events::EventNote;
-use crate::plan::figures::Figures;
-use crate::plan::{patch, status_annotations};
+use crate::plan::patch;
+use crate::plan::set_plan::{SetPlan, plan_evaluated};
 
 /// Everything one pass reads: the result of one LIST of each kind (no per-pod or per-set GET).
 #[derive(Clone, Debug, Default)]
@@ -55,32 +51,6 @@ pub fn needs_pods(sets: &[StatefulSet], keys: &Arc<Keys>) -> bool {
             && set::has_staged_update(s)
             && set::partition(s).unwrap_or(0) > 0
     })
-}
-
-/// The plan for one StatefulSet.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SetPlan {
-    /// `metadata.namespace`.
-    pub namespace: String,
-    /// `metadata.name`.
-    pub name: String,
-    /// Reference for Events (`apps/v1`, kind, namespace, name, uid, resourceVersion).
-    pub reference: ObjectReference,
-    /// Its annotations, as read.
-    pub config: SetConfig,
-    /// Figures to report.
-    pub figures: Figures,
-    /// What the gates concluded.
-    pub verdict: Verdict,
-    /// The step past the gates, or why none can be pinned ([`Evaluation::next_step`]).
-    pub next_step: Option<Result<NextStep, String>>,
-    /// Metadata-only JSON Patch of the status annotations ([`status_annotations::status_changes`]);
-    /// `None` when nothing changes or a step carries them in its own patch.
-    pub status_annotations: Option<Patch>,
-    /// Events to publish once `status_annotations` (or the step carrying them) is applied.
-    pub status_events: Vec<EventNote>,
-    /// The step's JSON Patch ([`patch::step_patch`]) when the verdict is [`Verdict::Step`].
-    pub step: Option<Patch>,
 }
 
 /// What the I/O gates read for each StatefulSet of a snapshot, by its index in
@@ -198,18 +168,21 @@ impl<'s> Planner<'s> {
             .collect()
     }
 
+    /// True when the pods of the set at index `i` were read ([`Snapshot::pods_read_for`]).
+    fn pods_read(&self, i: usize) -> bool {
+        self.snapshot
+            .pods_read_for
+            .as_ref()
+            .is_none_or(|read| read.contains(&i))
+    }
+
     /// The evaluation of the set at index `i` when its pods were not read ([`Snapshot::pods_read_for`]):
     /// the gates before any gate (`Unguarded`, `Idle`), then the gates of the list; past them
     /// `Throttled` (the only reason a set that passes them is not read in a pass), or — for a set a
     /// single-set command did not ask about — blocked `PodNotReady` as not read. `None` when the pods
     /// were read.
     fn unread(&self, i: usize, now: Timestamp) -> Option<Evaluation> {
-        if self
-            .snapshot
-            .pods_read_for
-            .as_ref()
-            .is_none_or(|read| read.contains(&i))
-        {
+        if self.pods_read(i) {
             return None;
         }
         let (set, config) = (&self.snapshot.statefulsets[i], &self.configs[i]);
@@ -239,6 +212,10 @@ impl<'s> Planner<'s> {
         ev.verdict = Verdict::Blocked(blocked);
         ev.need = None;
         ev.changes.clear();
+        // A pause now or a lift is judged from the list alone; a step's effects are not.
+        ev.canary = ev
+            .canary
+            .filter(|c| !matches!(c, pause_points::PlanEffect::WithStep { .. }));
         Some(ev)
     }
 
@@ -316,8 +293,12 @@ impl<'s> Planner<'s> {
         sets.iter()
             .zip(&self.configs)
             .zip(evaluated)
-            .map(|((set, config), (pods, ev))| {
-                let mut p = plan_evaluated(set, config, &pods, ev, now);
+            .enumerate()
+            .map(|(i, ((set, config), (pods, ev)))| {
+                let read = self.pods_read(i);
+                let stuck = recovery::decide(set, config, &pods, self.opts.recover_stuck_pods, now)
+                    .filter(|_| read);
+                let mut p = plan_evaluated(set, config, &pods, ev, (read, stuck), now);
                 if self.opts.max_steps_per_minute.is_some()
                     && let Some(step) = &mut p.step
                 {
@@ -352,41 +333,4 @@ pub fn plan_with(
     probes: &ProbeMap,
 ) -> Vec<SetPlan> {
     Planner::new(snapshot, opts).plan(now, probes)
-}
-
-/// The writes and Events for one evaluated StatefulSet.
-fn plan_evaluated(
-    set: &StatefulSet,
-    config: &SetConfig,
-    pods: &BTreeMap<u32, &Pod>,
-    ev: Evaluation,
-    now: Timestamp,
-) -> SetPlan {
-    let mut status = status_annotations::status_changes(set, config, pods, &ev, now);
-    let events = std::mem::take(&mut status.events);
-    // A step carries its bookkeeping in its own patch: one write, so its `resourceVersion` pin holds.
-    let (annotations, step) = match &ev.verdict {
-        Verdict::Step {
-            from,
-            to,
-            update_revision,
-        } => {
-            let mut step = patch::step_patch(set, config, *from, *to, update_revision, now);
-            patch::fold_annotations(set, &status.changes, &mut step);
-            (None, Some(step))
-        }
-        _ => (status.patch(set), None),
-    };
-    SetPlan {
-        namespace: set.metadata.namespace.clone().unwrap_or_default(),
-        name: set.metadata.name.clone().unwrap_or_default(),
-        reference: set::reference(set),
-        config: config.clone(),
-        figures: Figures::of(set, config),
-        verdict: ev.verdict,
-        next_step: ev.next_step,
-        status_annotations: annotations,
-        status_events: events,
-        step,
-    }
 }

@@ -1,6 +1,8 @@
 //! The status annotations a pass writes besides the step, and the Events they announce.
 //!
-//! They are `initialized`, `blocked-reason`, `completed-revision` and the gates' own state.
+//! They are `initialized`, `blocked-reason`, `completed-revision`, the gates' own state, and
+//! `degraded-reason`: a stuck pod's record ([`crate::plan::degraded`]) and the removal of one that
+//! records a refused write ([`crate::plan::rejected`]).
 
 use std::collections::BTreeMap;
 
@@ -15,8 +17,10 @@ use crate::config::SetConfig;
 use crate::gates::{self, Evaluation, Idle, Verdict};
 use crate::model::reasons::Reason;
 use crate::model::set;
+use crate::plan::degraded::{self, StuckPods};
 use crate::plan::events::EventNote;
 use crate::plan::patch::{annotation_patch, ptr, test};
+use crate::plan::rejected;
 
 /// The status annotations of one evaluated set, as plain changes: what [`status_annotations`] writes,
 /// and what a step folds into its own patch (so a step is one write, issue 12 item 5).
@@ -24,19 +28,18 @@ use crate::plan::patch::{annotation_patch, ptr, test};
 pub struct StatusChanges {
     /// Annotation changes by full key (`Some` sets, `None` removes).
     pub changes: Vec<(String, Option<String>)>,
-    /// A `test` op that must hold for the changes to apply (the Prometheus check's state).
-    pub guard: Option<json_patch::PatchOperation>,
+    /// `test` ops that must hold for the changes to apply (the Prometheus check's state; the canary
+    /// plan's pins, [`crate::plan::canary::CanaryWrites::pins`]).
+    pub guards: Vec<json_patch::PatchOperation>,
     /// The Events to publish once the changes are written.
     pub events: Vec<EventNote>,
 }
 
 impl StatusChanges {
-    /// The metadata-only JSON Patch of these changes on `set` (the guard first), `None` when empty.
+    /// The metadata-only JSON Patch of these changes on `set` (the guards first), `None` when empty.
     pub fn patch(self, set: &StatefulSet) -> Option<Patch> {
         annotation_patch(set, &self.changes).map(|mut patch| {
-            if let Some(g) = self.guard {
-                patch.0.insert(0, g);
-            }
+            patch.0.splice(0..0, self.guards);
             patch
         })
     }
@@ -49,9 +52,10 @@ pub fn status_annotations(
     config: &SetConfig,
     pods: &BTreeMap<u32, &Pod>,
     ev: &Evaluation,
+    stuck: StuckPods<'_>,
     now: Timestamp,
 ) -> (Option<Patch>, Vec<EventNote>) {
-    let mut status = status_changes(set, config, pods, ev, now);
+    let mut status = status_changes(set, config, pods, ev, stuck, now);
     let events = std::mem::take(&mut status.events);
     (status.patch(set), events)
 }
@@ -65,12 +69,18 @@ pub fn status_annotations(
 ///   removed when idle or unguarded (a step's own patch removes it);
 /// - the gates' changes ([`Evaluation::changes`]) unless a step follows (a step starts the check's
 ///   counts over), pinned by a `test` op so two steppers never both count one period's check;
-/// - `completed-revision` with its `RolloutComplete` Event, once per revision.
+/// - `completed-revision` with its `RolloutComplete` Event, once per revision;
+/// - `degraded-reason` removed when it records a refused write this pass clears
+///   ([`rejected::cleared_without_step`]: a refused status write, by this status write; a refused
+///   step once no step is pending); otherwise ([`degraded::degraded_change`], `stuck`: what the
+///   pass knows of the set's stuck pods) set or cleared with its `RolloutDegraded` Event, unless
+///   the gates set it (a `failure-limit` pause, announced by its `RolloutPaused` Event).
 pub fn status_changes(
     set: &StatefulSet,
     config: &SetConfig,
     pods: &BTreeMap<u32, &Pod>,
     ev: &Evaluation,
+    stuck: StuckPods<'_>,
     now: Timestamp,
 ) -> StatusChanges {
     let keys = &config.keys;
@@ -101,11 +111,14 @@ pub fn status_changes(
             }
         }
     }
-    let mut guard = None;
+    if rejected::cleared_without_step(config.stamps.degraded_reason.as_deref(), verdict) {
+        changes.push((keys.degraded_reason.clone(), None));
+    }
+    let mut guards = Vec::new();
     if !matches!(verdict, Verdict::Step { .. }) && !ev.changes.is_empty() {
         let check_key = &keys.prometheus_check;
         if ev.changes.iter().any(|(k, _)| k == check_key) {
-            guard = Some(match &config.stamps.prometheus_check {
+            guards.push(match &config.stamps.prometheus_check {
                 Some(old) => test(ptr(&["metadata", "annotations", check_key]), json!(old)),
                 None => test(
                     ptr(&["metadata", "resourceVersion"]),
@@ -128,6 +141,13 @@ pub fn status_changes(
         }
         changes.extend(ev.changes.iter().cloned());
     }
+    if !changes.iter().any(|(k, _)| *k == keys.degraded_reason) {
+        let (change, event) = degraded::degraded_change(config, stuck);
+        if let Some(value) = change {
+            changes.push((keys.degraded_reason.clone(), value));
+        }
+        events.extend(event);
+    }
     if *verdict == Verdict::Idle(Idle::UpToDate)
         && set::partition(set).unwrap_or(0) == 0
         && set::is_fully_ready(set)
@@ -143,7 +163,7 @@ pub fn status_changes(
     }
     StatusChanges {
         changes,
-        guard,
+        guards,
         events,
     }
 }

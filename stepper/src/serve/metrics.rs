@@ -3,8 +3,10 @@
 //! Per StatefulSet (labels `namespace`, `statefulset`): `sts_safe_rollout_replicas`,
 //! `_current_replicas`, `_updated_replicas`, `_partition`, `_last_partition_update_timestamp_seconds`
 //! (Unix seconds), `_blocked{reason}` (1 for the current reason; the series of other reasons are
-//! removed), `_steps_total`. Per process: `_pass_duration_seconds` (histogram), `_passes_total{result}`
-//! `_last_pass_timestamp_seconds`, `_leader` (1 while this replica may write) and `_watch_restarts_total{resource}`. Series of StatefulSets that left the scope are removed.
+//! removed), `_steps_total`. Per process: `_pass_duration_seconds` (histogram), `_passes_total{result}`,
+//! `_errors_total{reason}` (sets a pass could not handle: `StepRejected`, `StatusWriteRejected`,
+//! `ApiError`), `_last_pass_timestamp_seconds`, `_leader` (1 while this replica may write) and
+//! `_watch_restarts_total{resource}`. Series of StatefulSets that left the scope are removed.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -48,6 +50,14 @@ pub struct ResourceLabels {
     pub resource: String,
 }
 
+/// Labels of `sts_safe_rollout_errors_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ErrorLabels {
+    /// `StepRejected` or `StatusWriteRejected` (the API server refused the write: the Warning Event
+    /// of that reason says why), or `ApiError` (any other API or transport error).
+    pub reason: String,
+}
+
 /// Labels of `sts_safe_rollout_passes_total`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct PassLabels {
@@ -71,6 +81,7 @@ pub struct Metrics {
     pass_duration: Histogram,
     step_decision_age: Histogram,
     passes: Family<PassLabels, Counter>,
+    errors: Family<ErrorLabels, Counter>,
     last_pass: FloatGauge,
     leader: Gauge,
     watch_restarts: Family<ResourceLabels, Counter>,
@@ -99,6 +110,7 @@ impl Metrics {
             pass_duration: Histogram::new(exponential_buckets(0.01, 2.0, 14)),
             step_decision_age: Histogram::new(exponential_buckets(0.005, 2.0, 12)),
             passes: Family::default(),
+            errors: Family::default(),
             last_pass: FloatGauge::default(),
             leader: Gauge::default(),
             watch_restarts: Family::default(),
@@ -159,6 +171,11 @@ impl Metrics {
             "sts_safe_rollout_passes",
             "Passes by result: ok, errored (an API error blocked a StatefulSet), failed (a LIST failed)",
             m.passes.clone(),
+        );
+        registry.register(
+            "sts_safe_rollout_errors",
+            "StatefulSets a pass could not handle, by reason: StepRejected, StatusWriteRejected (the API server refused the write), ApiError (any other API or transport error)",
+            m.errors.clone(),
         );
         registry.register(
             "sts_safe_rollout_last_pass_timestamp_seconds",
@@ -233,6 +250,17 @@ impl Metrics {
                 self.steps.get_or_create(&labels).inc();
             }
             self.set_blocked(&labels, s.blocked_reason());
+            if s.error.is_some() {
+                let reason = s
+                    .rejection
+                    .as_ref()
+                    .map_or("ApiError", |r| r.rejection.write.reason());
+                self.errors
+                    .get_or_create(&ErrorLabels {
+                        reason: reason.into(),
+                    })
+                    .inc();
+            }
             seen.insert(labels);
         }
         for r in &report.recoveries {

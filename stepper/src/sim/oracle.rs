@@ -28,6 +28,8 @@ pub struct StepRecord {
     pub failing_gate: Option<String>,
     /// Whether the application-unhealthy signal was raised at that moment.
     pub app_unhealthy: bool,
+    /// `status.updateRevision` stored when it landed (the revision the step rolls out).
+    pub update_revision: String,
 }
 
 /// What the oracle saw of the stored state just before a write: whether the controller had observed
@@ -112,6 +114,7 @@ impl World {
             observed: witness.observed,
             failing_gate: witness.failing_gate,
             app_unhealthy: self.app_unhealthy,
+            update_revision: self.status_str("updateRevision"),
         });
     }
 

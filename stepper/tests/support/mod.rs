@@ -1,2 +1,4 @@
 //! Harnesses shared by integration tests that need real processes or servers.
+pub mod fake_apiserver;
+pub mod lease_server;
 pub mod prometheus;

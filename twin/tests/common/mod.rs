@@ -104,7 +104,7 @@ pub fn twin_answer(twin: &Twin, request: &Value) -> Answer {
 pub enum Agreement {
     /// The same object is stored (or both leave it unchanged).
     Same,
-    /// They differ by design; the name is the row (README, "Install without Kubewarden").
+    /// They differ by design; the name is the row (docs/native-twin.md, "What differs, by design").
     ByDesign(&'static str),
 }
 

@@ -1,6 +1,7 @@
 //! One line of the timeline: the set's state after a virtual second.
 //!
-//! The partition, each pod as revision letter and state symbol, the slots down, the notes.
+//! The partition, each pod as revision letter and state symbol, the slots down, the notes, and the
+//! StatefulSet as stored (what Argo CD and Flux would evaluate at that second).
 
 use crate::sim::world::World;
 
@@ -31,6 +32,8 @@ pub struct Frame {
     pub fault_down: usize,
     /// What happened this second (scenario events, policy rows, stepper outcome).
     pub notes: Vec<String>,
+    /// The StatefulSet as the API server stores it after this second (JSON, what a GET returns).
+    pub set: serde_json::Value,
 }
 
 /// The pods of `world` as the timeline shows them, ordinals `[0, max(replicas, highest ordinal + 1))`.

@@ -5,11 +5,17 @@
 
 use std::collections::BTreeSet;
 
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
 use serde_json::json;
 
 use super::spec::{Action, key};
+use crate::config::{Keys, SetConfig};
 use crate::pass::reads;
 use crate::pass::{self, Outcome, PassOptions};
+use crate::plan::events::EventNote;
+use crate::plan::pause::{pause_patch, resume_patch};
 use crate::sim::cluster::{ApiFault, SimCluster};
 use crate::sim::history::{template, template_image};
 use crate::sim::world::{World, timestamp};
@@ -158,6 +164,14 @@ pub(super) fn play(
                 deleted.join(", ")
             )
         }
+        Action::Resume {} => person_write(&mut world, "resume", |set, config| {
+            let event = EventNote::resumed("a person", config.paused_reason.as_deref());
+            Some((resume_patch(set, config)?, event))
+        }),
+        Action::Pause(reason) => person_write(&mut world, "pause", |set, config| {
+            let patch = pause_patch(set, config, "a person", reason);
+            Some((patch, EventNote::paused_by("a person", reason)))
+        }),
         Action::DeletePod(o) => {
             if world.delete_pod(*o) {
                 disruptions.fault_deleted.insert(*o);
@@ -169,12 +183,63 @@ pub(super) fn play(
     }
 }
 
+/// A person's `kubectl safe-rollout pause|resume` (`what`): the patch `make` builds from the stored set
+/// and its annotations, applied straight to the stored set through admission, and its Event. `None`
+/// from `make`: nothing to do.
+fn person_write(
+    world: &mut World,
+    what: &str,
+    make: impl FnOnce(&StatefulSet, &SetConfig) -> Option<(json_patch::Patch, EventNote)>,
+) -> String {
+    let set = match world.typed_set() {
+        Ok(set) => set,
+        Err(e) => return format!("kubectl safe-rollout {what}: {e}"),
+    };
+    let config = SetConfig::parse(&set, &Arc::new(Keys::new(&world.prefix)));
+    let Some((patch, event)) = make(&set, &config) else {
+        return format!("kubectl safe-rollout {what}: not paused, nothing to do");
+    };
+    let mut object = world.set.clone();
+    if let Err(e) = json_patch::patch(&mut object, &patch) {
+        return format!("kubectl safe-rollout {what} failed: {e}");
+    }
+    match world.write(object, what) {
+        Ok(()) => {
+            let t = world.t;
+            world
+                .events
+                .push((t, event.reason.clone(), event.note.clone()));
+            format!("kubectl safe-rollout {what}: {}", event.note)
+        }
+        Err(e) => format!("kubectl safe-rollout {what} refused: {e}"),
+    }
+}
+
 fn outcome_note(outcome: &Outcome) -> String {
     outcome.to_string()
 }
 
-/// One stepper pass at `t` (or a killed one, or two racing); returns the timeline notes.
+/// One stepper pass at `t` (or a killed one, or two racing); returns the timeline notes, then one note
+/// per `RolloutPaused` / `RolloutResumed` Event the pass published (the canary plan's pauses).
 pub(super) fn stepper_pass(
+    cluster: &SimCluster,
+    opts: &PassOptions,
+    t: i64,
+    disruptions: &mut Disruptions,
+) -> Vec<String> {
+    let before = cluster.world().events.len();
+    let mut notes = pass_notes(cluster, opts, t, disruptions);
+    let world = cluster.world();
+    notes.extend(
+        (world.events.iter().skip(before))
+            .filter(|(_, reason, _)| reason.starts_with("Rollout") && reason != "RolloutComplete")
+            .map(|(_, reason, note)| format!("stepper: {reason}: {note}")),
+    );
+    notes
+}
+
+/// [`stepper_pass`]'s outcome notes.
+fn pass_notes(
     cluster: &SimCluster,
     opts: &PassOptions,
     t: i64,

@@ -1,14 +1,24 @@
 //! The timeline a person reads: one line per second that changed, then the summary.
+//!
+//! Each line shows the set's rollout health ([`crate::rollout::health`]: what Argo CD and Flux report
+//! with `deploy/gitops/`) next to the pods.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+
+use crate::config::{Keys, SetConfig};
+use crate::rollout::health::health;
 
 use super::frame::PodView;
 use super::run::{Run, Summary};
 use super::spec::Scenario;
 use crate::sim::history::template_image;
 
-/// Renders the timeline: a header, then one line per second whose state or notes differ from the last
-/// line printed (pods as `<revision letter><state>`, see [`PodView`]), then the summary.
+/// Renders the timeline: a header, then one line per second whose state, health or notes differ from
+/// the last line printed (pods as `<revision letter><state>`, see [`PodView`]; the health code of
+/// [`frame_health`]), then the summary.
 pub fn render(run: &Run, scenario: &Scenario) -> String {
     let mut out = String::new();
     let mode = if run.native {
@@ -42,15 +52,22 @@ pub fn render(run: &Run, scenario: &Scenario) -> String {
         out,
         "pods: <revision><state>  + available  ~ Ready<minReadySeconds  . starting  ! NotReady  x terminating  _ missing"
     );
-    let mut last: Option<(i32, Vec<PodView>, usize)> = None;
+    let _ = writeln!(
+        out,
+        "health: what Argo CD and Flux report with deploy/gitops/ (sts-stepper status: HEALTH)"
+    );
+    let keys = Arc::new(Keys::default());
+    let mut last: Option<(i32, Vec<PodView>, usize, &'static str)> = None;
     let mut last_routine: Vec<&str> = Vec::new();
     for f in &run.frames {
-        let state = (f.partition, f.pods.clone(), f.down);
+        let health = frame_health(&f.set, &keys);
+        let state = (f.partition, f.pods.clone(), f.down, health);
         let routine: Vec<&str> = f
             .notes
             .iter()
             .map(String::as_str)
             .filter(|n| is_routine(n))
+            .map(without_countdown)
             .collect();
         let news = f.notes.iter().any(|n| !is_routine(n))
             || (!routine.is_empty() && routine != last_routine);
@@ -67,7 +84,7 @@ pub fn render(run: &Run, scenario: &Scenario) -> String {
             .map(|p| format!("{}{}", p.letter, p.state))
             .collect();
         let head = format!(
-            "{:>5}s  p={:<2} [{}] down {}",
+            "{:>5}s  p={:<2} [{}] down {}  {health:<11}",
             f.t,
             f.partition,
             pods.join(" "),
@@ -83,6 +100,24 @@ pub fn render(run: &Run, scenario: &Scenario) -> String {
     }
     out.push_str(&render_summary(&run.summary));
     out
+}
+
+/// `note` without a trailing bake countdown (` (25 s of bake left)`): a pause counting down its bake
+/// time is shown once, not every pass.
+fn without_countdown(note: &str) -> &str {
+    match note.rsplit_once(" (") {
+        Some((head, tail)) if tail.ends_with(" s of bake left)") => head,
+        _ => note,
+    }
+}
+
+/// The health code of a frame's StatefulSet (`set`, as stored) under the annotation `keys`, or `?`
+/// when it does not parse as one.
+pub fn frame_health(set: &serde_json::Value, keys: &Arc<Keys>) -> &'static str {
+    match serde_json::from_value::<StatefulSet>(set.clone()) {
+        Ok(s) => health(&s, &SetConfig::parse(&s, keys)).status.as_str(),
+        Err(_) => "?",
+    }
 }
 
 /// A stepper note that repeats every pass while nothing changes.

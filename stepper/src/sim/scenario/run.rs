@@ -129,10 +129,10 @@ impl Player {
         let opts = PassOptions {
             gates: GateOptions {
                 pdb_gate: scenario.stepper.pdb_gate,
+                recover_stuck_pods: scenario.stepper.recover_stuck_pods,
                 ..GateOptions::default()
             },
             dry_run: false,
-            recover_stuck_pods: scenario.stepper.recover_stuck_pods,
             ..PassOptions::default()
         };
         let mut events = scenario.events.clone();
@@ -238,6 +238,7 @@ impl Player {
             down,
             fault_down,
             notes,
+            set: world.set.clone(),
         });
         summary.ended = t;
     }

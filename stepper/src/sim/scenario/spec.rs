@@ -207,6 +207,11 @@ pub enum Action {
     },
     /// A person deletes the pod at this ordinal (`kubectl delete pod`).
     DeletePod(u32),
+    /// A person runs `kubectl safe-rollout resume` (the stepper's `resume` patch, written as a person's
+    /// command: not subject to the scenario's API faults).
+    Resume {},
+    /// A person runs `kubectl safe-rollout pause --reason TEXT`.
+    Pause(String),
     /// A person deletes every pod running a bad image (the Kubernetes docs' remedy after reverting a
     /// bad template: "Forced rollback").
     DeleteBadPods {},

@@ -1,0 +1,119 @@
+//! What a pass reports: per StatefulSet the [`Outcome`] and its figures ([`SetReport`]), for the
+//! pass the sets and the stuck pods recovered ([`PassReport`]) — for the log, the metrics and the
+//! exit status.
+
+use crate::cluster::ClusterError;
+use crate::gates::Idle;
+use crate::model::reasons::{Blocked, Reason};
+use crate::pass::recovery::{RecoveryOutcome, RecoveryReport};
+use crate::pass::rejected::RejectionReport;
+use crate::plan::Figures;
+
+/// What a pass did with one StatefulSet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The partition was lowered `from → to`.
+    Stepped {
+        /// Partition before.
+        from: i32,
+        /// Partition after.
+        to: i32,
+    },
+    /// `--dry-run`: the partition would have been lowered `from → to`.
+    WouldStep {
+        /// Partition now.
+        from: i32,
+        /// Partition it would get.
+        to: i32,
+    },
+    /// A gate blocks the next step (or the API server failed: reason `ApiError`).
+    Blocked(Blocked),
+    /// Nothing to step.
+    Idle(Idle),
+    /// Not guarded; left alone.
+    Unguarded(&'static str),
+    /// A write's `test` op failed: the set changed since the snapshot; re-read next pass.
+    Conflict(String),
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Stepped { from, to } => write!(f, "Stepped {from}→{to}"),
+            Outcome::WouldStep { from, to } => write!(f, "WouldStep {from}→{to} (dry run)"),
+            Outcome::Blocked(b) => write!(f, "Blocked {b}"),
+            Outcome::Idle(Idle::UpToDate) => f.write_str("Idle (up to date)"),
+            Outcome::Idle(Idle::PartitionZero) => {
+                f.write_str("Idle (partition 0: the controller finishes the rollout)")
+            }
+            Outcome::Unguarded(why) => write!(f, "Unguarded ({why})"),
+            Outcome::Conflict(msg) => write!(f, "Conflict (re-read next pass): {msg}"),
+        }
+    }
+}
+
+/// The result of one pass for one StatefulSet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetReport {
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// Figures as observed in the snapshot (the partition after a step is in the outcome), except
+    /// `last_partition_update`: after a step, the stamp the step wrote.
+    pub figures: Figures,
+    /// What happened.
+    pub outcome: Outcome,
+    /// The API error that blocked this set, if any (the pass exits non-zero).
+    pub error: Option<ClusterError>,
+    /// Events that could not be published (the writes they describe did happen).
+    pub event_errors: Vec<ClusterError>,
+    /// For a step about to be written: the age of the pod read it was decided on, in seconds
+    /// (`sts_safe_rollout_step_decision_age_seconds`); `None` when no step was about to be written.
+    pub decision_age_seconds: Option<f64>,
+    /// A write of this pass the API server refused, and whether it was recorded and announced
+    /// ([`crate::pass::rejected`]).
+    pub rejection: Option<RejectionReport>,
+    /// This pass changed something for the set — wrote to it (with `--dry-run`: would have), lost a
+    /// race, or hit an error not already recorded on it — so its log line is INFO (or ERROR); an
+    /// unchanged wait is DEBUG: a pass that decides nothing logs one line, its summary.
+    pub news: bool,
+}
+
+impl SetReport {
+    /// The partition after this pass: `to` when stepped, else as observed.
+    pub fn partition_after(&self) -> Option<i32> {
+        match self.outcome {
+            Outcome::Stepped { to, .. } => Some(to),
+            _ => self.figures.partition,
+        }
+    }
+
+    /// The blocking reason, if any.
+    pub fn blocked_reason(&self) -> Option<Reason> {
+        match &self.outcome {
+            Outcome::Blocked(b) => Some(b.reason),
+            _ => None,
+        }
+    }
+}
+
+/// The result of one pass.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PassReport {
+    /// One report per StatefulSet in scope, in LIST order.
+    pub sets: Vec<SetReport>,
+    /// The stuck pods recovery deleted (or would have, or failed to), at most one per set.
+    pub recoveries: Vec<RecoveryReport>,
+}
+
+impl PassReport {
+    /// True when some StatefulSet was blocked by an API error, or a recovery DELETE failed.
+    pub fn any_errored(&self) -> bool {
+        self.sets.iter().any(|s| s.error.is_some())
+            || self
+                .recoveries
+                .iter()
+                .any(|r| matches!(r.outcome, RecoveryOutcome::Failed(_)))
+    }
+}

@@ -1,0 +1,116 @@
+//! The plan for one StatefulSet ([`SetPlan`]) and how one evaluated set becomes it: the status
+//! annotations, the step patch carrying them and the canary plan's writes (one write), the recovery
+//! finding.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use json_patch::Patch;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+
+use crate::config::SetConfig;
+use crate::gates::recovery;
+use crate::gates::{Evaluation, NextStep, Verdict, pause_points};
+use crate::model::set;
+use crate::plan::degraded::StuckPods;
+use crate::plan::events::EventNote;
+use crate::plan::figures::Figures;
+use crate::plan::{canary, patch, status_annotations};
+
+/// The plan for one StatefulSet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetPlan {
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// Reference for Events (`apps/v1`, kind, namespace, name, uid, resourceVersion).
+    pub reference: ObjectReference,
+    /// Its annotations, as read.
+    pub config: SetConfig,
+    /// Figures to report.
+    pub figures: Figures,
+    /// What the gates concluded.
+    pub verdict: Verdict,
+    /// The step past the gates, or why none can be pinned ([`Evaluation::next_step`]).
+    pub next_step: Option<Result<NextStep, String>>,
+    /// Metadata-only JSON Patch of the status annotations ([`status_annotations::status_changes`]);
+    /// `None` when nothing changes or a step carries them in its own patch.
+    pub status_annotations: Option<Patch>,
+    /// Events to publish once `status_annotations` (or the step carrying them) is applied.
+    pub status_events: Vec<EventNote>,
+    /// The step's JSON Patch ([`patch::step_patch`]) when the verdict is [`Verdict::Step`].
+    pub step: Option<Patch>,
+    /// The set's stuck pod and what recovery does with it ([`recovery::decide`]; its pods were read),
+    /// `None` when it has none. The status annotations record one past its recovery time that is
+    /// not deleted (`degraded-reason: StuckPod: …`); the pass deletes one decided `Delete`.
+    pub recovery: Option<recovery::Finding>,
+    /// `metadata.annotations` was present on the set as read (a refused write's record adds a key
+    /// to it, or the whole map: [`crate::plan::rejected::record_patch`]).
+    pub annotated: bool,
+}
+
+/// The writes and Events for one evaluated StatefulSet; `(read, stuck)`: whether its pods were read,
+/// and its recovery finding.
+pub(super) fn plan_evaluated(
+    set: &StatefulSet,
+    config: &SetConfig,
+    pods: &BTreeMap<u32, &Pod>,
+    ev: Evaluation,
+    (read, stuck): (bool, Option<recovery::Finding>),
+    now: Timestamp,
+) -> SetPlan {
+    let stuck_pods = if read {
+        StuckPods::Read(stuck.as_ref())
+    } else {
+        StuckPods::NotRead
+    };
+    let mut status = status_annotations::status_changes(set, config, pods, &ev, stuck_pods, now);
+    let mut events = std::mem::take(&mut status.events);
+    // A step carries its bookkeeping and the canary plan's writes ([`canary::writes`]) in its own
+    // patch: one write, so its `test` pins hold for all of it; a pause without a step joins the
+    // status annotations.
+    let plan_writes = (ev.canary.as_ref()).map(|e| canary::writes(set, config, e));
+    let (annotations, step) = match (&ev.verdict, plan_writes) {
+        (
+            Verdict::Step {
+                from,
+                to,
+                update_revision,
+            },
+            writes,
+        ) => {
+            let mut step = patch::step_patch(set, config, *from, *to, update_revision, now);
+            patch::fold_annotations(set, &status.changes, &mut step);
+            if let Some(w) = writes {
+                patch::fold_annotations(set, &w.changes, &mut step);
+                // After the step's own pins (partition, updateRevision).
+                step.0.splice(2..2, w.pins);
+                events.extend(w.events);
+            }
+            (None, Some(step))
+        }
+        (_, Some(w)) if !matches!(ev.canary, Some(pause_points::PlanEffect::WithStep { .. })) => {
+            status.changes.extend(w.changes);
+            status.guards.extend(w.pins);
+            events.extend(w.events);
+            (status.patch(set), None)
+        }
+        _ => (status.patch(set), None),
+    };
+    SetPlan {
+        namespace: set.metadata.namespace.clone().unwrap_or_default(),
+        name: set.metadata.name.clone().unwrap_or_default(),
+        reference: set::reference(set),
+        config: config.clone(),
+        figures: Figures::of(set, config),
+        verdict: ev.verdict,
+        next_step: ev.next_step,
+        status_annotations: annotations,
+        status_events: events,
+        step,
+        recovery: stuck,
+        annotated: set.metadata.annotations.is_some(),
+    }
+}

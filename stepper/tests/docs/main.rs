@@ -1,0 +1,311 @@
+//! `make docs-check`: every page of `docs/` that lists names the code defines lists exactly those —
+//! annotations (`rules/src/annotations.rs`), each subcommand's flags (clap's `Command`), metrics (the
+//! registry), Event reasons (`plan/events.rs`), gate reasons in gate order (`model/reasons.rs`), the
+//! `status -o json` fields (the serialized document) — and every relative link of README.md and
+//! `docs/` resolves (file and `#anchor`), every page is reachable from README, and README stays short.
+//!
+//! Not run by `cargo test --workspace` (`test = false` in Cargo.toml): `make docs-check` runs it as
+//! its own step of `make test`, counted once.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use clap::CommandFactory;
+use serde_json::Value;
+use sts_safe_rollout_rules::annotations;
+use sts_stepper::cli::Cli;
+use sts_stepper::cluster::ClusterError;
+use sts_stepper::gates::recovery::StuckPod;
+use sts_stepper::model::reasons::{Blocked, Reason};
+use sts_stepper::pass::recovery::{RecoveryOutcome, RecoveryReport};
+use sts_stepper::pass::{Outcome, PassReport, SetReport};
+use sts_stepper::plan::Figures;
+use sts_stepper::plan::events::REASONS;
+use sts_stepper::plan::set_status::{
+    HealthDoc, PausePlanDoc, RolloutStatus, RolloutStatusList, StuckPodStatus, VerdictStatus,
+};
+use sts_stepper::serve::metrics::Metrics;
+
+mod links;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// The lines of the section under the heading `heading` (its level and text, e.g. `## once`), up to
+/// the next heading of the same or a higher level.
+fn section<'a>(text: &'a str, heading: &str) -> Vec<&'a str> {
+    let level = heading.split(' ').next().unwrap_or("").len();
+    let mut lines = text.lines().skip_while(|l| *l != heading);
+    assert!(lines.next().is_some(), "no heading {heading:?}");
+    lines
+        .take_while(|l| {
+            let hashes = l.chars().take_while(|c| *c == '#').count();
+            !(hashes > 0 && hashes <= level && l[hashes..].starts_with(' '))
+        })
+        .collect()
+}
+
+/// The backquoted text of the first cell of each table row in `lines` (`| \`name\` | …`).
+fn first_cells<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .collect()
+}
+
+fn set<'a>(names: impl IntoIterator<Item = &'a str>) -> BTreeSet<String> {
+    names.into_iter().map(str::to_string).collect()
+}
+
+#[test]
+fn the_annotation_table_lists_every_annotation() {
+    let text = read("docs/annotations.md");
+    let lines: Vec<&str> = text.lines().collect();
+    let names = first_cells(&lines);
+    assert!(
+        names.contains(&"prometheus-query-<N>"),
+        "the numbered form: {names:?}"
+    );
+    let documented: Vec<&str> = names
+        .into_iter()
+        .filter(|n| *n != "prometheus-query-<N>")
+        .collect();
+    assert_eq!(
+        set(documented.iter().copied()),
+        set(annotations::ALL),
+        "docs/annotations.md vs annotations::ALL"
+    );
+    assert_eq!(
+        documented.len(),
+        annotations::ALL.len(),
+        "a name listed twice: {documented:?}"
+    );
+}
+
+/// The long flags of the first cell of each row (`-n, --namespace NS` → `namespace`).
+fn flags_of(lines: &[&str]) -> BTreeSet<String> {
+    first_cells(lines)
+        .iter()
+        .flat_map(|cell| cell.split_whitespace())
+        .filter_map(|w| w.trim_end_matches(',').strip_prefix("--"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_flag_tables_list_each_subcommands_flags() {
+    let text = read("docs/commands.md");
+    let mut cmd = Cli::command();
+    cmd.build();
+    let global: BTreeSet<String> = cmd
+        .get_arguments()
+        .filter(|a| a.is_global_set())
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect();
+    assert_eq!(
+        flags_of(&section(&text, "## Global options")),
+        global,
+        "Global options"
+    );
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        let own: BTreeSet<String> = sub
+            .get_arguments()
+            .filter(|a| !a.is_global_set())
+            .filter_map(|a| a.get_long().map(str::to_string))
+            .filter(|l| l != "help")
+            .collect();
+        let heading = format!("## {}", sub.get_name());
+        assert_eq!(flags_of(&section(&text, &heading)), own, "{heading}");
+    }
+}
+
+/// A pass report that gives every per-set and per-pass family a series: a set stepped (with its
+/// decision's age), a set blocked by an API error, a pod recovered.
+fn busy_report() -> PassReport {
+    let set = |name: &str, outcome: Outcome| SetReport {
+        namespace: "demo".into(),
+        name: name.into(),
+        figures: Figures {
+            last_partition_update: Some("2026-11-23T01:10:42Z".parse().expect("time")),
+            ..Figures::default()
+        },
+        decision_age_seconds: matches!(outcome, Outcome::Stepped { .. }).then_some(0.2),
+        error: matches!(outcome, Outcome::Blocked(_)).then(|| ClusterError::Transport {
+            action: "patch".into(),
+            message: "timeout".into(),
+        }),
+        outcome,
+        event_errors: vec![],
+        rejection: None,
+        news: true,
+    };
+    PassReport {
+        sets: vec![
+            set("stepped", Outcome::Stepped { from: 2, to: 1 }),
+            set(
+                "blocked",
+                Outcome::Blocked(Blocked::new(Reason::ApiError, "x")),
+            ),
+        ],
+        recoveries: vec![RecoveryReport {
+            namespace: "demo".into(),
+            statefulset: "stepped".into(),
+            pod: StuckPod {
+                name: "stepped-1".into(),
+                uid: "u".into(),
+                resource_version: "1".into(),
+                ordinal: 1,
+                revision: "a".into(),
+                expected_revision: "b".into(),
+                not_ready_seconds: 400,
+            },
+            outcome: RecoveryOutcome::Deleted,
+            event_error: None,
+        }],
+    }
+}
+
+#[test]
+fn the_metric_table_lists_every_registered_metric() {
+    let metrics = Metrics::new();
+    metrics.observe(&busy_report(), 0.5, 1.0);
+    metrics.watch_restarted("pods");
+    let encoded = metrics.encode();
+    let registered: BTreeSet<String> = encoded
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .map(|l| match l.split_once(' ') {
+            Some((name, "counter")) => format!("{name}_total"),
+            Some((name, _)) => name.to_string(),
+            None => l.to_string(),
+        })
+        .collect();
+    let text = read("docs/metrics.md");
+    let documented = set(first_cells(&section(
+        &text,
+        "## Metrics (`watch`, `GET /metrics`, OpenMetrics text)",
+    )));
+    assert_eq!(documented, registered, "docs/metrics.md vs the registry");
+}
+
+#[test]
+fn the_event_table_lists_every_reason() {
+    let text = read("docs/events.md");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        set(first_cells(&lines)),
+        set(REASONS),
+        "docs/events.md vs plan::events::REASONS"
+    );
+}
+
+#[test]
+fn the_gate_table_lists_every_reason_in_gate_order() {
+    let text = read("docs/gates.md");
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("| reason | blocks while |"))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let want: Vec<&str> = Reason::ALL.iter().map(|r| r.as_str()).collect();
+    assert_eq!(
+        first_cells(&table),
+        want,
+        "docs/gates.md vs Reason::ALL, in order"
+    );
+}
+
+/// Every path of `v`: object keys joined by `.`, array items as `[]` (their first item's keys).
+fn paths(v: &Value, prefix: &str, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                out.insert(p.clone());
+                paths(child, &p, out);
+            }
+        }
+        Value::Array(items) => {
+            if let Some(first) = items.first() {
+                paths(first, &format!("{prefix}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn the_status_field_table_lists_every_field_of_the_document() {
+    let item = RolloutStatus {
+        namespace: "demo".into(),
+        name: "web".into(),
+        partition: Some(4),
+        replicas: 5,
+        current_replicas: 4,
+        updated_replicas: 1,
+        ready_replicas: 4,
+        current_revision: Some("a".into()),
+        update_revision: Some("b".into()),
+        last_partition_update: Some("2026-11-23T01:10:42Z".into()),
+        verdict: VerdictStatus::of(&sts_stepper::gates::Verdict::Step {
+            from: 4,
+            to: 3,
+            update_revision: "b".into(),
+        }),
+        health: HealthDoc {
+            status: "Progressing",
+            message: "stepping: 1 of 5 pods on b, partition 4".into(),
+        },
+        paused: false,
+        paused_reason: Some("x".into()),
+        degraded_reason: Some("StepRejected: x".into()),
+        stuck_pod: Some(StuckPodStatus {
+            name: "web-1".into(),
+            not_ready_seconds: 400,
+            revision: "a".into(),
+            expected_revision: "b".into(),
+            recovery: "Delete",
+            recovery_message: "deleted this pass".into(),
+        }),
+        pause_plan: Some(PausePlanDoc {
+            written: "1,60%:30".into(),
+            state: "next pause at 60% (3 pods), point 2 of 2, bake 30 s".into(),
+        }),
+    };
+    let doc = serde_json::to_value(RolloutStatusList::new(vec![item])).expect("json");
+    let mut found = BTreeSet::new();
+    paths(&doc, "", &mut found);
+    let text = read("docs/status-output.md");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        set(first_cells(&lines)),
+        found,
+        "docs/status-output.md vs the document"
+    );
+}
+
+#[test]
+fn readme_is_a_ten_minute_read() {
+    let lines = read("README.md").lines().count();
+    assert!(
+        lines <= 250,
+        "README.md has {lines} lines; move reference to docs/"
+    );
+    let readme = read("README.md");
+    let first = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("```sh"))
+        .nth(1)
+        .unwrap_or("");
+    assert!(first.starts_with("make demo"), "make demo first: {first}");
+}
