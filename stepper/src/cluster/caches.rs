@@ -126,6 +126,9 @@ impl Caches {
 
     /// Caches as one complete LIST of these objects leaves them: each decoded from its JSON and kept
     /// (the pods indexed) exactly as [`Caches::start`]'s watches do (tests and benchmarks).
+    ///
+    /// # Panics
+    /// If an object does not serialize to JSON its cached form decodes (never for k8s-openapi objects).
     pub fn listed(
         sets: Vec<StatefulSet>,
         pods: Vec<Pod>,
