@@ -137,9 +137,11 @@ pub enum Command {
     /// flight finish, then exits 0.
     Watch(WatchArgs),
 
-    /// Print a table of the guarded StatefulSets: partition, updated/ready/replicas, revisions, and
-    /// what happens next — the step, or the first gate that blocks it with its detail. Writes
-    /// nothing. `-o json|yaml`: the same as a versioned document (docs/status-output.md).
+    /// Print a table of the guarded StatefulSets: partition, updated/ready/replicas, revisions, health
+    /// (as Argo CD and Flux report it with deploy/gitops/), and what happens next — the step, or the
+    /// first gate that blocks it with its detail; below it the health messages, where each canary
+    /// plan stands, and stuck pods. Writes nothing. `-o json|yaml`: the same as a versioned document
+    /// (docs/status-output.md).
     Status(StatusArgs),
 
     /// A person's approval: one step now for the named StatefulSet, with the stepper's own patch
