@@ -43,7 +43,7 @@ fn snapshot(sets: usize) -> Snapshot {
     Snapshot {
         statefulsets: s
             .into_iter()
-            .map(|v| serde_json::from_value::<StatefulSet>(v).expect("sts"))
+            .map(|v| Arc::new(serde_json::from_value::<StatefulSet>(v).expect("sts")))
             .collect(),
         pods: p
             .into_iter()

@@ -5,6 +5,8 @@
 //! and times.
 mod common;
 
+use std::sync::Arc;
+
 use common::*;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -39,7 +41,7 @@ fn full(
             if let Some(p) = partition {
                 s["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(p);
             }
-            serde_json::from_value::<StatefulSet>(s).expect("set")
+            Arc::new(serde_json::from_value::<StatefulSet>(s).expect("set"))
         })
         .collect();
     snap
@@ -56,9 +58,9 @@ fn cached(snap: &Snapshot, keys: &Keys) -> Snapshot {
         .statefulsets
         .iter()
         .map(|s| {
-            let mut c: CachedSet = decode(s);
+            let mut c: CachedSet = decode(&**s);
             c.keep_annotations(keys);
-            StatefulSet::from(&c)
+            c.set().clone()
         })
         .collect();
     t.pods = snap

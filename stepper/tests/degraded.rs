@@ -50,7 +50,7 @@ fn web_pods(stuck_since: Option<&str>) -> Vec<Pod> {
 
 fn plan_one(set: Value, pods: Vec<Pod>, read: bool, recover: bool) -> SetPlan {
     let snap = Snapshot {
-        statefulsets: vec![set_from(set)],
+        statefulsets: vec![set_from(set).into()],
         pods: if read { pods } else { Vec::new() },
         pods_read_for: (!read).then(BTreeSet::new),
         ..Snapshot::default()

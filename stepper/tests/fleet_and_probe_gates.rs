@@ -99,7 +99,7 @@ fn applied(doc: &Value, patch: &Patch) -> Result<Value, String> {
 
 fn snapshot(sets: Vec<Value>, pods: Vec<Pod>) -> Snapshot {
     Snapshot {
-        statefulsets: sets.into_iter().map(set_from).collect(),
+        statefulsets: sets.into_iter().map(|v| set_from(v).into()).collect(),
         pods,
         ..Snapshot::default()
     }
@@ -2001,7 +2001,7 @@ fn new_reasons_expected_wait(#[case] r: Reason, #[case] want: bool) {
 #[test]
 fn the_real_staged_fixture_with_an_owner_condition_needs_its_owner() {
     let mut snap = moment("1-staged");
-    let set = &mut snap.statefulsets[0];
+    let set = Arc::make_mut(&mut snap.statefulsets[0]);
     set.metadata
         .annotations
         .get_or_insert_default()
@@ -2016,7 +2016,9 @@ fn the_real_staged_fixture_with_an_owner_condition_needs_its_owner() {
         )
     );
     // Owned by a MySQLCluster: the owner is needed, then a healthy one lets the step 5 → 4 go.
-    snap.statefulsets[0].metadata.owner_references = Some(vec![owner_ref()]);
+    Arc::make_mut(&mut snap.statefulsets[0])
+        .metadata
+        .owner_references = Some(vec![owner_ref()]);
     assert_eq!(
         plan::needs(&snap, &opts(), now(), &ProbeMap::new()),
         vec![(0, Need::Owner(owner_ref()))]

@@ -113,7 +113,7 @@ fn fixture_moments_rollout_complete_only_at_4() {
 #[case("2026-11-23T01:11:13Z", true)]
 fn fixture_2_min_ready_seconds_edge(#[case] at_time: &str, #[case] steps: bool) {
     let mut snap = moment("2-stepped-4");
-    snap.statefulsets[0]
+    Arc::make_mut(&mut snap.statefulsets[0])
         .spec
         .as_mut()
         .expect("spec")

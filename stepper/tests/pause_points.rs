@@ -209,7 +209,7 @@ fn a_rollout_past_a_point_it_did_not_pass_pauses_now_without_a_step() {
 fn a_pause_now_is_written_for_a_set_whose_pods_were_not_read() {
     // A pass reads pods only for candidates; a set at an unpassed point is not one (gate `Paused`).
     let snap = Snapshot {
-        statefulsets: vec![set_from(canary(2, &[("pause-at", "1,60%:30")]))],
+        statefulsets: vec![set_from(canary(2, &[("pause-at", "1,60%:30")])).into()],
         pods_read_for: Some(Default::default()),
         ..Snapshot::default()
     };

@@ -20,7 +20,7 @@ fn config_of(set: &k8s_openapi::api::apps::v1::StatefulSet) -> SetConfig {
 
 fn plan_one(v: Value, pods: Vec<k8s_openapi::api::core::v1::Pod>) -> SetPlan {
     let snap = Snapshot {
-        statefulsets: vec![set_from(v)],
+        statefulsets: vec![set_from(v).into()],
         pods,
         ..Snapshot::default()
     };
@@ -171,7 +171,7 @@ fn pods_are_grouped_by_owner_uid_across_many_sets() {
         assert_eq!(by.len(), 2, "{:?}", s.metadata.name);
     }
     let snap = Snapshot {
-        statefulsets: sets,
+        statefulsets: sets.into_iter().map(Arc::new).collect(),
         pods: all,
         ..Snapshot::default()
     };

@@ -120,7 +120,7 @@ fn a_blocked_set_clears_only_a_refused_status_write(#[case] recorded: &str, #[ca
     v["metadata"]["annotations"]["safe-rollout.dev/paused"] = json!("true");
     v["metadata"]["annotations"]["safe-rollout.dev/blocked-reason"] = json!("Paused");
     let snap = Snapshot {
-        statefulsets: vec![set_from(v)],
+        statefulsets: vec![set_from(v).into()],
         pods: pods("web", 3, 3),
         ..Snapshot::default()
     };

@@ -7,8 +7,11 @@
 //! `cached_pod.rs`: it is packed further, pods being many): the same API
 //! objects (the same URLs, requests and watch events — they stand in for `StatefulSet` and `Pod` as kube
 //! `Resource`s), decoded with only the fields below (serde skips the rest of the JSON without building
-//! it), and turned back into the k8s-openapi types a pass takes when it reads them ([`From`]). PDBs, a few
-//! per namespace, stay `PodDisruptionBudget`s with their metadata trimmed ([`trim_pdb`]).
+//! it). A [`CachedSet`] is built into the k8s-openapi `StatefulSet` a pass takes once per watch event
+//! and shared (`Arc`): a pass over 10,000 sets copies none (BENCHMARKS.md, "A pass from caches"); a
+//! [`CachedPod`] is turned back into a `Pod` when a pass reads it ([`From`]), pods being read only for
+//! the candidates. PDBs, a few per namespace, stay `PodDisruptionBudget`s with their metadata trimmed
+//! ([`trim_pdb`]).
 //!
 //! The fresh reads before a step, the owner GET and every command but `watch` read whole objects from
 //! the API server; nothing is ever written back from a cached object (writes are JSON Patches whose
@@ -32,6 +35,7 @@
 //!   annotations, `managedFields`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{
     StatefulSet, StatefulSetOrdinals, StatefulSetSpec, StatefulSetStatus, StatefulSetUpdateStrategy,
@@ -44,47 +48,25 @@ use serde::Deserialize;
 pub use crate::cluster::cached_pod::CachedPod;
 use crate::config::Keys;
 
-/// A StatefulSet as `watch`'s caches keep it (module doc).
+/// A StatefulSet as `watch`'s caches keep it (module doc): the k8s-openapi object with only the kept
+/// fields set, built once when decoded and shared with every pass that reads it ([`CachedSet::set`]).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(from = "wire::Set")]
 pub struct CachedSet {
-    /// Name, namespace, uid, resourceVersion, generation, ownerReferences, annotations.
-    pub metadata: ObjectMeta,
-    spec: Option<SetSpec>,
-    status: Option<StatefulSetStatus>,
-}
-
-#[derive(Clone, Debug)]
-struct SetSpec {
-    replicas: Option<i32>,
-    selector: LabelSelector,
-    update_strategy: Option<StatefulSetUpdateStrategy>,
-    min_ready_seconds: Option<i32>,
-    ordinals: Option<StatefulSetOrdinals>,
+    set: Arc<StatefulSet>,
 }
 
 impl CachedSet {
+    /// The StatefulSet, as a pass reads it (shared, not copied).
+    pub fn set(&self) -> &Arc<StatefulSet> {
+        &self.set
+    }
+
     /// Drops the annotations that are not the stepper's (`keys`); the map itself stays if present.
     pub fn keep_annotations(&mut self, keys: &Keys) {
-        if let Some(a) = self.metadata.annotations.as_mut() {
+        let set = Arc::make_mut(&mut self.set);
+        if let Some(a) = set.metadata.annotations.as_mut() {
             a.retain(|k, _| keys.owns(k));
-        }
-    }
-}
-
-impl From<&CachedSet> for StatefulSet {
-    fn from(c: &CachedSet) -> Self {
-        StatefulSet {
-            metadata: c.metadata.clone(),
-            spec: c.spec.as_ref().map(|s| StatefulSetSpec {
-                replicas: s.replicas,
-                selector: s.selector.clone(),
-                update_strategy: s.update_strategy.clone(),
-                min_ready_seconds: s.min_ready_seconds,
-                ordinals: s.ordinals.clone(),
-                ..StatefulSetSpec::default()
-            }),
-            status: c.status.clone(),
         }
     }
 }
@@ -102,9 +84,9 @@ pub fn trim_pdb(pdb: &mut PodDisruptionBudget) {
 }
 
 /// Each cached type stands in for its k8s-openapi type as a kube `Resource` (same group, version,
-/// kind and URL), so `Api<CachedPod>` lists and watches pods.
+/// kind and URL), so `Api<CachedPod>` lists and watches pods; `$object` is the `ObjectMeta`'s owner.
 macro_rules! stands_in_for {
-    ($cached:ty, $k8s:ty) => {
+    ($cached:ty, $k8s:ty, |$this:ident| $object:expr, |$this_mut:ident| $object_mut:expr) => {
         impl k8s_openapi::Resource for $cached {
             const API_VERSION: &'static str = <$k8s as k8s_openapi::Resource>::API_VERSION;
             const GROUP: &'static str = <$k8s as k8s_openapi::Resource>::GROUP;
@@ -119,18 +101,23 @@ macro_rules! stands_in_for {
             type Ty = ObjectMeta;
 
             fn metadata(&self) -> &ObjectMeta {
-                &self.metadata
+                let $this = self;
+                &$object.metadata
             }
 
             fn metadata_mut(&mut self) -> &mut ObjectMeta {
-                &mut self.metadata
+                let $this_mut = self;
+                &mut $object_mut.metadata
             }
         }
     };
 }
 
-stands_in_for!(CachedSet, StatefulSet);
-stands_in_for!(CachedPod, Pod);
+// The reflector reads `metadata`; a set's is written only before it is shared (`keep_annotations`).
+stands_in_for!(CachedSet, StatefulSet, |c| c.set, |c| Arc::make_mut(
+    &mut c.set
+));
+stands_in_for!(CachedPod, Pod, |c| c, |c| c);
 
 /// The JSON shapes decoded: only the fields kept (serde skips every other field unread).
 mod wire {
@@ -181,15 +168,18 @@ mod wire {
                 ..ObjectMeta::default()
             });
             CachedSet {
-                metadata: m,
-                spec: w.spec.map(|s| super::SetSpec {
-                    replicas: s.replicas,
-                    selector: s.selector.unwrap_or_default(),
-                    update_strategy: s.update_strategy,
-                    min_ready_seconds: s.min_ready_seconds,
-                    ordinals: s.ordinals,
+                set: Arc::new(StatefulSet {
+                    metadata: m,
+                    spec: w.spec.map(|s| StatefulSetSpec {
+                        replicas: s.replicas,
+                        selector: s.selector.unwrap_or_default(),
+                        update_strategy: s.update_strategy,
+                        min_ready_seconds: s.min_ready_seconds,
+                        ordinals: s.ordinals,
+                        ..StatefulSetSpec::default()
+                    }),
+                    status: w.status,
                 }),
-                status: w.status,
             }
         }
     }
@@ -208,10 +198,10 @@ mod tests {
                             "safe-rollout.dev.evil/paused": "true"}}}))
         .expect("set");
         set.keep_annotations(&keys);
-        assert_eq!(set.metadata.annotations, Some(BTreeMap::new()));
+        assert_eq!(set.set().metadata.annotations, Some(BTreeMap::new()));
         let mut bare: CachedSet =
             serde_json::from_value(json!({"metadata": {"name": "web"}})).expect("set");
         bare.keep_annotations(&keys);
-        assert_eq!(bare.metadata.annotations, None);
+        assert_eq!(bare.set().metadata.annotations, None);
     }
 }

@@ -304,15 +304,18 @@ pub struct CachedCluster<'a> {
 }
 
 impl Cluster for CachedCluster<'_> {
-    /// From the store, sorted by namespace and name (the store has no order; the small cached
-    /// objects are sorted, not the k8s-openapi ones, 2.6 kB each).
-    async fn list_statefulsets(&self) -> Result<Vec<StatefulSet>, ClusterError> {
-        let mut sets: Vec<_> = self.caches.sets.iter().flat_map(Store::state).collect();
+    /// From the store, sorted by namespace and name (the store has no order): the objects the store
+    /// built, shared, not copied.
+    async fn list_statefulsets(&self) -> Result<Vec<Arc<StatefulSet>>, ClusterError> {
+        let mut sets: Vec<Arc<StatefulSet>> = (self.caches.sets.iter())
+            .flat_map(Store::state)
+            .map(|c| c.set().clone())
+            .collect();
         sets.sort_unstable_by(|a, b| {
             (&a.metadata.namespace, &a.metadata.name)
                 .cmp(&(&b.metadata.namespace, &b.metadata.name))
         });
-        Ok(sets.iter().map(|s| StatefulSet::from(s.as_ref())).collect())
+        Ok(sets)
     }
 
     async fn list_pods(&self) -> Result<Vec<Pod>, ClusterError> {

@@ -21,7 +21,10 @@ macro_rules! forward_cluster {
         fn list_statefulsets(
             &self,
         ) -> impl ::std::future::Future<
-            Output = Result<Vec<::k8s_openapi::api::apps::v1::StatefulSet>, $crate::cluster::ClusterError>,
+            Output = Result<
+                Vec<::std::sync::Arc<::k8s_openapi::api::apps::v1::StatefulSet>>,
+                $crate::cluster::ClusterError,
+            >,
         > + Send {
             self.$field.list_statefulsets()
         }

@@ -166,7 +166,7 @@ fn one_line(e: &impl Display) -> String {
 }
 
 impl Cluster for KubeCluster {
-    async fn list_statefulsets(&self) -> Result<Vec<StatefulSet>, ClusterError> {
+    async fn list_statefulsets(&self) -> Result<Vec<Arc<StatefulSet>>, ClusterError> {
         let mut params = ListParams::default();
         if let Some(labels) = &self.scope.label_selector {
             params = params.labels(labels);
@@ -174,7 +174,8 @@ impl Cluster for KubeCluster {
         if let Some(fields) = &self.scope.field_selector {
             params = params.fields(fields);
         }
-        self.list("statefulsets", &params).await
+        let sets: Vec<StatefulSet> = self.list("statefulsets", &params).await?;
+        Ok(sets.into_iter().map(Arc::new).collect())
     }
 
     async fn list_pods(&self) -> Result<Vec<Pod>, ClusterError> {

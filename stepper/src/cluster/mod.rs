@@ -22,6 +22,7 @@ pub mod pod_index;
 pub mod prometheus;
 
 use std::future::Future;
+use std::sync::Arc;
 
 use ::kube::core::{Selector, SelectorExt};
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -130,10 +131,11 @@ impl ClusterError {
 /// themselves, so each LIST is one request per namespace in scope (one in all): the number of requests
 /// per pass never grows with the number of objects, only the writes do.
 pub trait Cluster: Sync {
-    /// LIST StatefulSets in scope.
+    /// LIST StatefulSets in scope. Shared (`Arc`): `watch`'s caches hand out the objects they built
+    /// once per watch event, not a copy per pass.
     fn list_statefulsets(
         &self,
-    ) -> impl Future<Output = Result<Vec<StatefulSet>, ClusterError>> + Send;
+    ) -> impl Future<Output = Result<Vec<Arc<StatefulSet>>, ClusterError>> + Send;
 
     /// LIST Pods in the scope's namespaces (the label selector applies to StatefulSets only): every
     /// pod in scope, for `status` over the whole scope only; a pass reads [`Cluster::list_set_pods`].
@@ -181,10 +183,15 @@ pub trait Cluster: Sync {
         name: &str,
     ) -> impl Future<Output = Result<Option<StatefulSet>, ClusterError>> + Send {
         async move {
-            Ok(self.list_statefulsets().await?.into_iter().find(|s| {
-                s.metadata.namespace.as_deref() == Some(namespace)
-                    && s.metadata.name.as_deref() == Some(name)
-            }))
+            Ok(self
+                .list_statefulsets()
+                .await?
+                .into_iter()
+                .find(|s| {
+                    s.metadata.namespace.as_deref() == Some(namespace)
+                        && s.metadata.name.as_deref() == Some(name)
+                })
+                .map(Arc::unwrap_or_clone))
         }
     }
 

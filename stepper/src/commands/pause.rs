@@ -45,7 +45,7 @@ pub(super) async fn target_set<C: Cluster>(
         bail!("statefulset {target} not found");
     };
     let config = SetConfig::parse(&found, keys);
-    Ok((found, config))
+    Ok((Arc::unwrap_or_clone(found), config))
 }
 
 /// Applies a pause or resume `patch` to `target` and publishes `event` once it is applied; with

@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use anyhow::{Context as _, Result};
 use futures::{Stream, StreamExt, stream};
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
@@ -239,8 +238,8 @@ fn changes(
     let r1 = rolling.clone();
     let sets = streams.sets.filter_map(move |ev| {
         let keep = |cached: &CachedSet| {
-            let set = StatefulSet::from(cached);
-            plan::needs_pods(std::slice::from_ref(&set), &keys)
+            let set = cached.set();
+            plan::needs_pods(std::slice::from_ref(set), &keys)
                 || is_rolling(
                     &r1,
                     set.metadata.namespace.as_deref(),

@@ -103,6 +103,13 @@ pub enum Need {
     Queries(Vec<prometheus::Query>),
 }
 
+/// True when a set with annotations `config` can ever need a read ([`Need`]): only the I/O gates ask,
+/// and only for a set with `<prefix>/owner-condition` (`OwnerNotHealthy`) or a Prometheus check
+/// (`PrometheusCheck`). The pass asks the others for nothing.
+pub fn may_need_reads(config: &SetConfig) -> bool {
+    config.owner_condition.is_some() || config.prometheus.is_some()
+}
+
 /// What the rest of the fleet means for one set: the StatefulSet that holds its rollout group
 /// ([`group_holder`]), `None` when the set has no group or nothing in the group is staged.
 #[derive(Clone, Copy, Debug, Default)]

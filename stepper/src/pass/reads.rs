@@ -6,6 +6,7 @@
 //! no candidate reads no pod.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 use std::time::Instant;
 
 use jiff::Timestamp;
@@ -144,7 +145,7 @@ pub async fn reread_set<C: Cluster>(
         Vec::new()
     };
     Ok(Snapshot {
-        statefulsets: vec![fresh],
+        statefulsets: vec![Arc::new(fresh)],
         pods,
         pdbs,
         pods_read_for: None,

@@ -7,6 +7,7 @@
 //! the JSON Patches to send. All rollout state is read from annotations on the StatefulSet and written
 //! back there, so a pass in a CronJob and a pass in `watch` plan the same.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -27,8 +28,9 @@ use crate::plan::set_plan::{SetPlan, plan_evaluated};
 /// Everything one pass reads: the result of one LIST of each kind (no per-pod or per-set GET).
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
-    /// StatefulSets in scope (`--namespace`, `--selector`).
-    pub statefulsets: Vec<StatefulSet>,
+    /// StatefulSets in scope (`--namespace`, `--selector`), shared with the reads' source
+    /// ([`crate::cluster::Cluster::list_statefulsets`]).
+    pub statefulsets: Vec<Arc<StatefulSet>>,
     /// Pods of the same namespaces; empty when no StatefulSet needs its pods judged.
     pub pods: Vec<Pod>,
     /// PodDisruptionBudgets of the same namespaces; empty when no StatefulSet needs them.
@@ -43,10 +45,11 @@ pub struct Snapshot {
     pub pods_read_at: Option<std::time::Instant>,
 }
 
-/// True when some StatefulSet of `sets` is guarded, has a staged update and a partition > 0: only then
-/// do the gates need pods and PDBs, so a pass over a cluster with nothing staged costs one LIST.
-pub fn needs_pods(sets: &[StatefulSet], keys: &Arc<Keys>) -> bool {
-    sets.iter().any(|s| {
+/// True when some StatefulSet of `sets` (owned or shared) is guarded, has a staged update and a
+/// partition > 0: only then do the gates need pods and PDBs, so a pass over a cluster with nothing
+/// staged costs one LIST.
+pub fn needs_pods<S: Borrow<StatefulSet>>(sets: &[S], keys: &Arc<Keys>) -> bool {
+    sets.iter().map(Borrow::borrow).any(|s| {
         SetConfig::parse(s, keys).guarded(s)
             && set::has_staged_update(s)
             && set::partition(s).unwrap_or(0) > 0
@@ -263,6 +266,7 @@ impl<'s> Planner<'s> {
     pub fn needs(&self, now: Timestamp, probes: &ProbeMap) -> Vec<(usize, Need)> {
         let none = Probes::default();
         (0..self.configs.len())
+            .filter(|&i| gates::may_need_reads(&self.configs[i]))
             .filter_map(|i| {
                 let (_, ev) = self.evaluate(i, probes.get(&i).unwrap_or(&none), now);
                 Some((i, ev.need?))
@@ -284,7 +288,7 @@ impl<'s> Planner<'s> {
             .iter()
             .enumerate()
             .filter(|(_, (_, ev))| matches!(ev.verdict, Verdict::Step { .. }))
-            .map(|(i, _)| (i, &sets[i]))
+            .map(|(i, _)| (i, &*sets[i]))
             .collect();
         let recent = throttle::steps_in_last_minute(&self.configs, now);
         for (i, blocked) in throttle::throttle(&steps, self.opts, recent) {

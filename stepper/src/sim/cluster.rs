@@ -5,7 +5,7 @@
 //! [`PatchOutcome::Conflict`]), then goes through [`World::write`]: defaulting and the real admission
 //! policy on (new, stored), as the mutating webhook would, before it is stored.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
@@ -191,7 +191,7 @@ impl SimCluster {
             })
     }
 
-    pub(super) fn do_list_statefulsets(&self) -> Result<Vec<StatefulSet>, ClusterError> {
+    pub(super) fn do_list_statefulsets(&self) -> Result<Vec<Arc<StatefulSet>>, ClusterError> {
         let action = "list statefulsets in all namespaces";
         if let Some(kind) = self.fault(Call::ListStatefulsets) {
             return Err(Self::error(action, kind));
@@ -204,7 +204,7 @@ impl SimCluster {
                 message,
                 code: 500,
             })?;
-        Ok(vec![set])
+        Ok(vec![Arc::new(set)])
     }
 
     pub(super) fn do_list_pods(&self) -> Result<Vec<Pod>, ClusterError> {
@@ -323,7 +323,7 @@ impl SimCluster {
 impl Cluster for SimCluster {
     fn list_statefulsets(
         &self,
-    ) -> impl Future<Output = Result<Vec<StatefulSet>, ClusterError>> + Send {
+    ) -> impl Future<Output = Result<Vec<Arc<StatefulSet>>, ClusterError>> + Send {
         let r = self.do_list_statefulsets();
         async move { r }
     }

@@ -7,6 +7,8 @@
 //! upgrade), runs the stepper every `interval` seconds and records, every second, which sets have a
 //! pod down and when each rollout completed.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -54,7 +56,7 @@ impl Fleet {
 }
 
 impl Cluster for Fleet {
-    async fn list_statefulsets(&self) -> Result<Vec<StatefulSet>, ClusterError> {
+    async fn list_statefulsets(&self) -> Result<Vec<Arc<StatefulSet>>, ClusterError> {
         self.gather(SimCluster::do_list_statefulsets)
     }
 

@@ -45,7 +45,7 @@ pub fn plan_at(v: Value, unhealthy: Option<u32>, t: &str) -> SetPlan {
         pods[o as usize].status.as_mut().expect("status").conditions = None;
     }
     let snap = Snapshot {
-        statefulsets: vec![set_from(v)],
+        statefulsets: vec![set_from(v).into()],
         pods,
         ..Snapshot::default()
     };

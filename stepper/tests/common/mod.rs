@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test crate uses a subset
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -40,7 +41,10 @@ pub fn fixture_list<T: DeserializeOwned + Clone>(file: &str) -> Vec<T> {
 /// The snapshot of one moment: its StatefulSets, Pods and PDBs.
 pub fn moment(name: &str) -> Snapshot {
     Snapshot {
-        statefulsets: fixture_list(&format!("{name}-statefulsets.json")),
+        statefulsets: fixture_list::<StatefulSet>(&format!("{name}-statefulsets.json"))
+            .into_iter()
+            .map(Arc::new)
+            .collect(),
         pods: fixture_list(&format!("{name}-pods.json")),
         pdbs: fixture_list(&format!("{name}-pdbs.json")),
         ..Snapshot::default()
