@@ -225,6 +225,14 @@ pub fn list_gate_block(input: &GateInput<'_>) -> Option<Blocked> {
         .find_map(|g| (g.check)(input).err())
 }
 
+/// True when `reason` is the reason of a gate judged from the StatefulSet list alone ([`Reads::List`],
+/// the gates [`list_gate_block`] runs).
+pub fn reads_list(reason: Reason) -> bool {
+    GATES
+        .iter()
+        .any(|g| g.reason == reason && g.reads == Reads::List)
+}
+
 /// The step the gates would take for a staged set, whether or not a gate blocks it (computed once:
 /// `step --force` takes it past the gates).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -13,6 +13,7 @@ use jiff::Timestamp;
 use kube::core::Selector;
 
 use crate::cluster::{Cluster, ClusterError};
+use crate::config::SetConfig;
 use crate::model::set;
 use crate::pass::options::PassOptions;
 use crate::pass::options::PodReads;
@@ -30,12 +31,27 @@ pub async fn snapshot<C: Cluster>(
     opts: &PassOptions,
     now: Timestamp,
 ) -> Result<Snapshot, ClusterError> {
+    Ok(snapshot_parsed(cluster, opts, now).await?.0)
+}
+
+/// [`snapshot`], with the sets' annotations as parsed to choose the candidates
+/// ([`crate::plan::parse_configs`] under `opts.gates.keys`; `None` when no choice needed them), for the
+/// pass's planner ([`Planner::with_configs`]): one parse per set and pass.
+///
+/// # Errors
+/// As [`snapshot`].
+pub async fn snapshot_parsed<C: Cluster>(
+    cluster: &C,
+    opts: &PassOptions,
+    now: Timestamp,
+) -> Result<(Snapshot, Option<Vec<SetConfig>>), ClusterError> {
     let statefulsets = cluster.list_statefulsets().await?;
     let mut snap = Snapshot {
         statefulsets,
         ..Snapshot::default()
     };
     let gates = &opts.gates;
+    let mut configs = None;
     let chosen: Vec<usize> = match &opts.pod_reads {
         PodReads::Scope => {
             if !snap.statefulsets.is_empty() {
@@ -45,7 +61,7 @@ pub async fn snapshot<C: Cluster>(
                     snap.pdbs = cluster.list_pdbs().await?;
                 }
             }
-            return Ok(snap);
+            return Ok((snap, None));
         }
         PodReads::Candidates => {
             let planner = Planner::new(&snap, gates);
@@ -55,6 +71,7 @@ pub async fn snapshot<C: Cluster>(
                 chosen.sort_unstable();
                 chosen.dedup();
             }
+            configs = Some(planner.into_configs());
             chosen
         }
         PodReads::Set { namespace, name } => snap
@@ -72,7 +89,7 @@ pub async fn snapshot<C: Cluster>(
     }
     read_pods_of(cluster, &mut snap, &chosen, gates.pdb_gate).await?;
     snap.pods_read_for = Some(chosen.into_iter().collect());
-    Ok(snap)
+    Ok((snap, configs))
 }
 
 /// Adds to `snap` the pods of the sets at indexes `chosen` (one LIST per distinct namespace and

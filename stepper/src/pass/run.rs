@@ -52,14 +52,17 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     opts: &PassOptions,
     now: Timestamp,
 ) -> Result<PassReport, ClusterError> {
-    let snap = reads::snapshot(cluster, opts, now).await?;
-    let planner = Planner::new(&snap, &opts.gates);
+    let (snap, configs) = reads::snapshot_parsed(cluster, opts, now).await?;
+    let planner = match configs {
+        Some(configs) => Planner::with_configs(&snap, &opts.gates, configs),
+        None => Planner::new(&snap, &opts.gates),
+    };
     let (probes, mut probe_errors) = gather_probes(cluster, prometheus, &planner, &snap, now).await;
     let plans = planner.plan(now, &probes);
     let findings = recovery::findings(&plans);
     let mut report = PassReport {
         recoveries: recovery::recover(cluster, &snap, &plans, findings, opts.dry_run, now).await,
-        ..PassReport::default()
+        sets: Vec::with_capacity(plans.len()),
     };
     for (i, p) in plans.into_iter().enumerate() {
         let (p, age, reread_error) =

@@ -18,5 +18,5 @@ pub mod set_status;
 pub mod status_annotations;
 
 pub use figures::Figures;
-pub use planner::{Planner, ProbeMap, Snapshot, needs, needs_pods, plan, plan_with};
+pub use planner::{Planner, ProbeMap, Snapshot, needs, needs_pods, parse_configs, plan, plan_with};
 pub use set_plan::SetPlan;

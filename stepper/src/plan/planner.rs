@@ -72,15 +72,37 @@ pub struct Planner<'s> {
     group_holders: HashMap<(&'s str, String), &'s StatefulSet>,
 }
 
+/// Each StatefulSet's annotations parsed under `keys` ([`SetConfig::parse`]), in the order of `sets`:
+/// the first thing [`Planner::new`] does. A pass that chose its reads with one planner hands the
+/// configs on to the next ([`Planner::into_configs`], [`Planner::with_configs`]): one parse per set
+/// and pass.
+pub fn parse_configs(sets: &[Arc<StatefulSet>], keys: &Arc<Keys>) -> Vec<SetConfig> {
+    sets.iter().map(|s| SetConfig::parse(s, keys)).collect()
+}
+
 impl<'s> Planner<'s> {
     /// Parses and indexes `snapshot` under `opts` (annotation prefix, PDB gate, step budget).
     pub fn new(snapshot: &'s Snapshot, opts: &'s GateOptions) -> Self {
-        let keys = opts.keys.clone();
-        let configs: Vec<SetConfig> = snapshot
-            .statefulsets
-            .iter()
-            .map(|s| SetConfig::parse(s, &keys))
-            .collect();
+        let configs = parse_configs(&snapshot.statefulsets, &opts.keys);
+        Self::with_configs(snapshot, opts, configs)
+    }
+
+    /// Indexes `snapshot` under `opts` with its sets' annotations already parsed: `configs` must be
+    /// [`parse_configs`] of `snapshot.statefulsets` under `opts.keys` (the sets may have gained pods
+    /// and PDBs since, not changed).
+    ///
+    /// # Panics
+    /// When `configs` and `snapshot.statefulsets` differ in length (a caller's bug, not bad input).
+    pub fn with_configs(
+        snapshot: &'s Snapshot,
+        opts: &'s GateOptions,
+        configs: Vec<SetConfig>,
+    ) -> Self {
+        assert_eq!(
+            configs.len(),
+            snapshot.statefulsets.len(),
+            "one parsed config per StatefulSet"
+        );
         let mut pods_by_owner: HashMap<&str, Vec<&Pod>> = HashMap::new();
         for pod in &snapshot.pods {
             if let Some(uid) = controller_uid(pod) {
@@ -116,6 +138,12 @@ impl<'s> Planner<'s> {
             pdbs_by_namespace,
             group_holders,
         }
+    }
+
+    /// The parsed annotations of every set, for the next planner on the same sets
+    /// ([`Planner::with_configs`]).
+    pub fn into_configs(self) -> Vec<SetConfig> {
+        self.configs
     }
 
     /// The holder of the rollout group of the set at index `i` ([`FleetView`]).
@@ -204,7 +232,13 @@ impl<'s> Planner<'s> {
         if !matches!(ev.verdict, Verdict::Blocked(_) | Verdict::Step { .. }) {
             return Some(ev);
         }
-        let blocked = gates::list_gate_block(&input).unwrap_or_else(|| {
+        // The gates run in order, so when the first to block is a gate of the list, it is also the
+        // first gate of the list to block: no need to run them again.
+        let first = match &ev.verdict {
+            Verdict::Blocked(b) if gates::reads_list(b.reason) => Some(b.clone()),
+            _ => gates::list_gate_block(&input),
+        };
+        let blocked = first.unwrap_or_else(|| {
             let recent = throttle::steps_in_last_minute(&self.configs, now);
             if throttle::budget(self.opts, recent) == 0 {
                 Blocked::new(Reason::Throttled, throttle::detail(self.opts, recent))
@@ -277,8 +311,9 @@ impl<'s> Planner<'s> {
     /// Plans the pass: one [`SetPlan`] per StatefulSet, in the snapshot's order, given what the I/O
     /// gates read (`probes`). After every set's own gates, the fleet's step budget
     /// ([`throttle::throttle`]) turns the steps beyond `--max-steps-per-pass` /
-    /// `--max-steps-per-minute` into `Throttled` blocks.
-    pub fn plan(&self, now: Timestamp, probes: &ProbeMap) -> Vec<SetPlan> {
+    /// `--max-steps-per-minute` into `Throttled` blocks. The last use of the planner: each plan
+    /// takes its set's parsed annotations.
+    pub fn plan(mut self, now: Timestamp, probes: &ProbeMap) -> Vec<SetPlan> {
         let sets = &self.snapshot.statefulsets;
         let none = Probes::default();
         let mut evaluated: Vec<_> = (0..sets.len())
@@ -294,19 +329,22 @@ impl<'s> Planner<'s> {
         for (i, blocked) in throttle::throttle(&steps, self.opts, recent) {
             evaluated[i].1.verdict = Verdict::Blocked(blocked);
         }
+        let configs = std::mem::take(&mut self.configs);
+        let this = &self;
         sets.iter()
-            .zip(&self.configs)
+            .zip(configs)
             .zip(evaluated)
             .enumerate()
             .map(|(i, ((set, config), (pods, ev)))| {
-                let read = self.pods_read(i);
-                let stuck = recovery::decide(set, config, &pods, self.opts.recover_stuck_pods, now)
-                    .filter(|_| read);
+                let read = this.pods_read(i);
+                let stuck =
+                    recovery::decide(set, &config, &pods, this.opts.recover_stuck_pods, now)
+                        .filter(|_| read);
                 let mut p = plan_evaluated(set, config, &pods, ev, (read, stuck), now);
-                if self.opts.max_steps_per_minute.is_some()
+                if this.opts.max_steps_per_minute.is_some()
                     && let Some(step) = &mut p.step
                 {
-                    patch::record_recent_step(set, config, now, step);
+                    patch::record_recent_step(set, &p.config, now, step);
                 }
                 p
             })

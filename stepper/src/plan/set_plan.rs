@@ -51,11 +51,12 @@ pub struct SetPlan {
     pub annotated: bool,
 }
 
-/// The writes and Events for one evaluated StatefulSet; `(read, stuck)`: whether its pods were read,
+/// The writes and Events for one evaluated StatefulSet (`config`: its parsed annotations, kept in the
+/// plan); `(read, stuck)`: whether its pods were read,
 /// and its recovery finding.
 pub(super) fn plan_evaluated(
     set: &StatefulSet,
-    config: &SetConfig,
+    config: SetConfig,
     pods: &BTreeMap<u32, &Pod>,
     ev: Evaluation,
     (read, stuck): (bool, Option<recovery::Finding>),
@@ -66,12 +67,12 @@ pub(super) fn plan_evaluated(
     } else {
         StuckPods::NotRead
     };
-    let mut status = status_annotations::status_changes(set, config, pods, &ev, stuck_pods, now);
+    let mut status = status_annotations::status_changes(set, &config, pods, &ev, stuck_pods, now);
     let mut events = std::mem::take(&mut status.events);
     // A step carries its bookkeeping and the canary plan's writes ([`canary::writes`]) in its own
     // patch: one write, so its `test` pins hold for all of it; a pause without a step joins the
     // status annotations.
-    let plan_writes = (ev.canary.as_ref()).map(|e| canary::writes(set, config, e));
+    let plan_writes = (ev.canary.as_ref()).map(|e| canary::writes(set, &config, e));
     let (annotations, step) = match (&ev.verdict, plan_writes) {
         (
             Verdict::Step {
@@ -81,7 +82,7 @@ pub(super) fn plan_evaluated(
             },
             writes,
         ) => {
-            let mut step = patch::step_patch(set, config, *from, *to, update_revision, now);
+            let mut step = patch::step_patch(set, &config, *from, *to, update_revision, now);
             patch::fold_annotations(set, &status.changes, &mut step);
             if let Some(w) = writes {
                 patch::fold_annotations(set, &w.changes, &mut step);
@@ -103,8 +104,8 @@ pub(super) fn plan_evaluated(
         namespace: set.metadata.namespace.clone().unwrap_or_default(),
         name: set.metadata.name.clone().unwrap_or_default(),
         reference: set::reference(set),
-        config: config.clone(),
-        figures: Figures::of(set, config),
+        figures: Figures::of(set, &config),
+        config,
         verdict: ev.verdict,
         next_step: ev.next_step,
         status_annotations: annotations,
