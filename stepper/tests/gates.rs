@@ -817,3 +817,23 @@ fn the_gate_list_runs_in_reason_order_and_marks_the_pod_gates() {
         ]
     );
 }
+
+/// `gates::reads_list` names exactly the gates `list_gate_block` runs (the planner reuses a block of
+/// these instead of running the list gates again for a set whose pods were not read).
+#[test]
+fn reads_list_is_true_for_the_gates_of_the_list_only() {
+    let list = [
+        Reason::Paused,
+        Reason::InvalidAnnotation,
+        Reason::NotObserved,
+        Reason::Settling,
+        Reason::GroupBusy,
+    ];
+    for reason in Reason::ALL {
+        assert_eq!(
+            gates::reads_list(reason),
+            list.contains(&reason),
+            "{reason:?}"
+        );
+    }
+}
