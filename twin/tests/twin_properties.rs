@@ -3,11 +3,11 @@
 //! changes, with either annotation prefix) give the same stored object through policy.wasm and through the
 //! CEL of `deploy/native/`. Objects are generated as the API server presents them (defaulted).
 //!
-//! `TWIN_CASES` sets the number of cases (default 512).
+//! `TWIN_CASES` sets the number of cases (default 512); `TWIN_ROWS=1` prints how often each row came up.
 
 mod common;
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use common::{Agreement, INVALID, judge, presented, twin, wasm};
@@ -146,18 +146,23 @@ fn changed(old: Side) -> impl Strategy<Value = Side> {
 fn status() -> impl Strategy<Value = Option<Status>> {
     prop::option::weighted(
         0.9,
-        (1i64..4, prop::bool::weighted(0.2), 0i64..5, 0i64..5).prop_map(
-            |(generation, behind, ready, available)| Status {
+        (
+            1i64..4,
+            prop::bool::weighted(0.2),
+            prop_oneof![Just(0i64), 0i64..5],
+            0i64..5,
+        )
+            .prop_map(|(generation, behind, ready, available)| Status {
                 generation,
                 observed_behind: behind,
                 ready,
                 available,
-            },
-        ),
+            }),
     )
 }
 
-fn case() -> impl Strategy<Value = Case> {
+/// Any case: CREATE, or UPDATE of an old side and a [`changed`] new one.
+fn any_case() -> impl Strategy<Value = Case> {
     (
         prop::bool::weighted(0.2),
         prop::sample::select(vec![SHIPPED_PREFIX, "moco.cybozu.com"]),
@@ -173,6 +178,52 @@ fn case() -> impl Strategy<Value = Case> {
                 status: status.clone(),
             })
         })
+}
+
+/// An UPDATE that moves only the partition (the stepper's step, a person's edit), lowered 7 times in
+/// 10: the rows of DESIGN.md's rows 7 and 8, rare among [`any_case`]'s since they need every other
+/// field unchanged.
+/// Half of them on a set not initialized yet (no `initialized` stamp, no Ready pod).
+fn partition_move() -> impl Strategy<Value = Case> {
+    (
+        any_case(),
+        (prop::bool::weighted(0.7), 1i64..4),
+        prop::sample::select(vec![None, Some("2026-11-23T10:10:00Z")]),
+        any::<bool>(),
+    )
+        .prop_map(|(mut case, (lower, by), stamp, uninitialized)| {
+            let before = case.old.partition.unwrap_or(0);
+            let partition = if lower {
+                (before - by).max(0)
+            } else {
+                before + by
+            };
+            case.create = false;
+            case.old.on_delete = false;
+            case.old.forced = None;
+            if uninitialized {
+                case.old.initialized = None;
+                if let Some(status) = &mut case.status {
+                    status.ready = 0;
+                }
+            }
+            case.new = Side {
+                partition: Some(partition),
+                step_stamp: stamp.or(case.old.step_stamp),
+                ..case.old.clone()
+            };
+            case.new.annotations_map |= case.new.step_stamp.is_some();
+            case
+        })
+}
+
+/// The cases of the property: [`any_case`], and [`partition_move`] often enough that every row of the
+/// table comes up in a run. Measured over 10,000 cases (`TWIN_ROWS=1 TWIN_CASES=10000` prints the
+/// counts), the least common rows (`Invalid`, `PartitionRestored`, `NotInitialized`) each come up in
+/// about 3.5–4 % of cases, so 512 cases miss one with a chance of about 1 in 10⁸ (a row at 0.5 %,
+/// as `LoweredBeforeInitialized` was before this mix, is missed by 8 % of runs).
+fn case() -> impl Strategy<Value = Case> {
+    prop_oneof![3 => any_case(), 2 => partition_move()]
 }
 
 fn statefulset(side: &Side, prefix: &str, status: Option<&Status>) -> Value {
@@ -246,7 +297,7 @@ fn generated_requests_store_the_same_object() {
         ("moco.cybozu.com", twin("moco.cybozu.com")),
     ];
     let policy = wasm();
-    let rows = Mutex::new(BTreeSet::new());
+    let rows = Mutex::new(BTreeMap::<String, usize>::new());
     let mut runner = TestRunner::new(Config {
         cases,
         ..Config::default()
@@ -267,9 +318,11 @@ fn generated_requests_store_the_same_object() {
             Agreement::ByDesign(name) => name == INVALID && row == INVALID,
         };
         prop_assert!(by_design_only_when_invalid, "row {row}: {agreement:?}");
-        rows.lock()
+        *rows
+            .lock()
             .unwrap()
-            .insert(row.as_str().unwrap_or("?").to_owned());
+            .entry(row.as_str().unwrap_or("?").to_owned())
+            .or_default() += 1;
         Ok(())
     });
     if let Err(e) = result {
@@ -289,9 +342,15 @@ fn generated_requests_store_the_same_object() {
         "LoweredBeforeInitialized",
         "PartitionRestored",
     ];
-    let missing: Vec<_> = every_row.iter().filter(|r| !seen.contains(**r)).collect();
+    if std::env::var_os("TWIN_ROWS").is_some() {
+        eprintln!("rows in {cases} cases: {seen:?}");
+    }
+    let missing: Vec<_> = every_row
+        .iter()
+        .filter(|r| !seen.contains_key(**r))
+        .collect();
     assert!(
         missing.is_empty() || cases < 256,
-        "rows never generated in {cases} cases: {missing:?}"
+        "rows never generated in {cases} cases: {missing:?} (rows seen: {seen:?})"
     );
 }
