@@ -240,7 +240,12 @@ fn candidate_reads(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
         let typed_pdbs: Vec<PodDisruptionBudget> = (0..100)
             .map(|n| serde_json::from_value(pdb_json(n)).expect("pdb"))
             .collect();
-        let caches = Caches::listed(typed_sets, typed_pods, typed_pdbs, &Keys::default());
+        let caches = Caches::listed(
+            typed_sets,
+            typed_pods,
+            typed_pdbs,
+            &Arc::new(Keys::default()),
+        );
         let before = served.requests.load(Ordering::Relaxed);
         let cached = CachedCluster {
             caches: &caches,

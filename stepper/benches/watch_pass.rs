@@ -56,7 +56,7 @@ fn cache_passes(c: &mut Criterion) {
             let pdbs: Vec<PodDisruptionBudget> = (0..100)
                 .map(|n| serde_json::from_value(pdb_json(n)).expect("pdb"))
                 .collect();
-            let caches = Caches::listed(sets, pods, pdbs, &Keys::default());
+            let caches = Caches::listed(sets, pods, pdbs, &Arc::new(Keys::default()));
             let served = Arc::new(Served::default());
             let api = KubeCluster::new(
                 fleet_client(

@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use mock_api::*;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use sts_stepper::cluster::caches::{CachedCluster, Caches};
 use sts_stepper::cluster::kube::{KubeCluster, Scope};
 use sts_stepper::config::Keys;
@@ -29,7 +30,7 @@ fn caches_of(moment: &str, f: impl FnOnce(&mut Value)) -> Caches {
         vec![set],
         fixture_list::<Pod>(&format!("{moment}-pods.json")),
         fixture_list::<PodDisruptionBudget>(&format!("{moment}-pdbs.json")),
-        &Keys::default(),
+        &Arc::new(Keys::default()),
     )
 }
 

@@ -22,7 +22,7 @@
 //! - every object: `metadata.name` (the store's key: the reflector panics without it), `namespace`,
 //!   `uid` and `resourceVersion` (Event references, `test` ops, delete preconditions);
 //! - StatefulSet: `metadata.generation`, `ownerReferences` (the `OwnerNotHealthy` gate), the annotations
-//!   under the prefix ([`CachedSet::keep_annotations`], `Keys::owns`: all the stepper reads or writes;
+//!   under the prefix ([`CachedSet::keep`], `Keys::owns`: all the stepper reads or writes;
 //!   the map stays present when it was, even if empty, as the patches tell an absent map from an empty
 //!   one — `plan::patch::annotation_ops`), `spec.{replicas, selector, updateStrategy, minReadySeconds,
 //!   ordinals}` (`model::set`, `model::pods::start_ordinal`) and the whole `status` (a dozen counts and
@@ -46,14 +46,17 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, 
 use serde::Deserialize;
 
 pub use crate::cluster::cached_pod::CachedPod;
-use crate::config::Keys;
+use crate::config::{Keys, SetConfig};
 
 /// A StatefulSet as `watch`'s caches keep it (module doc): the k8s-openapi object with only the kept
-/// fields set, built once when decoded and shared with every pass that reads it ([`CachedSet::set`]).
+/// fields set, and its annotations parsed, both built once per watch event and shared with every pass
+/// that reads them ([`CachedSet::set`], [`CachedSet::config`]).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(from = "wire::Set")]
 pub struct CachedSet {
     set: Arc<StatefulSet>,
+    /// `None` until [`CachedSet::keep`].
+    config: Option<Arc<SetConfig>>,
 }
 
 impl CachedSet {
@@ -62,12 +65,20 @@ impl CachedSet {
         &self.set
     }
 
-    /// Drops the annotations that are not the stepper's (`keys`); the map itself stays if present.
-    pub fn keep_annotations(&mut self, keys: &Keys) {
+    /// The set's annotations as parsed by [`CachedSet::keep`] ([`SetConfig::parse`] under its keys);
+    /// `None` before.
+    pub fn config(&self) -> Option<&Arc<SetConfig>> {
+        self.config.as_ref()
+    }
+
+    /// Drops the annotations that are not the stepper's (`keys`; the map itself stays if present), then
+    /// parses the rest ([`SetConfig::parse`]): what a store does with each object before it keeps it.
+    pub fn keep(&mut self, keys: &Arc<Keys>) {
         let set = Arc::make_mut(&mut self.set);
         if let Some(a) = set.metadata.annotations.as_mut() {
             a.retain(|k, _| keys.owns(k));
         }
+        self.config = Some(Arc::new(SetConfig::parse(&self.set, keys)));
     }
 }
 
@@ -113,7 +124,7 @@ macro_rules! stands_in_for {
     };
 }
 
-// The reflector reads `metadata`; a set's is written only before it is shared (`keep_annotations`).
+// The reflector reads `metadata`; a set's is written only before it is shared and parsed (`keep`).
 stands_in_for!(CachedSet, StatefulSet, |c| c.set, |c| Arc::make_mut(
     &mut c.set
 ));
@@ -180,6 +191,7 @@ mod wire {
                     }),
                     status: w.status,
                 }),
+                config: None,
             }
         }
     }
@@ -192,16 +204,19 @@ mod tests {
 
     #[test]
     fn a_set_keeps_its_annotation_map_even_when_none_of_them_is_the_steppers() {
-        let keys = Keys::default();
+        let keys = Arc::new(Keys::default());
         let mut set: CachedSet = serde_json::from_value(json!({"metadata": {"name": "web",
             "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}",
                             "safe-rollout.dev.evil/paused": "true"}}}))
         .expect("set");
-        set.keep_annotations(&keys);
+        assert!(set.config().is_none(), "parsed by keep only");
+        set.keep(&keys);
         assert_eq!(set.set().metadata.annotations, Some(BTreeMap::new()));
+        // Parsed after trimming: another prefix's `paused` does not pause the set.
+        assert!(!set.config().expect("parsed").paused);
         let mut bare: CachedSet =
             serde_json::from_value(json!({"metadata": {"name": "web"}})).expect("set");
-        bare.keep_annotations(&keys);
+        bare.keep(&keys);
         assert_eq!(bare.set().metadata.annotations, None);
     }
 }

@@ -30,8 +30,9 @@ use crate::cluster::cached::{CachedPod, CachedSet, trim_pdb};
 use crate::cluster::forward::forward_cluster;
 use crate::cluster::kube::{KubeCluster, Scope};
 use crate::cluster::pod_index::PodIndex;
-use crate::cluster::{Cluster, ClusterError};
-use crate::config::Keys;
+use crate::cluster::set_list::SetList;
+use crate::cluster::{Cluster, ClusterError, ParsedSet};
+use crate::config::{Keys, SetConfig};
 use crate::model::set::POD_NAME_LABEL;
 
 /// The watch events of one kind, after they reached the store (for `watch`'s early passes), the objects
@@ -58,11 +59,15 @@ pub struct Caches {
     sets: Vec<Store<CachedSet>>,
     pods: Vec<(Store<CachedPod>, PodIndex)>,
     pdbs: Vec<Store<PodDisruptionBudget>>,
+    /// The keys the set stores parse under ([`CachedSet::keep`]).
+    keys: Arc<Keys>,
+    /// The sets as a pass lists them ([`SetList`]), rebuilt only after a set store changed.
+    listed: SetList,
 }
 
 impl Caches {
     /// Starts the watches of `scope` (they run while the returned streams are polled); `keys` says which
-    /// annotations the stores keep ([`CachedSet::keep_annotations`]); `on_restart` hears of each watch
+    /// annotations the stores keep and parse ([`CachedSet::keep`]); `on_restart` hears of each watch
     /// that failed and re-lists.
     pub fn start(
         client: &Client,
@@ -83,7 +88,7 @@ impl Caches {
         let sets = Kind {
             resource: "statefulsets",
             config: sets_config,
-            trim: move |s: &mut CachedSet| s.keep_annotations(&sets_keys),
+            trim: move |s: &mut CachedSet| s.keep(&sets_keys),
         };
         let pods = Kind {
             resource: "pods",
@@ -97,8 +102,9 @@ impl Caches {
         };
         let (mut set_stores, mut pod_stores, mut pdb_stores) = (vec![], vec![], vec![]);
         let (mut s, mut p, mut d) = (vec![], vec![], vec![]);
+        let listed = SetList::default();
         for ns in namespaces {
-            let (store, stream) = sets.watch(client, ns, on_restart, |_| ());
+            let (store, stream) = sets.watch(client, ns, on_restart, listed.on_change());
             set_stores.push(store);
             s.push(stream);
             let index = PodIndex::default();
@@ -115,6 +121,8 @@ impl Caches {
                 sets: set_stores,
                 pods: pod_stores,
                 pdbs: pdb_stores,
+                keys: keys.clone(),
+                listed,
             },
             CacheStreams {
                 sets: Box::pin(stream::select_all(s)),
@@ -133,17 +141,20 @@ impl Caches {
         sets: Vec<StatefulSet>,
         pods: Vec<Pod>,
         pdbs: Vec<PodDisruptionBudget>,
-        keys: &Keys,
+        keys: &Arc<Keys>,
     ) -> Self {
         let index = PodIndex::default();
         let (sets, pods) = (
             as_cached::<CachedSet, _>(sets),
             as_cached::<CachedPod, _>(pods),
         );
+        let set_list = SetList::default();
         Caches {
-            sets: vec![listed(sets, |s| s.keep_annotations(keys), |_| ())],
+            sets: vec![listed(sets, |s| s.keep(keys), set_list.on_change())],
             pods: vec![(listed(pods, |_| {}, |e| index.apply(e)), index.clone())],
             pdbs: vec![listed(pdbs, trim_pdb, |_| ())],
+            keys: keys.clone(),
+            listed: set_list,
         }
     }
 
@@ -305,17 +316,26 @@ pub struct CachedCluster<'a> {
 
 impl Cluster for CachedCluster<'_> {
     /// From the store, sorted by namespace and name (the store has no order): the objects the store
-    /// built, shared, not copied.
+    /// built, shared, not copied; sorted again only after a watch event ([`SetList`]).
     async fn list_statefulsets(&self) -> Result<Vec<Arc<StatefulSet>>, ClusterError> {
-        let mut sets: Vec<Arc<StatefulSet>> = (self.caches.sets.iter())
-            .flat_map(Store::state)
-            .map(|c| c.set().clone())
-            .collect();
-        sets.sort_unstable_by(|a, b| {
-            (&a.metadata.namespace, &a.metadata.name)
-                .cmp(&(&b.metadata.namespace, &b.metadata.name))
-        });
-        Ok(sets)
+        let list = self.caches.listed.get(&self.caches.sets, &self.caches.keys);
+        Ok(list.iter().map(|(s, _)| s.clone()).collect())
+    }
+
+    /// [`CachedCluster::list_statefulsets`] with the configs the store parsed once per watch event
+    /// when `keys` are the caches' own (the same prefix), else parsed now.
+    async fn list_parsed_statefulsets(
+        &self,
+        keys: &Arc<Keys>,
+    ) -> Result<Vec<ParsedSet>, ClusterError> {
+        let list = self.caches.listed.get(&self.caches.sets, &self.caches.keys);
+        if Arc::ptr_eq(keys, &self.caches.keys) || **keys == *self.caches.keys {
+            return Ok(list.to_vec());
+        }
+        Ok(list
+            .iter()
+            .map(|(s, _)| (s.clone(), Arc::new(SetConfig::parse(s, keys))))
+            .collect())
     }
 
     async fn list_pods(&self) -> Result<Vec<Pod>, ClusterError> {

@@ -29,6 +29,16 @@ macro_rules! forward_cluster {
             self.$field.list_statefulsets()
         }
     };
+    (@one $field:ident list_parsed_statefulsets) => {
+        fn list_parsed_statefulsets(
+            &self,
+            keys: &::std::sync::Arc<$crate::config::Keys>,
+        ) -> impl ::std::future::Future<
+            Output = Result<Vec<$crate::cluster::ParsedSet>, $crate::cluster::ClusterError>,
+        > + Send {
+            self.$field.list_parsed_statefulsets(keys)
+        }
+    };
     (@one $field:ident list_pods) => {
         fn list_pods(
             &self,

@@ -20,6 +20,7 @@ pub mod forward;
 pub mod kube;
 pub mod pod_index;
 pub mod prometheus;
+pub mod set_list;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -30,6 +31,7 @@ use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
+use crate::config::{Keys, SetConfig};
 use crate::gates::prometheus::QueryOutcome;
 use crate::plan::events::EventNote;
 
@@ -127,6 +129,10 @@ impl ClusterError {
     }
 }
 
+/// A listed StatefulSet and its annotations parsed ([`Cluster::list_parsed_statefulsets`]), both
+/// shared.
+pub type ParsedSet = (Arc<StatefulSet>, Arc<SetConfig>);
+
 /// Everything a pass does to the cluster. Implementations hold the scope (namespaces, label selector)
 /// themselves, so each LIST is one request per namespace in scope (one in all): the number of requests
 /// per pass never grows with the number of objects, only the writes do.
@@ -136,6 +142,25 @@ pub trait Cluster: Sync {
     fn list_statefulsets(
         &self,
     ) -> impl Future<Output = Result<Vec<Arc<StatefulSet>>, ClusterError>> + Send;
+
+    /// [`Cluster::list_statefulsets`] with each set's annotations parsed under `keys`
+    /// ([`SetConfig::parse`]), in the same order: what a pass reads first. The default parses each set;
+    /// `watch`'s caches hand out what they parsed once per watch event.
+    fn list_parsed_statefulsets(
+        &self,
+        keys: &Arc<Keys>,
+    ) -> impl Future<Output = Result<Vec<ParsedSet>, ClusterError>> + Send {
+        async move {
+            let sets = self.list_statefulsets().await?;
+            Ok(sets
+                .into_iter()
+                .map(|s| {
+                    let config = Arc::new(SetConfig::parse(&s, keys));
+                    (s, config)
+                })
+                .collect())
+        }
+    }
 
     /// LIST Pods in the scope's namespaces (the label selector applies to StatefulSets only): every
     /// pod in scope, for `status` over the whole scope only; a pass reads [`Cluster::list_set_pods`].

@@ -181,7 +181,7 @@ pub async fn step_once_with<C: Cluster, P: Prometheus>(
             p.status_annotations = None;
         }
     }
-    let reference = p.reference.clone();
+    let reference = p.reference();
     let report = pass::execute(cluster, p, opts.dry_run).await;
     if let (Outcome::Stepped { .. }, Some(note)) = (&report.outcome, &forced_note)
         && let Err(e) = cluster.publish_event(&reference, note).await

@@ -319,8 +319,9 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
         (Ok(_), _) => Err("no status.updateRevision yet; cannot pin the step".to_string()),
     };
     let blocked = GATES.iter().find_map(|g| (g.check)(input).err());
-    let mut ev = Evaluation::of(match (&blocked, &next_step) {
-        (Some(b), _) => Verdict::Blocked(b.clone()),
+    let blocked_by = blocked.as_ref().map(|b| b.reason);
+    let mut ev = Evaluation::of(match (blocked, &next_step) {
+        (Some(b), _) => Verdict::Blocked(b),
         (None, Ok(n)) => Verdict::Step {
             from: n.from,
             to: n.to,
@@ -330,12 +331,8 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
         (None, Err(e)) => Verdict::Blocked(Blocked::new(Reason::NotObserved, e.clone())),
     });
     ev.next_step = Some(next_step);
-    let reached = |reason: Reason| blocked.as_ref().is_none_or(|b| b.reason == reason);
-    if blocked
-        .as_ref()
-        .is_some_and(|b| b.reason == Reason::OwnerNotHealthy)
-        && input.probes.owner.is_none()
-    {
+    let reached = |reason: Reason| blocked_by.is_none_or(|r| r == reason);
+    if blocked_by == Some(Reason::OwnerNotHealthy) && input.probes.owner.is_none() {
         ev.need = set::controller_owner(input.set).cloned().map(Need::Owner);
     }
     if reached(Reason::PrometheusCheck) {

@@ -35,6 +35,7 @@ impl<C: Cluster> LeaderCluster<'_, C> {
 impl<C: Cluster> Cluster for LeaderCluster<'_, C> {
     forward_cluster!(
         inner => list_statefulsets,
+        list_parsed_statefulsets,
         list_pods,
         list_set_pods,
         list_pdbs,

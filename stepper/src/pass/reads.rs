@@ -34,9 +34,9 @@ pub async fn snapshot<C: Cluster>(
     Ok(snapshot_parsed(cluster, opts, now).await?.0)
 }
 
-/// [`snapshot`], with the sets' annotations as parsed to choose the candidates
-/// ([`crate::plan::parse_configs`] under `opts.gates.keys`; `None` when no choice needed them), for the
-/// pass's planner ([`Planner::with_configs`]): one parse per set and pass.
+/// [`snapshot`], with the sets' annotations parsed under `opts.gates.keys`
+/// ([`Cluster::list_parsed_statefulsets`], in the order of the snapshot's sets) for the pass's planner
+/// ([`Planner::with_configs`]): one parse per set and pass at most (none from `watch`'s caches).
 ///
 /// # Errors
 /// As [`snapshot`].
@@ -44,14 +44,17 @@ pub async fn snapshot_parsed<C: Cluster>(
     cluster: &C,
     opts: &PassOptions,
     now: Timestamp,
-) -> Result<(Snapshot, Option<Vec<SetConfig>>), ClusterError> {
-    let statefulsets = cluster.list_statefulsets().await?;
+) -> Result<(Snapshot, Vec<Arc<SetConfig>>), ClusterError> {
+    let gates = &opts.gates;
+    let (statefulsets, mut configs): (Vec<_>, Vec<_>) = cluster
+        .list_parsed_statefulsets(&gates.keys)
+        .await?
+        .into_iter()
+        .unzip();
     let mut snap = Snapshot {
         statefulsets,
         ..Snapshot::default()
     };
-    let gates = &opts.gates;
-    let mut configs = None;
     let chosen: Vec<usize> = match &opts.pod_reads {
         PodReads::Scope => {
             if !snap.statefulsets.is_empty() {
@@ -61,17 +64,17 @@ pub async fn snapshot_parsed<C: Cluster>(
                     snap.pdbs = cluster.list_pdbs().await?;
                 }
             }
-            return Ok((snap, None));
+            return Ok((snap, configs));
         }
         PodReads::Candidates => {
-            let planner = Planner::new(&snap, gates);
+            let planner = Planner::with_configs(&snap, gates, configs);
             let mut chosen = planner.candidates(now);
             if gates.recover_stuck_pods {
                 chosen.extend(planner.recovery_candidates());
                 chosen.sort_unstable();
                 chosen.dedup();
             }
-            configs = Some(planner.into_configs());
+            configs = planner.into_configs();
             chosen
         }
         PodReads::Set { namespace, name } => snap

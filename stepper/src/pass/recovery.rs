@@ -121,7 +121,7 @@ pub async fn recover<C: Cluster>(
                         &pod.expected_revision,
                         pod.not_ready_seconds,
                     );
-                    if let Err(e) = cluster.publish_event(&plan.reference, &note).await {
+                    if let Err(e) = cluster.publish_event(&plan.reference(), &note).await {
                         warn!(namespace = %plan.namespace, statefulset = %plan.name, error = %e,
                               "RecoveredStuckPod event not published");
                         event_error = Some(e);

@@ -56,7 +56,7 @@ pub async fn announce<C: Cluster>(
         },
         None => RecordBase {
             annotated: p.annotated,
-            resource_version: p.reference.resource_version.as_deref(),
+            resource_version: p.set.metadata.resource_version.as_deref(),
             recorded: p.config.stamps.degraded_reason.as_deref(),
         },
     };
@@ -82,7 +82,7 @@ pub async fn announce<C: Cluster>(
     if announce {
         let unrecorded = record_error.as_ref().map(ClusterError::message);
         let ev = EventNote::rejected(rejection.write.reason(), &rejection.message, unrecorded);
-        if let Err(e) = cluster.publish_event(&p.reference, &ev).await {
+        if let Err(e) = cluster.publish_event(&p.reference(), &ev).await {
             warn!(namespace = %p.namespace, statefulset = %p.name, error = %e, "event not published");
             event_error = Some(e);
         }

@@ -53,10 +53,7 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     now: Timestamp,
 ) -> Result<PassReport, ClusterError> {
     let (snap, configs) = reads::snapshot_parsed(cluster, opts, now).await?;
-    let planner = match configs {
-        Some(configs) => Planner::with_configs(&snap, &opts.gates, configs),
-        None => Planner::new(&snap, &opts.gates),
-    };
+    let planner = Planner::with_configs(&snap, &opts.gates, configs);
     let (probes, mut probe_errors) = gather_probes(cluster, prometheus, &planner, &snap, now).await;
     let plans = planner.plan(now, &probes);
     let findings = recovery::findings(&plans);
@@ -65,10 +62,16 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
         sets: Vec::with_capacity(plans.len()),
     };
     for (i, p) in plans.into_iter().enumerate() {
-        let (p, age, reread_error) =
-            fresh::decide_fresh(cluster, &snap, i, p, &probes, opts, now).await;
-        let mut set = execute(cluster, p, opts.dry_run).await;
-        set.decision_age_seconds = age;
+        let (mut set, reread_error) = if p.writes_nothing() {
+            // Most sets of most passes: nothing to re-read, write or announce.
+            (unwritten(p), None)
+        } else {
+            let (p, age, reread_error) =
+                fresh::decide_fresh(cluster, &snap, i, p, &probes, opts, now).await;
+            let mut set = execute(cluster, p, opts.dry_run).await;
+            set.decision_age_seconds = age;
+            (set, reread_error)
+        };
         if set.error.is_none() {
             set.error = reread_error.or_else(|| probe_errors.remove(&i));
             set.news |= set.error.is_some();
@@ -161,6 +164,22 @@ fn api_error(e: ClusterError) -> (Outcome, Option<ClusterError>) {
         Outcome::Blocked(Blocked::new(Reason::ApiError, e.to_string())),
         Some(e),
     )
+}
+
+/// The report of a plan that writes nothing ([`SetPlan::writes_nothing`]): what [`execute`] reports
+/// for it, with no I/O (no write, so no Event and no refusal; its verdict is not a step).
+pub fn unwritten(p: SetPlan) -> SetReport {
+    SetReport {
+        outcome: verdict_outcome(&p.verdict, false),
+        namespace: p.namespace,
+        name: p.name,
+        figures: p.figures,
+        error: None,
+        event_errors: Vec::new(),
+        decision_age_seconds: None,
+        rejection: None,
+        news: false,
+    }
 }
 
 /// Carries out one set's plan: the status-annotations patch and its Events, or the step patch (which
@@ -285,7 +304,7 @@ async fn publish<C: Cluster>(
     ev: &EventNote,
     errors: &mut Vec<ClusterError>,
 ) {
-    if let Err(e) = cluster.publish_event(&p.reference, ev).await {
+    if let Err(e) = cluster.publish_event(&p.reference(), ev).await {
         warn!(namespace = %p.namespace, statefulset = %p.name, error = %e, "event not published");
         errors.push(e);
     }

@@ -66,7 +66,7 @@ pub type ProbeMap = HashMap<usize, Probes>;
 pub struct Planner<'s> {
     snapshot: &'s Snapshot,
     opts: &'s GateOptions,
-    configs: Vec<SetConfig>,
+    configs: Vec<Arc<SetConfig>>,
     pods_by_owner: HashMap<&'s str, Vec<&'s Pod>>,
     pdbs_by_namespace: HashMap<&'s str, Vec<PdbView<'s>>>,
     group_holders: HashMap<(&'s str, String), &'s StatefulSet>,
@@ -76,8 +76,10 @@ pub struct Planner<'s> {
 /// the first thing [`Planner::new`] does. A pass that chose its reads with one planner hands the
 /// configs on to the next ([`Planner::into_configs`], [`Planner::with_configs`]): one parse per set
 /// and pass.
-pub fn parse_configs(sets: &[Arc<StatefulSet>], keys: &Arc<Keys>) -> Vec<SetConfig> {
-    sets.iter().map(|s| SetConfig::parse(s, keys)).collect()
+pub fn parse_configs(sets: &[Arc<StatefulSet>], keys: &Arc<Keys>) -> Vec<Arc<SetConfig>> {
+    sets.iter()
+        .map(|s| Arc::new(SetConfig::parse(s, keys)))
+        .collect()
 }
 
 impl<'s> Planner<'s> {
@@ -88,15 +90,16 @@ impl<'s> Planner<'s> {
     }
 
     /// Indexes `snapshot` under `opts` with its sets' annotations already parsed: `configs` must be
-    /// [`parse_configs`] of `snapshot.statefulsets` under `opts.keys` (the sets may have gained pods
-    /// and PDBs since, not changed).
+    /// [`parse_configs`] of `snapshot.statefulsets` under `opts.keys` (or the same, parsed earlier:
+    /// [`crate::cluster::Cluster::list_parsed_statefulsets`]; the sets may have gained pods and PDBs
+    /// since, not changed).
     ///
     /// # Panics
     /// When `configs` and `snapshot.statefulsets` differ in length (a caller's bug, not bad input).
     pub fn with_configs(
         snapshot: &'s Snapshot,
         opts: &'s GateOptions,
-        configs: Vec<SetConfig>,
+        configs: Vec<Arc<SetConfig>>,
     ) -> Self {
         assert_eq!(
             configs.len(),
@@ -142,8 +145,14 @@ impl<'s> Planner<'s> {
 
     /// The parsed annotations of every set, for the next planner on the same sets
     /// ([`Planner::with_configs`]).
-    pub fn into_configs(self) -> Vec<SetConfig> {
+    pub fn into_configs(self) -> Vec<Arc<SetConfig>> {
         self.configs
+    }
+
+    /// The steps of the whole fleet in the minute before `now` ([`throttle::steps_in_last_minute`]): a
+    /// walk over every set, so counted once per question, not once per set.
+    fn steps_in_last_minute(&self, now: Timestamp) -> u32 {
+        throttle::steps_in_last_minute(self.configs.iter().map(|c| &**c), now)
     }
 
     /// The holder of the rollout group of the set at index `i` ([`FleetView`]).
@@ -174,7 +183,7 @@ impl<'s> Planner<'s> {
     /// (`Throttled`, [`throttle::budget`]). Only they get pod and PDB reads (DESIGN.md: "Reads follow
     /// the work"); the snapshot's pods are not read here.
     pub fn candidates(&self, now: Timestamp) -> Vec<usize> {
-        let recent = throttle::steps_in_last_minute(&self.configs, now);
+        let recent = self.steps_in_last_minute(now);
         if throttle::budget(self.opts, recent) == 0 {
             return Vec::new();
         }
@@ -212,7 +221,8 @@ impl<'s> Planner<'s> {
     /// `Throttled` (the only reason a set that passes them is not read in a pass), or — for a set a
     /// single-set command did not ask about — blocked `PodNotReady` as not read. `None` when the pods
     /// were read.
-    fn unread(&self, i: usize, now: Timestamp) -> Option<Evaluation> {
+    /// `recent`: [`Planner::steps_in_last_minute`] at `now`, counted once by the caller, not per set.
+    fn unread(&self, i: usize, now: Timestamp, recent: u32) -> Option<Evaluation> {
         if self.pods_read(i) {
             return None;
         }
@@ -239,7 +249,6 @@ impl<'s> Planner<'s> {
             _ => gates::list_gate_block(&input),
         };
         let blocked = first.unwrap_or_else(|| {
-            let recent = throttle::steps_in_last_minute(&self.configs, now);
             if throttle::budget(self.opts, recent) == 0 {
                 Blocked::new(Reason::Throttled, throttle::detail(self.opts, recent))
             } else {
@@ -256,16 +265,18 @@ impl<'s> Planner<'s> {
         Some(ev)
     }
 
-    /// The gates for the set at index `i`, given what the I/O gates read for it.
+    /// The gates for the set at index `i`, given what the I/O gates read for it (`recent`: as
+    /// [`Planner::unread`]).
     fn evaluate(
         &self,
         i: usize,
         probes: &Probes,
         now: Timestamp,
+        recent: u32,
     ) -> (BTreeMap<u32, &'s Pod>, Evaluation) {
         let set = &self.snapshot.statefulsets[i];
         let config = &self.configs[i];
-        if let Some(unread) = self.unread(i, now) {
+        if let Some(unread) = self.unread(i, now, recent) {
             return (BTreeMap::new(), unread);
         }
         let uid = set.metadata.uid.as_deref().unwrap_or("");
@@ -299,10 +310,11 @@ impl<'s> Planner<'s> {
     /// read ([`Need`]). Empty when the plan is final.
     pub fn needs(&self, now: Timestamp, probes: &ProbeMap) -> Vec<(usize, Need)> {
         let none = Probes::default();
+        let recent = self.steps_in_last_minute(now);
         (0..self.configs.len())
             .filter(|&i| gates::may_need_reads(&self.configs[i]))
             .filter_map(|i| {
-                let (_, ev) = self.evaluate(i, probes.get(&i).unwrap_or(&none), now);
+                let (_, ev) = self.evaluate(i, probes.get(&i).unwrap_or(&none), now, recent);
                 Some((i, ev.need?))
             })
             .collect()
@@ -316,8 +328,9 @@ impl<'s> Planner<'s> {
     pub fn plan(mut self, now: Timestamp, probes: &ProbeMap) -> Vec<SetPlan> {
         let sets = &self.snapshot.statefulsets;
         let none = Probes::default();
+        let recent = self.steps_in_last_minute(now);
         let mut evaluated: Vec<_> = (0..sets.len())
-            .map(|i| self.evaluate(i, probes.get(&i).unwrap_or(&none), now))
+            .map(|i| self.evaluate(i, probes.get(&i).unwrap_or(&none), now, recent))
             .collect();
         let steps: Vec<(usize, &StatefulSet)> = evaluated
             .iter()
@@ -325,7 +338,6 @@ impl<'s> Planner<'s> {
             .filter(|(_, (_, ev))| matches!(ev.verdict, Verdict::Step { .. }))
             .map(|(i, _)| (i, &*sets[i]))
             .collect();
-        let recent = throttle::steps_in_last_minute(&self.configs, now);
         for (i, blocked) in throttle::throttle(&steps, self.opts, recent) {
             evaluated[i].1.verdict = Verdict::Blocked(blocked);
         }

@@ -3,6 +3,7 @@
 //! finding.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use json_patch::Patch;
@@ -25,10 +26,11 @@ pub struct SetPlan {
     pub namespace: String,
     /// `metadata.name`.
     pub name: String,
-    /// Reference for Events (`apps/v1`, kind, namespace, name, uid, resourceVersion).
-    pub reference: ObjectReference,
-    /// Its annotations, as read.
-    pub config: SetConfig,
+    /// The StatefulSet as read (shared with the snapshot): Events regard it ([`SetPlan::reference`]).
+    pub set: Arc<StatefulSet>,
+    /// Its annotations, as read (shared with the planner's source: `watch`'s caches parse once per
+    /// watch event).
+    pub config: Arc<SetConfig>,
     /// Figures to report.
     pub figures: Figures,
     /// What the gates concluded.
@@ -51,12 +53,26 @@ pub struct SetPlan {
     pub annotated: bool,
 }
 
+impl SetPlan {
+    /// Reference for Events (`apps/v1`, kind, namespace, name, uid, resourceVersion) to the set as
+    /// read; built when an Event is about to be published, not for every plan.
+    pub fn reference(&self) -> ObjectReference {
+        set::reference(&self.set)
+    }
+
+    /// True when the plan has no write: no status annotations, no step (so a verdict that is not
+    /// [`Verdict::Step`], which always has its patch), hence no Event either.
+    pub fn writes_nothing(&self) -> bool {
+        self.status_annotations.is_none() && self.step.is_none()
+    }
+}
+
 /// The writes and Events for one evaluated StatefulSet (`config`: its parsed annotations, kept in the
 /// plan); `(read, stuck)`: whether its pods were read,
 /// and its recovery finding.
 pub(super) fn plan_evaluated(
-    set: &StatefulSet,
-    config: SetConfig,
+    set: &Arc<StatefulSet>,
+    config: Arc<SetConfig>,
     pods: &BTreeMap<u32, &Pod>,
     ev: Evaluation,
     (read, stuck): (bool, Option<recovery::Finding>),
@@ -103,7 +119,7 @@ pub(super) fn plan_evaluated(
     SetPlan {
         namespace: set.metadata.namespace.clone().unwrap_or_default(),
         name: set.metadata.name.clone().unwrap_or_default(),
-        reference: set::reference(set),
+        set: set.clone(),
         figures: Figures::of(set, &config),
         config,
         verdict: ev.verdict,
