@@ -34,15 +34,22 @@ pub fn paused(input: &GateInput<'_>) -> Result<(), Blocked> {
     }
     let own = pause_points::position(input.set, config).and_then(|p| p.own_pause(config));
     let bake_left = own.as_ref().and_then(|o| o.bake_left(input.now));
-    let why = config
-        .paused_reason
-        .as_deref()
-        .map_or(String::new(), |r| format!(": {r}"));
-    let left = bake_left.map_or(String::new(), |s| format!(" ({s} s of bake left)"));
-    Err(Blocked::new(
-        Reason::Paused,
-        format!("{name}: {} is \"true\"{why}{left}", config.keys.paused),
-    ))
+    // `<name>: <prefix>/paused is "true"[: <paused-reason>][ (<n> s of bake left)]`, built by hand:
+    // every paused set of a fleet gets this detail each pass, and `format!` costs several times more.
+    let why = config.paused_reason.as_deref();
+    let mut detail =
+        String::with_capacity(name.len() + config.keys.paused.len() + why.map_or(0, str::len) + 40);
+    for part in [name, ": ", &config.keys.paused, " is \"true\""] {
+        detail.push_str(part);
+    }
+    if let Some(why) = why {
+        detail.push_str(": ");
+        detail.push_str(why);
+    }
+    if let Some(s) = bake_left {
+        detail.push_str(&format!(" ({s} s of bake left)"));
+    }
+    Err(Blocked::new(Reason::Paused, detail))
 }
 
 /// Gate `InvalidAnnotation`: every stepper annotation could be read ([`crate::config::SetConfig::invalid`]:

@@ -169,8 +169,12 @@ fn api_error(e: ClusterError) -> (Outcome, Option<ClusterError>) {
 /// The report of a plan that writes nothing ([`SetPlan::writes_nothing`]): what [`execute`] reports
 /// for it, with no I/O (no write, so no Event and no refusal; its verdict is not a step).
 pub fn unwritten(p: SetPlan) -> SetReport {
+    let outcome = match p.verdict {
+        Verdict::Blocked(b) => Outcome::Blocked(b),
+        other => verdict_outcome(&other, false),
+    };
     SetReport {
-        outcome: verdict_outcome(&p.verdict, false),
+        outcome,
         namespace: p.namespace,
         name: p.name,
         figures: p.figures,

@@ -243,19 +243,17 @@ impl<'s> Planner<'s> {
             return Some(ev);
         }
         // The gates run in order, so when the first to block is a gate of the list, it is also the
-        // first gate of the list to block: no need to run them again.
-        let first = match &ev.verdict {
-            Verdict::Blocked(b) if gates::reads_list(b.reason) => Some(b.clone()),
-            _ => gates::list_gate_block(&input),
-        };
-        let blocked = first.unwrap_or_else(|| {
-            if throttle::budget(self.opts, recent) == 0 {
-                Blocked::new(Reason::Throttled, throttle::detail(self.opts, recent))
-            } else {
-                Blocked::new(Reason::PodNotReady, "pods not read in this pass")
-            }
-        });
-        ev.verdict = Verdict::Blocked(blocked);
+        // first gate of the list to block: no need to run them again, and the verdict stays.
+        if !matches!(&ev.verdict, Verdict::Blocked(b) if gates::reads_list(b.reason)) {
+            let blocked = gates::list_gate_block(&input).unwrap_or_else(|| {
+                if throttle::budget(self.opts, recent) == 0 {
+                    Blocked::new(Reason::Throttled, throttle::detail(self.opts, recent))
+                } else {
+                    Blocked::new(Reason::PodNotReady, "pods not read in this pass")
+                }
+            });
+            ev.verdict = Verdict::Blocked(blocked);
+        }
         ev.need = None;
         ev.changes.clear();
         // A pause now or a lift is judged from the list alone; a step's effects are not.
@@ -348,10 +346,13 @@ impl<'s> Planner<'s> {
             .zip(evaluated)
             .enumerate()
             .map(|(i, ((set, config), (pods, ev)))| {
+                // A set whose pods were not read has no recovery finding.
                 let read = this.pods_read(i);
-                let stuck =
-                    recovery::decide(set, &config, &pods, this.opts.recover_stuck_pods, now)
-                        .filter(|_| read);
+                let stuck = read
+                    .then(|| {
+                        recovery::decide(set, &config, &pods, this.opts.recover_stuck_pods, now)
+                    })
+                    .flatten();
                 let mut p = plan_evaluated(set, config, &pods, ev, (read, stuck), now);
                 if this.opts.max_steps_per_minute.is_some()
                     && let Some(step) = &mut p.step
