@@ -143,8 +143,8 @@ pub async fn step_once_with<C: Cluster, P: Prometheus>(
             "{target} not stepped: {b} (wait for the gate, or step anyway with --force --reason TEXT)"
         ),
         (Verdict::Blocked(b), Some(forced)) => {
-            let next = match &p.next_step {
-                Some(Ok(next)) => next.clone(),
+            let next = match p.next_step() {
+                Some(Ok(next)) => next,
                 Some(Err(why)) => bail!("{target}: {why}"),
                 None => bail!("{target}: no step to force"),
             };

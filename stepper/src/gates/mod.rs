@@ -10,6 +10,7 @@
 //!
 //! Layer `gates` (pure): may import `config`, `model` (ARCHITECTURE.md, "Layers").
 
+mod next_step;
 mod on_fleet;
 mod on_pods;
 mod on_prometheus;
@@ -27,6 +28,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
+pub use next_step::{NextStep, next_step, step_target};
 pub use on_fleet::{check_group, check_owner, group_busy, group_holder, owner_not_healthy};
 pub use on_pods::{
     check_pdbs, check_pods_ready, check_step_done, pdb_blocked, pod_not_ready,
@@ -148,9 +150,7 @@ impl GateInput<'_> {
     /// The partition the next step lowers to: [`step_target`] with the set's step size, clamped so it
     /// does not pass the next pause point of the canary plan ([`pause_points::Position::clamp`]).
     pub fn target(&self) -> i32 {
-        let step = *self.config.step.as_ref().unwrap_or(&1);
-        let to = step_target(self.set, self.partition(), step);
-        pause_points::position(self.set, self.config).map_or(to, |p| p.clamp(to))
+        next_step::target(self.set, self.config)
     }
 
     /// The ordinals the next step replaces when all of them are already down
@@ -233,18 +233,6 @@ pub fn reads_list(reason: Reason) -> bool {
         .any(|g| g.reason == reason && g.reads == Reads::List)
 }
 
-/// The step the gates would take for a staged set, whether or not a gate blocks it (computed once:
-/// `step --force` takes it past the gates).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NextStep {
-    /// The partition observed.
-    pub from: i32,
-    /// The partition after the step ([`step_target`]).
-    pub to: i32,
-    /// `status.updateRevision` observed (pinned by the step patch).
-    pub update_revision: String,
-}
-
 /// The full result of the gates for one set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evaluation {
@@ -252,9 +240,6 @@ pub struct Evaluation {
     pub verdict: Verdict,
     /// A read that would let the verdict go further.
     pub need: Option<Need>,
-    /// The step past the gates (`None` before the gates: unguarded or idle), or why none can be
-    /// pinned (an unreadable `step`, no `status.updateRevision` yet).
-    pub next_step: Option<Result<NextStep, String>>,
     /// Annotation changes the gates ask for (`Some` sets, `None` removes), by full key: the Prometheus
     /// check's state, or the pause after `failure-limit` failures.
     pub changes: Vec<(String, Option<String>)>,
@@ -271,7 +256,6 @@ impl Evaluation {
         Evaluation {
             verdict,
             need: None,
-            next_step: None,
             changes: Vec::new(),
             expected_wait: false,
             canary: None,
@@ -309,28 +293,21 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
         pause_points::effects(input, &mut ev); // an idle set's plan pause is lifted
         return ev;
     }
-    let next_step = match (&input.config.step, &input.set.status) {
-        (Err(e), _) => Err(e.clone()),
-        (Ok(_), Some(status)) if status.update_revision.is_some() => Ok(NextStep {
-            from: input.partition(),
-            to: input.target(),
-            update_revision: set::update_revision(input.set).to_string(),
-        }),
-        (Ok(_), _) => Err("no status.updateRevision yet; cannot pin the step".to_string()),
-    };
     let blocked = GATES.iter().find_map(|g| (g.check)(input).err());
     let blocked_by = blocked.as_ref().map(|b| b.reason);
-    let mut ev = Evaluation::of(match (blocked, &next_step) {
-        (Some(b), _) => Verdict::Blocked(b),
-        (None, Ok(n)) => Verdict::Step {
-            from: n.from,
-            to: n.to,
-            update_revision: n.update_revision.clone(),
+    // The step is pinned only for a set that takes it (a blocked one's is [`next_step`], on demand).
+    let mut ev = Evaluation::of(match blocked {
+        Some(b) => Verdict::Blocked(b),
+        None => match next_step(input.set, input.config) {
+            Ok(n) => Verdict::Step {
+                from: n.from,
+                to: n.to,
+                update_revision: n.update_revision,
+            },
+            // Unreachable: `InvalidAnnotation` and `NotObserved` block first; fail closed anyway.
+            Err(e) => Verdict::Blocked(Blocked::new(Reason::NotObserved, e)),
         },
-        // Unreachable: `InvalidAnnotation` and `NotObserved` block first; fail closed anyway.
-        (None, Err(e)) => Verdict::Blocked(Blocked::new(Reason::NotObserved, e.clone())),
     });
-    ev.next_step = Some(next_step);
     let reached = |reason: Reason| blocked_by.is_none_or(|r| r == reason);
     if blocked_by == Some(Reason::OwnerNotHealthy) && input.probes.owner.is_none() {
         ev.need = set::controller_owner(input.set).cloned().map(Need::Owner);
@@ -379,9 +356,4 @@ pub fn decide(
 ) -> Verdict {
     let none = Probes::default();
     evaluate(set, pods, pdbs, FleetView::default(), &none, opts, now).verdict
-}
-
-/// The partition a step of `step` pods lowers `partition` to: `max(0, min(partition, replicas) − step)`.
-pub fn step_target(set: &StatefulSet, partition: i32, step: i32) -> i32 {
-    (partition.min(set::replicas(set).max(0)) - step).max(0)
 }

@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 
 use crate::config::SetConfig;
 use crate::gates::recovery;
-use crate::gates::{Evaluation, NextStep, Verdict, pause_points};
+use crate::gates::{self, Evaluation, NextStep, Verdict, pause_points};
 use crate::model::set;
 use crate::plan::degraded::StuckPods;
 use crate::plan::events::EventNote;
@@ -35,8 +35,6 @@ pub struct SetPlan {
     pub figures: Figures,
     /// What the gates concluded.
     pub verdict: Verdict,
-    /// The step past the gates, or why none can be pinned ([`Evaluation::next_step`]).
-    pub next_step: Option<Result<NextStep, String>>,
     /// Metadata-only JSON Patch of the status annotations ([`status_annotations::status_changes`]);
     /// `None` when nothing changes or a step carries them in its own patch.
     pub status_annotations: Option<Patch>,
@@ -58,6 +56,14 @@ impl SetPlan {
     /// read; built when an Event is about to be published, not for every plan.
     pub fn reference(&self) -> ObjectReference {
         set::reference(&self.set)
+    }
+
+    /// The step past the gates ([`gates::next_step`], whether or not a gate blocks it), or why none
+    /// can be pinned; `None` before the gates (unguarded or idle: [`gates::before_gates`]).
+    pub fn next_step(&self) -> Option<Result<NextStep, String>> {
+        gates::before_gates(&self.set, &self.config)
+            .is_none()
+            .then(|| gates::next_step(&self.set, &self.config))
     }
 
     /// True when the plan has no write: no status annotations, no step (so a verdict that is not
@@ -123,7 +129,6 @@ pub(super) fn plan_evaluated(
         figures: Figures::of(set, &config),
         config,
         verdict: ev.verdict,
-        next_step: ev.next_step,
         status_annotations: annotations,
         status_events: events,
         step,
