@@ -160,7 +160,7 @@ pub async fn status_items<C: Cluster, P: Prometheus>(
                 && (target.is_some() || !matches!(p.verdict, Verdict::Unguarded(_)))
         })
         .map(|(set, p)| {
-            let mut item = RolloutStatus::of(p, p.recovery.as_ref(), &health(set, &p.config));
+            let mut item = RolloutStatus::of(p, p.recovery.as_deref(), &health(set, &p.config));
             item.pause_plan = p.config.pause_at.as_ref().and_then(|plan| {
                 Some(PausePlanDoc {
                     written: pause_plan::written(plan),

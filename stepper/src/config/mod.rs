@@ -20,6 +20,7 @@ use sts_safe_rollout_rules::annotations as names;
 pub use check::{CheckConfig, DEFAULT_PERIOD_SECONDS, Query, check_config};
 pub use pause_at::{PassedPoints, PausePlan, PausePoint, PointAt, pause_at};
 
+use crate::model::reasons::Reason;
 use crate::model::set;
 
 /// The full annotation keys (`<prefix>/<name>`) for one prefix, built once from `--annotation-prefix`.
@@ -111,6 +112,9 @@ pub struct Stamps {
     pub recent_steps: Option<Vec<Timestamp>>,
     /// `blocked-reason` as written (a [`crate::model::reasons::Reason`] name), when present.
     pub blocked_reason: Option<String>,
+    /// `blocked-reason` when it is a reason's name ([`Reason::parse`]): what the pass compares with
+    /// its verdict, an enum read in place of a string compared on every set of every pass.
+    pub blocked: Option<Reason>,
     /// `completed-revision`, when present.
     pub completed_revision: Option<String>,
     /// `degraded-reason` as written (`<Kind>: <detail>`), when present.
@@ -218,6 +222,7 @@ impl SetConfig {
                         .collect()
                 }),
                 blocked_reason: owned(&keys.blocked_reason),
+                blocked: get(&keys.blocked_reason).and_then(Reason::parse),
                 completed_revision: owned(&keys.completed_revision),
                 degraded_reason: owned(&keys.degraded_reason),
                 prometheus_check: owned(&keys.prometheus_check),

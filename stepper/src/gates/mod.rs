@@ -248,7 +248,7 @@ pub struct Evaluation {
     pub expected_wait: bool,
     /// What the canary plan writes ([`pause_points`]): a pause now (with a `Paused` block), or with a
     /// step its bake-time resume and the pause at the point it reaches.
-    pub canary: Option<pause_points::PlanEffect>,
+    pub canary: Option<Box<pause_points::PlanEffect>>,
 }
 
 impl Evaluation {

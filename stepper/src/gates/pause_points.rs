@@ -351,15 +351,15 @@ pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
             let position = position(set, config);
             let pause = position.and_then(|p| p.plan_pause(config));
             ev.canary = pause.map(|(PlanPause::Current(pause) | PlanPause::Stale(pause))| {
-                PlanEffect::Lift(Lift {
+                Box::new(PlanEffect::Lift(Lift {
                     pause,
                     cause: LiftCause::Idle,
-                })
+                }))
             });
         }
-        Verdict::Step { to, .. } => ev.canary = step_effect(set, config, *to, now),
+        Verdict::Step { to, .. } => ev.canary = step_effect(set, config, *to, now).map(Box::new),
         Verdict::Blocked(b) if b.reason == Reason::Paused && !config.paused => {
-            ev.canary = pause_now(set, config, now).map(PlanEffect::PauseNow);
+            ev.canary = pause_now(set, config, now).map(|p| Box::new(PlanEffect::PauseNow(p)));
         }
         Verdict::Blocked(b) if config.paused && b.reason != Reason::Paused => {
             match liftable(set, config, now) {
@@ -370,7 +370,7 @@ pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
                         lift.pause.point.number, lift.pause.point.of
                     ));
                 }
-                Some(lift) => ev.canary = Some(PlanEffect::Lift(lift)),
+                Some(lift) => ev.canary = Some(Box::new(PlanEffect::Lift(lift))),
                 None => {}
             }
         }

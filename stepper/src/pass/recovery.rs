@@ -73,7 +73,7 @@ pub fn findings(plans: &[SetPlan]) -> Vec<(usize, Finding)> {
     plans
         .iter()
         .enumerate()
-        .filter_map(|(i, p)| Some((i, p.recovery.clone()?)))
+        .filter_map(|(i, p)| Some((i, Finding::clone(p.recovery.as_deref()?))))
         .collect()
 }
 

@@ -73,7 +73,7 @@ pub struct SetReport {
     pub decision_age_seconds: Option<f64>,
     /// A write of this pass the API server refused, and whether it was recorded and announced
     /// ([`crate::pass::rejected`]).
-    pub rejection: Option<RejectionReport>,
+    pub rejection: Option<Box<RejectionReport>>,
     /// This pass changed something for the set — wrote to it (with `--dry-run`: would have), lost a
     /// race, or hit an error not already recorded on it — so its log line is INFO (or ERROR); an
     /// unchanged wait is DEBUG: a pass that decides nothing logs one line, its summary.

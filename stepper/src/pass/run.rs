@@ -271,7 +271,7 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
     if let Some((r, stored)) = refused {
         let (report, event_error) = rejected::announce(cluster, &p, r, stored.as_deref()).await;
         event_errors.extend(event_error);
-        rejection = Some(report);
+        rejection = Some(Box::new(report));
     }
     // Worth a log line at INFO: something was (or, dry, would be) written, a race was lost, or an
     // error that is not a refusal already on record (DEBUG otherwise: one line per change).

@@ -259,7 +259,7 @@ impl<'s> Planner<'s> {
         // A pause now or a lift is judged from the list alone; a step's effects are not.
         ev.canary = ev
             .canary
-            .filter(|c| !matches!(c, pause_points::PlanEffect::WithStep { .. }));
+            .filter(|c| !matches!(**c, pause_points::PlanEffect::WithStep { .. }));
         Some(ev)
     }
 

@@ -45,7 +45,7 @@ pub struct SetPlan {
     /// The set's stuck pod and what recovery does with it ([`recovery::decide`]; its pods were read),
     /// `None` when it has none. The status annotations record one past its recovery time that is
     /// not deleted (`degraded-reason: StuckPod: …`); the pass deletes one decided `Delete`.
-    pub recovery: Option<recovery::Finding>,
+    pub recovery: Option<Box<recovery::Finding>>,
     /// `metadata.annotations` was present on the set as read (a refused write's record adds a key
     /// to it, or the whole map: [`crate::plan::rejected::record_patch`]).
     pub annotated: bool,
@@ -94,7 +94,7 @@ pub(super) fn plan_evaluated(
     // A step carries its bookkeeping and the canary plan's writes ([`canary::writes`]) in its own
     // patch: one write, so its `test` pins hold for all of it; a pause without a step joins the
     // status annotations.
-    let plan_writes = (ev.canary.as_ref()).map(|e| canary::writes(set, &config, e));
+    let plan_writes = (ev.canary.as_deref()).map(|e| canary::writes(set, &config, e));
     let (annotations, step) = match (&ev.verdict, plan_writes) {
         (
             Verdict::Step {
@@ -114,7 +114,12 @@ pub(super) fn plan_evaluated(
             }
             (None, Some(step))
         }
-        (_, Some(w)) if !matches!(ev.canary, Some(pause_points::PlanEffect::WithStep { .. })) => {
+        (_, Some(w))
+            if !matches!(
+                ev.canary.as_deref(),
+                Some(pause_points::PlanEffect::WithStep { .. })
+            ) =>
+        {
             status.changes.extend(w.changes);
             status.guards.extend(w.pins);
             events.extend(w.events);
@@ -132,7 +137,7 @@ pub(super) fn plan_evaluated(
         status_annotations: annotations,
         status_events: events,
         step,
-        recovery: stuck,
+        recovery: stuck.map(Box::new),
         annotated: set.metadata.annotations.is_some(),
     }
 }

@@ -85,7 +85,8 @@ pub fn status_changes(
 ) -> StatusChanges {
     let keys = &config.keys;
     let verdict = &ev.verdict;
-    let announced = config.stamps.blocked_reason.as_deref();
+    let announced = config.stamps.blocked;
+    let recorded = config.stamps.blocked_reason.is_some();
     let mut changes: Vec<(String, Option<String>)> = Vec::new();
     let mut events = Vec::new();
     if !matches!(verdict, Verdict::Unguarded(_))
@@ -97,7 +98,7 @@ pub fn status_changes(
     }
     match verdict {
         Verdict::Blocked(b) => {
-            if announced != Some(b.reason.as_str()) {
+            if announced != Some(b.reason) {
                 changes.push((keys.blocked_reason.clone(), Some(b.reason.as_str().into())));
                 let step_pods_only = b.reason == Reason::PodNotReady
                     && gates::pods_below_partition_ready(set, pods, now);
@@ -106,7 +107,7 @@ pub fn status_changes(
         }
         Verdict::Step { .. } => {} // the step patch clears it
         Verdict::Idle(_) | Verdict::Unguarded(_) => {
-            if announced.is_some() {
+            if recorded {
                 changes.push((keys.blocked_reason.clone(), None));
             }
         }
