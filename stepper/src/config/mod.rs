@@ -110,10 +110,12 @@ pub struct Stamps {
     pub last_partition_update: Option<Timestamp>,
     /// `recent-steps`, readable entries only; `None` when the annotation is absent.
     pub recent_steps: Option<Vec<Timestamp>>,
-    /// `blocked-reason` as written (a [`crate::model::reasons::Reason`] name), when present.
+    /// `blocked-reason` as written, when present: shown as is (the rollout health, like the GitOps
+    /// checks, shows whatever is written, even a name this version does not know).
     pub blocked_reason: Option<String>,
-    /// `blocked-reason` when it is a reason's name ([`Reason::parse`]): what the pass compares with
-    /// its verdict, an enum read in place of a string compared on every set of every pass.
+    /// `blocked-reason` when it is a reason's name ([`Reason::parse`]; `None` for an unknown name):
+    /// what the pass compares with its verdict, an enum compared in place of a string on every set
+    /// of every pass.
     pub blocked: Option<Reason>,
     /// `completed-revision`, when present.
     pub completed_revision: Option<String>,
