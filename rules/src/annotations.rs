@@ -11,6 +11,12 @@ pub const DEFAULT_PREFIX: &str = "safe-rollout.dev";
 pub const FORCE_ROLLING_UPDATE: &str = "force-rolling-update";
 /// `"true"`, sticky: stamped once the set was fully Ready, so later template changes are staged.
 pub const INITIALIZED: &str = "initialized";
+/// `"true"`: written by the policy (and the native twin) in each mutation that stages or restores the
+/// partition, so a set whose partition this project holds can be told from one whose partition a person
+/// or another tool set. The GitOps health checks and `status` judge a set without it by the built-in
+/// rule (Argo CD `health_statefulset.go`, kstatus), as Healthy once its pods at or above the partition are
+/// updated.
+pub const GUARDED: &str = "guarded";
 /// RFC 3339 time of the last step. A request that lowers the partition must change it, or the policy
 /// restores the old partition (that is how a step is told apart from a GitOps re-apply of `partition: 0`).
 pub const LAST_PARTITION_UPDATE: &str = "last-partition-update";
@@ -70,7 +76,7 @@ pub const RECOVER_AFTER_SECONDS: &str = "recover-after-seconds";
 /// Every annotation name the policy and the stepper read or write (the user-facing API;
 /// docs/annotations.md lists the same names, checked by `make docs-check`). `prometheus-query-<N>` is the numbered form of
 /// [`PROMETHEUS_QUERY`].
-pub const ALL: [&str; 21] = [
+pub const ALL: [&str; 22] = [
     STEP,
     INITIAL_DELAY_SECONDS,
     PAUSED,
@@ -88,6 +94,7 @@ pub const ALL: [&str; 21] = [
     RECOVER_AFTER_SECONDS,
     FORCE_ROLLING_UPDATE,
     INITIALIZED,
+    GUARDED,
     LAST_PARTITION_UPDATE,
     BLOCKED_REASON,
     COMPLETED_REVISION,

@@ -45,6 +45,7 @@ pub struct Keys {
     pub recover_after_seconds: String,
     pub force_rolling_update: String,
     pub initialized: String,
+    pub guarded: String,
     pub last_partition_update: String,
     pub blocked_reason: String,
     pub completed_revision: String,
@@ -74,6 +75,7 @@ impl Keys {
             recover_after_seconds: k(names::RECOVER_AFTER_SECONDS),
             force_rolling_update: k(names::FORCE_ROLLING_UPDATE),
             initialized: k(names::INITIALIZED),
+            guarded: k(names::GUARDED),
             last_partition_update: k(names::LAST_PARTITION_UPDATE),
             blocked_reason: k(names::BLOCKED_REASON),
             completed_revision: k(names::COMPLETED_REVISION),
@@ -142,6 +144,10 @@ pub struct SetConfig {
     pub paused_reason: Option<String>,
     /// `initialized: "true"` (sticky; the stepper stamps it once the set is fully Ready).
     pub initialized: bool,
+    /// `guarded: "true"`: the policy (or the native twin) staged or restored this set's partition, so it
+    /// is this project's to step; `status` and the GitOps health judge a set without it by the built-in
+    /// rule (`rollout/health.rs`).
+    pub marked: bool,
     /// Pods per step from `step` ([`step_size`]: 1 when absent), or why it cannot be read.
     pub step: Result<i32, String>,
     /// The canary plan from `pause-at` ([`pause_at()`]), resolved against `spec.replicas`; `None` when
@@ -208,6 +214,7 @@ impl SetConfig {
             paused: get(&keys.paused) == Some(names::TRUE),
             paused_reason: owned(&keys.paused_reason),
             initialized: get(&keys.initialized) == Some(names::TRUE),
+            marked: get(&keys.guarded) == Some(names::TRUE),
             step,
             pause_at: plan,
             initial_delay_seconds: delay,
