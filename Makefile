@@ -8,8 +8,6 @@ WASM_TARGET := wasm32-wasip1
 # Cargo's output directory (CARGO_TARGET_DIR when set).
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 RUNNER := $(TARGET_DIR)/debug/runner
-# Shared design and real fixtures live beside the checkout.
-SHARED ?= ../shared
 POLICY_SOURCES := $(wildcard src/*.rs rules/src/*.rs) Cargo.toml rules/Cargo.toml Cargo.lock
 
 # Publishing. The version is the workspace's (Cargo.toml = metadata.yml = artifacthub-pkg.yml, tested).
@@ -86,9 +84,9 @@ e2e-tests: policy.wasm runner ## e2e.bats: through kwctl when KWCTL is set or kw
 	  KWCTL=$(abspath $(RUNNER)) POLICY=policy.wasm bats --tap e2e.bats | tee $(REPORT)/e2e.tap; \
 	fi
 
-# The ClusterAdmissionPolicy is validated against Kubewarden's real CRD from $(SHARED)/crds/.
+# The ClusterAdmissionPolicy is validated against Kubewarden's real CRD from fixtures/crds/.
 validate-manifests: ## Validate deploy/ against the Kubernetes schemas (installs kubernetes-validate from PyPI)
-	KUBEWARDEN_CRD=$(SHARED)/crds/policies.kubewarden.io_clusteradmissionpolicies.yaml deploy/validate.sh
+	deploy/validate.sh
 
 registry-tests: policy.wasm runner stepper-static ## Round trips through a real registry on 127.0.0.1 (docker-registry, buildah, skopeo)
 	mkdir -p $(REPORT)
@@ -98,7 +96,7 @@ registry-tests: policy.wasm runner stepper-static ## Round trips through a real 
 .PHONY: monitoring-tests
 monitoring-tests: ## deploy/monitoring/: CRD schema, promtool check/test rules, every query on a real Prometheus
 	mkdir -p $(REPORT)
-	SHARED=$(SHARED) scripts/monitoring-test.sh | tee $(REPORT)/monitoring-test.checks.log
+	scripts/monitoring-test.sh | tee $(REPORT)/monitoring-test.checks.log
 
 # `cargo test --workspace` builds $(RUNNER) too (the runner's tests run it), with the features the whole
 # workspace's tests unify; `cargo build -p runner` alone resolves other features and recompiles half of
@@ -154,7 +152,7 @@ demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs
 	scripts/setup.sh demo
 	$(MAKE) policy.wasm
 	$(CARGO) build --locked -p runner -p sts-stepper
-	SHARED=$(SHARED) RUNNER=$(RUNNER) scripts/demo-policy.sh
+	RUNNER=$(RUNNER) scripts/demo-policy.sh
 	@echo
 	STEPPER=$(TARGET_DIR)/debug/sts-stepper scripts/demo-moco.sh
 	@echo

@@ -41,9 +41,10 @@ assert_unchanged() {
 
 PARTITION=/spec/updateStrategy/rollingUpdate/partition
 
-@test "CREATE: a guarded StatefulSet is staged, partition = replicas" {
+@test "CREATE: a guarded StatefulSet is staged, partition = replicas, and marked guarded" {
   evaluate create.json
-  assert_patch '[{"op":"replace","path":"'$PARTITION'","value":3}]'
+  assert_patch '[{"op":"add","path":"/metadata/annotations/safe-rollout.dev~1guarded","value":"true"},
+                 {"op":"replace","path":"'$PARTITION'","value":3}]'
 }
 
 @test "CREATE: force-rolling-update strips the partition" {
@@ -68,13 +69,15 @@ PARTITION=/spec/updateStrategy/rollingUpdate/partition
 
 @test "UPDATE: template change on a fully Ready set is staged and stamped initialized" {
   evaluate update-template.json
-  assert_patch '[{"op":"add","path":"/metadata/annotations/safe-rollout.dev~1initialized","value":"true"},
+  assert_patch '[{"op":"add","path":"/metadata/annotations/safe-rollout.dev~1guarded","value":"true"},
+                 {"op":"add","path":"/metadata/annotations/safe-rollout.dev~1initialized","value":"true"},
                  {"op":"replace","path":"'$PARTITION'","value":3}]'
 }
 
 @test "UPDATE: template change in the middle of a rollout restages at replicas" {
   evaluate update-template-initialized.json
-  assert_patch '[{"op":"replace","path":"'$PARTITION'","value":3}]'
+  assert_patch '[{"op":"add","path":"/metadata/annotations/safe-rollout.dev~1guarded","value":"true"},
+                 {"op":"replace","path":"'$PARTITION'","value":3}]'
 }
 
 @test "UPDATE: template change on a set that never became Ready removes the partition" {
@@ -94,7 +97,8 @@ PARTITION=/spec/updateStrategy/rollingUpdate/partition
 
 @test "UPDATE: a re-apply of partition 0 in the middle of a rollout is undone" {
   evaluate update-partition-reapplied.json
-  assert_patch '[{"op":"replace","path":"'$PARTITION'","value":2}]'
+  assert_patch '[{"op":"add","path":"/metadata/annotations/safe-rollout.dev~1guarded","value":"true"},
+                 {"op":"replace","path":"'$PARTITION'","value":2}]'
 }
 
 @test "UPDATE: lowering the partition of a set that never became Ready is accepted" {
@@ -131,7 +135,8 @@ PARTITION=/spec/updateStrategy/rollingUpdate/partition
 
 @test "Settings: annotationPrefix selects the annotations (MOCO's prefix ignores safe-rollout.dev ones)" {
   evaluate create-forced.json --settings-path test_data/settings-moco.yaml
-  assert_patch '[{"op":"replace","path":"'$PARTITION'","value":3}]'
+  assert_patch '[{"op":"add","path":"/metadata/annotations/moco.cybozu.com~1guarded","value":"true"},
+                 {"op":"replace","path":"'$PARTITION'","value":3}]'
 }
 
 @test "Settings: an invalid annotationPrefix is refused" {

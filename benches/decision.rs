@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 fn payload(fixture: &str) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/admission")
+        .join("fixtures/admission")
         .join(fixture);
     let review: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     json!({"request": review["request"], "settings": {}})

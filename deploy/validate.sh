@@ -6,7 +6,7 @@
 #   deploy/validate.sh                      validate against Kubernetes 1.28 and the newest bundled
 #   deploy/validate.sh dist/                the manifests `make deploy-manifests` rendered instead
 #   K8S_VERSIONS="1.30.0" deploy/validate.sh
-#   KUBEWARDEN_CRD=path/to/policies.kubewarden.io_clusteradmissionpolicies.yaml deploy/validate.sh
+#   KUBEWARDEN_CRD=path/to/policies.kubewarden.io_clusteradmissionpolicies.yaml deploy/validate.sh  (another CRD version)
 #
 # Kustomization files (and kustomize Components) are kustomize's, not API objects: they are checked to
 # parse and to name only files that exist (`resources:`, `patches:`). A JSON 6902 patch (a YAML list of ops,
@@ -15,7 +15,8 @@
 # health_test.yaml (deploy/gitops/argocd/resource_customizations/) is checked against Argo CD's test format
 # (each test's inputPath exists, its status is an Argo CD health status); the objects it names are validated
 # as any other manifest. A Kubewarden ClusterAdmissionPolicy is validated against the CRD schema in
-# $KUBEWARDEN_CRD when given; otherwise it is skipped, and the script says so. The PrometheusRule of
+# $KUBEWARDEN_CRD (default: the repository's fixtures/crds/ copy of Kubewarden's CRD; an empty value skips
+# it, and the script says so). The PrometheusRule of
 # deploy/monitoring/ is skipped here: `make monitoring-tests` validates it against its real CRD.
 # API objects that exist only from some Kubernetes version on (the MutatingAdmissionPolicy and its binding of
 # deploy/native/, admissionregistration.k8s.io/v1 from 1.36) are validated against that version's schema
@@ -27,6 +28,8 @@ set -euo pipefail
 # The directory to check: deploy/ (where this script is) unless given.
 here="$(cd "${1:-$(dirname "${BASH_SOURCE[0]}")}" && pwd)"
 # kubernetes-validate (with jsonschema and PyYAML) in the project's Python venv (scripts/python-env.sh).
+# Kubewarden's real CRD (fixtures/crds/README.md says which release) unless KUBEWARDEN_CRD is set.
+export KUBEWARDEN_CRD="${KUBEWARDEN_CRD-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/fixtures/crds/policies.kubewarden.io_clusteradmissionpolicies.yaml}"
 python="$("$(dirname "${BASH_SOURCE[0]}")/../scripts/python-env.sh" kubernetes-validate jsonschema pyyaml)"
 
 exec "$python" - "$here" <<'PY'

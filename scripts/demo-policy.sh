@@ -5,12 +5,7 @@ set -euo pipefail
 
 RUNNER=${RUNNER:-target/debug/runner}
 POLICY=${POLICY:-policy.wasm}
-SHARED=${SHARED:-../shared}
-dir="$SHARED/fixtures/admission"
-if [ ! -d "$dir" ]; then
-  echo "($dir not found: using this repository's test_data/ instead)"
-  dir=test_data
-fi
+dir=fixtures/admission
 
 describe() { # a one-line summary of an AdmissionReview
   jq -r '.request as $r

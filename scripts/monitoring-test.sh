@@ -2,7 +2,7 @@
 # Tests deploy/monitoring/ (the alerts and the Grafana dashboard): `make monitoring-tests`, part of `make test`.
 #
 #   1. the PrometheusRule against the openAPIV3Schema of the real Prometheus Operator CRD
-#      ($SHARED/crds/monitoring.coreos.com_prometheusrules.yaml), strictly, with jsonschema;
+#      (fixtures/crds/monitoring.coreos.com_prometheusrules.yaml), strictly, with jsonschema;
 #   2. every alert: severity, summary, description, a runbook_url that is a heading of docs/runbook.md, a case in
 #      tests/monitoring/alerts-test.yaml where it fires and one where it does not; StsStepperDown's
 #      threshold = 5 × the watch Deployment's --interval; the dashboard's structure and its ConfigMap;
@@ -18,16 +18,15 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-SHARED=${SHARED:-../shared}
 # PyYAML and jsonschema in the project's Python venv (scripts/python-env.sh).
 PYTHON=$(scripts/python-env.sh pyyaml jsonschema)
 RULE=deploy/monitoring/prometheusrule.yaml
 DASHBOARD=deploy/monitoring/sts-safe-rollout-dashboard.json
-CRD=$SHARED/crds/monitoring.coreos.com_prometheusrules.yaml
+CRD=fixtures/crds/monitoring.coreos.com_prometheusrules.yaml
 ALERT_TESTS=tests/monitoring/alerts-test.yaml
 export PROMTOOL=${PROMTOOL:-promtool} PROMETHEUS=${PROMETHEUS:-prometheus}
 
-[ -f "$CRD" ] || { echo "monitoring-test.sh: $CRD is missing (SHARED=$SHARED)" >&2; exit 1; }
+[ -f "$CRD" ] || { echo "monitoring-test.sh: $CRD is missing" >&2; exit 1; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

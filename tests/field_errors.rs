@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 fn payload() -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/admission/update-image.json");
+        .join("fixtures/admission/update-image.json");
     let review: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     json!({"request": review["request"], "settings": {}})
 }

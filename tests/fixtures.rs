@@ -1,4 +1,4 @@
-//! Every real AdmissionReview in `../shared/fixtures/admission/` (captured from a Kubernetes v1.28.7 API
+//! Every real AdmissionReview in `fixtures/admission/` (captured from a Kubernetes v1.28.7 API
 //! server) through the policy's `validate` entry point, natively, against `test_data/expected-admission.json`.
 //! `runner/tests/fixtures.rs` runs the same table through the compiled policy.wasm.
 
@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use sts_safe_rollout::response::{self, Response};
 
 fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/admission")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/admission")
 }
 
 fn expectations() -> serde_json::Map<String, Value> {
@@ -24,7 +24,7 @@ fn request_of(file: &str) -> Value {
     let path = fixtures_dir().join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "{}: {e} (the shared fixtures sit beside the checkout)",
+            "{}: {e} (fixtures/admission/ is part of the repository)",
             path.display()
         )
     });

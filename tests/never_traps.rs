@@ -4,7 +4,7 @@
 //! `mutated_object`) or rejected with a message; where the request is one the independent oracle
 //! (`oracle/mod.rs`, the table written a second way) can read, the answer must be the table's, row and
 //! returned object. `FUZZ_CASES` cases (4,000 by default; `make fuzz` runs 1,000,000), from every real
-//! AdmissionReview in `../shared/fixtures/admission/` and `test_data/`.
+//! AdmissionReview in `fixtures/admission/` and `test_data/`.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -103,12 +103,12 @@ const PATHS: &[&str] = &[
     "/settings/annotationPrefix",
 ];
 
-/// Every real AdmissionReview: the shared captures (`../shared/fixtures/admission/`, not the `sts-*`
+/// Every real AdmissionReview: the captures (`fixtures/admission/`, not the `sts-*`
 /// objects) and this repository's `test_data/`, as validation payloads with empty settings.
 fn base_payloads() -> Vec<Value> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files: Vec<_> = [
-        root.join("../shared/fixtures/admission"),
+        root.join("fixtures/admission"),
         root.join("test_data"),
     ]
     .iter()
@@ -512,9 +512,9 @@ fn a_one_mebibyte_annotation_is_decided_normally() {
     );
 }
 
-/// The corpus payload whose request uid names `name` (the shared captures are found by operation).
+/// The corpus payload whose request uid names `name` (the captures are found by operation).
 fn fixture(name: &str) -> Value {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/admission");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/admission");
     let review: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap())
             .unwrap();

@@ -5,20 +5,19 @@
 #
 #   bench/floor-policy/compare.sh policy=policy.wasm floor=$TARGET/wasm32-wasip1/release/floor_policy.wasm
 #
-# RUNNER (default $CARGO_TARGET_DIR/release/runner), ROUNDS (5), ITERATIONS (2000), WARM_UP (200),
-# SHARED (../shared) may be set. A module given as NAME=PATH@SETTINGS_JSON runs with those settings.
+# RUNNER (default $CARGO_TARGET_DIR/release/runner), ROUNDS (5), ITERATIONS (2000) and WARM_UP (200)
+# may be set. A module given as NAME=PATH@SETTINGS_JSON runs with those settings.
 set -euo pipefail
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
 RUNNER=${RUNNER:-$TARGET_DIR/release/runner}
 ROUNDS=${ROUNDS:-5}
 ITERATIONS=${ITERATIONS:-2000}
 WARM_UP=${WARM_UP:-200}
-SHARED=${SHARED:-../shared}
 REQUESTS=(
-  "$SHARED/fixtures/admission/update-image.json"
+  "fixtures/admission/update-image.json"
   "test_data/update-partition-stepped.json"
-  "$SHARED/fixtures/admission/create-default.json"
-  "$SHARED/fixtures/admission/partition-lower-to-2.json"
+  "fixtures/admission/create-default.json"
+  "fixtures/admission/partition-lower-to-2.json"
 )
 [ $# -gt 0 ] || { echo "usage: $0 NAME=POLICY.wasm[@SETTINGS_JSON]..." >&2; exit 2; }
 results=$(mktemp)

@@ -1,4 +1,4 @@
-//! The real LIST responses of `shared/fixtures/api/` (four moments of one rollout on a real API
+//! The real LIST responses of `fixtures/api/` (four moments of one rollout on a real API
 //! server): the stepper, the Lua and the CEL agree on every StatefulSet in them, and say what this
 //! table says (where Argo CD's and Flux's built-in rules say Healthy / Current from the first moment).
 

@@ -55,7 +55,8 @@ pub enum Row {
 pub enum Change {
     /// Leave the object as it is.
     None,
-    /// Set `.spec.updateStrategy.rollingUpdate.partition` to this count of pods; optionally also stamp
+    /// Set `.spec.updateStrategy.rollingUpdate.partition` to this count of pods and mark the set
+    /// `<prefix>/guarded: "true"` (the partition is this project's to lower); optionally also stamp
     /// `<prefix>/initialized: "true"`.
     SetPartition {
         /// The new partition (an ordinal: pods with ordinal ≥ partition get `updateRevision`).

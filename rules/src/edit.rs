@@ -1,8 +1,8 @@
 //! JSON editing: the decision's [`Change`] applied to the request's raw object.
 //!
 //! The object is edited in place, never round-tripped through a typed struct, so the mutated object
-//! differs from the request's in the partition (and the `initialized` stamp) only and no field unknown to
-//! this policy is lost (DESIGN.md: "Mutate the raw JSON, not a typed round-trip").
+//! differs from the request's in the partition and two annotations only (the `guarded` mark, the
+//! `initialized` stamp) and no field unknown to this policy is lost (DESIGN.md: "Mutate the raw JSON, not a typed round-trip").
 
 use serde_json::{Map, Value};
 
@@ -10,8 +10,10 @@ use crate::annotations;
 use crate::decision::Change;
 
 /// Applies `change` to the raw object. Returns true when the object changed (so an unchanged object is
-/// never sent back as a mutation). Creates `spec.updateStrategy.rollingUpdate` or `metadata.annotations`
-/// when absent or `null`; touches nothing else.
+/// never sent back as a mutation). [`Change::SetPartition`] also writes `<prefix>/guarded: "true"` (and
+/// `<prefix>/initialized: "true"` when asked) where it is not already so. Creates
+/// `spec.updateStrategy.rollingUpdate` or `metadata.annotations` when absent or `null`; touches nothing
+/// else.
 pub fn apply(change: &Change, object: &mut Value, prefix: &str) -> bool {
     match change {
         Change::None => false,
@@ -35,8 +37,13 @@ pub fn apply(change: &Change, object: &mut Value, prefix: &str) -> bool {
                     changed = true;
                 }
             }
-            if *stamp_initialized {
-                let key = annotations::key(prefix, annotations::INITIALIZED);
+            // The guarded mark on every set whose partition this policy holds; `initialized` when asked.
+            let stamps = [
+                Some(annotations::GUARDED),
+                stamp_initialized.then_some(annotations::INITIALIZED),
+            ];
+            for name in stamps.into_iter().flatten() {
+                let key = annotations::key(prefix, name);
                 if let Some(ann) = object_path(object, &["metadata", "annotations"])
                     && ann.get(&key).and_then(Value::as_str) != Some(annotations::TRUE)
                 {
@@ -86,10 +93,37 @@ mod tests {
             o["metadata"]["annotations"]["safe-rollout.dev/initialized"],
             "true"
         );
+        assert_eq!(
+            o["metadata"]["annotations"]["safe-rollout.dev/guarded"],
+            "true"
+        );
         assert!(
             !apply(&change, &mut o, P),
             "a second application changes nothing"
         );
+    }
+
+    #[test]
+    fn the_guarded_mark_alone_is_a_change_and_a_wrong_value_is_corrected() {
+        let staged = |annotations| {
+            json!({"metadata": {"annotations": annotations},
+                   "spec": {"updateStrategy": {"rollingUpdate": {"partition": 3}}}})
+        };
+        let change = Change::SetPartition {
+            partition: 3,
+            stamp_initialized: false,
+        };
+        let mut unmarked = staged(json!({}));
+        assert!(apply(&change, &mut unmarked, P), "the partition is right, the mark missing");
+        assert_eq!(unmarked, staged(json!({"safe-rollout.dev/guarded": "true"})));
+        let mut wrong = staged(json!({"safe-rollout.dev/guarded": "yes"}));
+        assert!(apply(&change, &mut wrong, P));
+        assert_eq!(wrong, staged(json!({"safe-rollout.dev/guarded": "true"})));
+        let mut marked = staged(json!({"safe-rollout.dev/guarded": "true"}));
+        assert!(!apply(&change, &mut marked, P));
+        let mut other_prefix = staged(json!({}));
+        assert!(apply(&change, &mut other_prefix, "moco.cybozu.com"));
+        assert_eq!(other_prefix, staged(json!({"moco.cybozu.com/guarded": "true"})));
     }
 
     #[test]

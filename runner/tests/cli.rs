@@ -62,7 +62,7 @@ fn shared_admission_reviews_through_policy_wasm() {
         &std::fs::read_to_string(repo().join("test_data/expected-admission.json")).unwrap(),
     )
     .unwrap();
-    let dir = repo().join("../shared/fixtures/admission");
+    let dir = repo().join("fixtures/admission");
     let mut checked = 0;
     for (file, want) in expected.iter().filter(|(k, _)| k.as_str() != "//") {
         let request = dir.join(file);

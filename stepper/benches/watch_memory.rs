@@ -1,7 +1,7 @@
 //! Resident memory of `watch`'s caches after the initial LIST, at fleet scale: `Caches::start` (the
 //! code `watch` runs: one watcher per kind, objects trimmed, pods indexed) against a mocked API server
 //! that pages LISTs as a real one does (`limit` / `continue`), with objects shaped like the real
-//! fixtures (`shared/fixtures/api/1-staged-*.json`: the pod with its `managedFields`, spec and status,
+//! fixtures (`fixtures/api/1-staged-*.json`: the pod with its `managedFields`, spec and status,
 //! 4.2 kB of JSON; the StatefulSet with `kubectl.kubernetes.io/last-applied-configuration`), each page
 //! generated when asked for so the mock holds no list. After every store reported ready, prints this
 //! process's `VmRSS` (resident now) and `VmHWM` (peak) from `/proc/self/status`.
@@ -47,10 +47,10 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// One object of a fixture list (`shared/fixtures/api/<file>`).
+/// One object of a fixture list (`fixtures/api/<file>`).
 fn fixture(file: &str) -> Value {
     let path = format!(
-        "{}/../../shared/fixtures/api/{file}",
+        "{}/../fixtures/api/{file}",
         env!("CARGO_MANIFEST_DIR")
     );
     let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));

@@ -1,5 +1,5 @@
 //! The API server's error answers, classified as it means them: every real body in
-//! `shared/fixtures/api/errors/` through the pure classifier, then through the real kube-rs client
+//! `fixtures/api/errors/` through the pure classifier, then through the real kube-rs client
 //! (a tower-test mock API server) as the answer to a step's JSON Patch: a lost race is a `Conflict`
 //! (exit 0, re-read next pass), a rejected write an `ApiError` with the server's message (exit 1).
 
@@ -30,10 +30,10 @@ const FORBIDDEN_MESSAGE: &str = "pods \"web-0\" is forbidden: User \
 const TEST_FAILED_MESSAGE: &str = "the server rejected our request due to an error in our request";
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/api")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/api")
 }
 
-/// The raw bytes of `shared/fixtures/api/{file}`.
+/// The raw bytes of `fixtures/api/{file}`.
 fn fixture(file: &str) -> Vec<u8> {
     std::fs::read(fixtures().join(file)).unwrap_or_else(|e| panic!("read fixture {file}: {e}"))
 }

@@ -1,5 +1,5 @@
 //! A write the API server refuses, made visible on the StatefulSet (issue 20): each real error body of
-//! `shared/fixtures/api/errors/` (400 webhook denial, 422 with causes, 403) as the answer to a step
+//! `fixtures/api/errors/` (400 webhook denial, 422 with causes, 403) as the answer to a step
 //! and to a status-annotation write, through the real kube-rs client on a tower-test mock API server.
 //! Each time: the refusal is recorded in `<prefix>/degraded-reason` by a patch of its own (pinned by a
 //! `test` op), a Warning Event (`StepRejected`, `StatusWriteRejected`) names the server's message, and
@@ -20,7 +20,7 @@ use sts_stepper::serve::metrics::Metrics;
 const KEY: &str = "safe-rollout.dev/degraded-reason";
 const KEY_PTR: &str = "/metadata/annotations/safe-rollout.dev~1degraded-reason";
 
-/// An error body of `shared/fixtures/api/errors/` and its HTTP code (the file name's number).
+/// An error body of `fixtures/api/errors/` and its HTTP code (the file name's number).
 fn error_body(file: &str) -> (u16, Vec<u8>) {
     (
         file[..3].parse().expect("a code"),

@@ -1,4 +1,4 @@
-//! The twin by test on recorded requests: every AdmissionReview in `../shared/fixtures/admission/` (captured
+//! The twin by test on recorded requests: every AdmissionReview in `fixtures/admission/` (captured
 //! from a real API server; its README says which request each is) and every request in `test_data/`, through
 //! policy.wasm (the reference, via the runner's library) and through the CEL of `deploy/native/`. Both must
 //! store the same object; the few differences by design are named here, per file, with their row.
@@ -63,7 +63,7 @@ fn check_all(dir: &Path, minimum: usize) {
 
 #[test]
 fn every_shared_admission_review_stores_the_same_object() {
-    check_all(&repo().join("../shared/fixtures/admission"), 17);
+    check_all(&repo().join("fixtures/admission"), 17);
 }
 
 #[test]
@@ -71,14 +71,14 @@ fn every_test_data_request_stores_the_same_object() {
     check_all(&repo().join("test_data"), 17);
 }
 
-/// The twin names the same table row as the expectations file for every shared capture it matches
+/// The twin names the same table row as the expectations file for every captured request it matches
 /// (`test_data/expected-admission.json`, the table's answers for the real requests).
 #[test]
 fn the_twin_names_the_expected_row_for_every_shared_capture() {
     let twin = twin(SHIPPED_PREFIX);
     let text = std::fs::read_to_string(repo().join("test_data/expected-admission.json")).unwrap();
     let expected: serde_json::Map<String, Value> = serde_json::from_str(&text).unwrap();
-    let requests = requests_in(&repo().join("../shared/fixtures/admission"));
+    let requests = requests_in(&repo().join("fixtures/admission"));
     let mut checked = 0;
     for (name, request) in requests {
         let want = expected[&name]["row"].as_str();
@@ -107,7 +107,7 @@ fn the_twin_names_the_expected_row_for_every_shared_capture() {
 /// (so it models what the API server does, not something of its own).
 #[test]
 fn defaulting_is_a_no_op_on_real_captures() {
-    for (name, request) in requests_in(&repo().join("../shared/fixtures/admission")) {
+    for (name, request) in requests_in(&repo().join("fixtures/admission")) {
         assert_eq!(presented(&request), request, "{name}");
     }
 }

@@ -105,10 +105,10 @@ impl Renderings {
     }
 }
 
-/// `shared/fixtures/api/<file>`.
+/// `fixtures/api/<file>`.
 pub fn fixture(file: &str) -> Value {
     let path = manifests::repo_root()
-        .join("../shared/fixtures/api")
+        .join("../fixtures/api")
         .join(file);
     let text =
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));

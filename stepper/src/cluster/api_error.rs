@@ -2,7 +2,7 @@
 //! object, an admission webhook's denial, a missing RBAC rule, or anything else.
 //!
 //! Pure: one [`Status`] body (HTTP code, `reason`, `details`, `details.causes`, `message`) in, one
-//! [`ApiAnswer`] out. Real bodies from a v1.28 kube-apiserver are in `shared/fixtures/api/errors/`;
+//! [`ApiAnswer`] out. Real bodies from a v1.28 kube-apiserver are in `fixtures/api/errors/`;
 //! DESIGN.md, "The stepper: reads, errors, recovery, high availability", says what each means for a
 //! pass.
 

@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use sts_stepper::plan::Snapshot;
 
-/// The four moments of the recorded rollout (see shared/fixtures/api/README.md).
+/// The four moments of the recorded rollout (see fixtures/api/README.md).
 pub const MOMENTS: [&str; 4] = ["1-staged", "2-stepped-4", "3-web1-notready", "4-complete"];
 /// uid of StatefulSet demo/web in the fixtures.
 pub const WEB_UID: &str = "05b7f641-e294-47a1-935b-9e069434facc";
@@ -23,7 +23,7 @@ pub const REV_NEW: &str = "web-7d7598bf9d";
 
 pub fn fixture_path(file: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/fixtures/api")
+        .join("../fixtures/api")
         .join(file)
 }
 

@@ -105,7 +105,7 @@ async fn answer(State(s): State<Served>, req: Request) -> Response {
     };
     let body = if in_demo || all {
         let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/fixtures/api")
+            .join("../fixtures/api")
             .join(format!("{}-{file}.json", s.moment));
         std::fs::read(path).expect("fixture")
     } else {
