@@ -9,8 +9,7 @@ use kubewarden_policy_sdk::response::ValidationResponse;
 use serde_json::{Value, json};
 
 fn payload() -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/admission/update-image.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/admission/update-image.json");
     let review: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     json!({"request": review["request"], "settings": {}})
 }

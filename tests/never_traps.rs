@@ -107,17 +107,16 @@ const PATHS: &[&str] = &[
 /// objects) and this repository's `test_data/`, as validation payloads with empty settings.
 fn base_payloads() -> Vec<Value> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<_> = [
-        root.join("fixtures/admission"),
-        root.join("test_data"),
-    ]
-    .iter()
-    .flat_map(|dir| std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()))
-    .filter(|p| {
-        let name = p.file_name().unwrap().to_string_lossy();
-        name.ends_with(".json") && !name.starts_with("sts-") && name != "expected-admission.json"
-    })
-    .collect();
+    let mut files: Vec<_> = [root.join("fixtures/admission"), root.join("test_data")]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()))
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.ends_with(".json")
+                && !name.starts_with("sts-")
+                && name != "expected-admission.json"
+        })
+        .collect();
     files.sort();
     files
         .iter()

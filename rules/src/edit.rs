@@ -114,8 +114,14 @@ mod tests {
             stamp_initialized: false,
         };
         let mut unmarked = staged(json!({}));
-        assert!(apply(&change, &mut unmarked, P), "the partition is right, the mark missing");
-        assert_eq!(unmarked, staged(json!({"safe-rollout.dev/guarded": "true"})));
+        assert!(
+            apply(&change, &mut unmarked, P),
+            "the partition is right, the mark missing"
+        );
+        assert_eq!(
+            unmarked,
+            staged(json!({"safe-rollout.dev/guarded": "true"}))
+        );
         let mut wrong = staged(json!({"safe-rollout.dev/guarded": "yes"}));
         assert!(apply(&change, &mut wrong, P));
         assert_eq!(wrong, staged(json!({"safe-rollout.dev/guarded": "true"})));
@@ -123,7 +129,10 @@ mod tests {
         assert!(!apply(&change, &mut marked, P));
         let mut other_prefix = staged(json!({}));
         assert!(apply(&change, &mut other_prefix, "moco.cybozu.com"));
-        assert_eq!(other_prefix, staged(json!({"moco.cybozu.com/guarded": "true"})));
+        assert_eq!(
+            other_prefix,
+            staged(json!({"moco.cybozu.com/guarded": "true"}))
+        );
     }
 
     #[test]

@@ -49,10 +49,7 @@ static ALLOCATOR: Counting = Counting;
 
 /// One object of a fixture list (`fixtures/api/<file>`).
 fn fixture(file: &str) -> Value {
-    let path = format!(
-        "{}/../fixtures/api/{file}",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = format!("{}/../fixtures/api/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let list: Value = serde_json::from_slice(&text).expect("fixture JSON");
     list["items"][0].clone()

@@ -107,9 +107,7 @@ impl Renderings {
 
 /// `fixtures/api/<file>`.
 pub fn fixture(file: &str) -> Value {
-    let path = manifests::repo_root()
-        .join("../fixtures/api")
-        .join(file);
+    let path = manifests::repo_root().join("fixtures/api").join(file);
     let text =
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
