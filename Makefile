@@ -147,17 +147,19 @@ deploy-manifests: ## Render deploy/ for $(POLICY_REF) and $(IMAGE) (and deploy/n
 	ANNOTATION_PREFIX=$(ANNOTATION_PREFIX) deploy/render.sh registry://$(POLICY_REF) $(IMAGE) $(DIST)
 
 # The runner and the stepper in one cargo invocation: the dependencies they share are built once, with one
-# feature set, and cargo keeps both cores busy beside wasmtime's long serial chain (BENCHMARKS.md).
+# feature set, and cargo keeps both cores busy beside wasmtime's long serial chain (BENCHMARKS.md). The
+# `demo` Cargo profile (every dependency unoptimized) halves that chain; `make test` builds the dev profile.
+DEMO_BIN := $(TARGET_DIR)/demo
 demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs guarded, then a canary plan
 	scripts/setup.sh demo
 	$(MAKE) policy.wasm
-	$(CARGO) build --locked -p runner -p sts-stepper
-	RUNNER=$(RUNNER) scripts/demo-policy.sh
+	$(CARGO) build --locked --profile demo -p runner -p sts-stepper
+	RUNNER=$(DEMO_BIN)/runner scripts/demo-policy.sh
 	@echo
-	STEPPER=$(TARGET_DIR)/debug/sts-stepper scripts/demo-moco.sh
+	STEPPER=$(DEMO_BIN)/sts-stepper scripts/demo-moco.sh
 	@echo
 	@echo "A canary plan (pause-at: 1,60%:30): held after 1 pod until a person's resume, then at 3 pods for a 30 s bake"
-	$(TARGET_DIR)/debug/sts-stepper simulate --scenario scenarios/canary-pause-points.yaml
+	$(DEMO_BIN)/sts-stepper simulate --scenario scenarios/canary-pause-points.yaml
 
 SOAK_CASES ?= 100000
 soak: ## The simulation's property tests with $(SOAK_CASES) random rollouts each (optimized build)

@@ -69,6 +69,10 @@ fn add_partition(p: i32) -> Value {
 fn remove_partition() -> Value {
     json!({"op": "remove", "path": "/spec/updateStrategy/rollingUpdate/partition"})
 }
+/// The guarded mark, written with every partition the policy sets or restores.
+fn mark() -> Value {
+    json!({"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1guarded", "value": "true"})
+}
 fn stamp() -> Value {
     json!({"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1initialized", "value": "true"})
 }
@@ -97,22 +101,22 @@ const STAMP2: (&str, &str) = (
 // CREATE
 #[case::create_sets_partition_to_replicas(
     request("CREATE", Some(object(Some(3), Some(0), "v1", json!({}))), None),
-    Some(Row::StagedOnCreate), json!([replace_partition(3)]))]
+    Some(Row::StagedOnCreate), json!([mark(), replace_partition(3)]))]
 #[case::create_without_replicas_uses_1(
     request("CREATE", Some(object(None, None, "v1", json!({}))), None),
-    Some(Row::StagedOnCreate), json!([add_partition(1)]))]
-#[case::create_with_partition_already_replicas_is_unchanged(
+    Some(Row::StagedOnCreate), json!([mark(), add_partition(1)]))]
+#[case::create_with_partition_already_replicas_is_only_marked(
     request("CREATE", Some(object(Some(3), Some(3), "v1", json!({}))), None),
-    Some(Row::StagedOnCreate), json!([]))]
+    Some(Row::StagedOnCreate), json!([mark()]))]
 #[case::create_with_partition_above_replicas_is_lowered_to_replicas(
     request("CREATE", Some(object(Some(3), Some(7), "v1", json!({}))), None),
-    Some(Row::StagedOnCreate), json!([replace_partition(3)]))]
+    Some(Row::StagedOnCreate), json!([mark(), replace_partition(3)]))]
 #[case::create_twelve_replicas(
     request("CREATE", Some(object(Some(12), Some(0), "v1", json!({}))), None),
-    Some(Row::StagedOnCreate), json!([replace_partition(12)]))]
-#[case::create_zero_replicas(
+    Some(Row::StagedOnCreate), json!([mark(), replace_partition(12)]))]
+#[case::create_zero_replicas_is_only_marked(
     request("CREATE", Some(object(Some(0), Some(0), "v1", json!({}))), None),
-    Some(Row::StagedOnCreate), json!([]))]
+    Some(Row::StagedOnCreate), json!([mark()]))]
 #[case::create_forced_strips_partition(
     request("CREATE", Some(object(Some(3), Some(2), "v1", ann(&[FORCE]))), None),
     Some(Row::Forced), json!([remove_partition()]))]
@@ -121,41 +125,41 @@ const STAMP2: (&str, &str) = (
     Some(Row::Forced), json!([]))]
 #[case::create_force_value_other_than_true_is_guarded(
     request("CREATE", Some(object(Some(3), Some(0), "v1", ann(&[("safe-rollout.dev/force-rolling-update", "True")]))), None),
-    Some(Row::StagedOnCreate), json!([replace_partition(3)]))]
+    Some(Row::StagedOnCreate), json!([mark(), replace_partition(3)]))]
 #[case::create_force_of_another_prefix_is_guarded(
     request("CREATE", Some(object(Some(3), Some(0), "v1", ann(&[("moco.cybozu.com/force-rolling-update", "true")]))), None),
-    Some(Row::StagedOnCreate), json!([replace_partition(3)]))]
+    Some(Row::StagedOnCreate), json!([mark(), replace_partition(3)]))]
 // UPDATE, template changed
 #[case::update_initialized_stages_and_stamps(
     request("UPDATE", Some(object(Some(3), Some(0), "v2", json!({}))), Some(with_status(object(Some(3), Some(0), "v1", json!({})), 3, 4))),
-    Some(Row::StagedOnUpdate), json!([stamp(), replace_partition(3)]))]
+    Some(Row::StagedOnUpdate), json!([mark(), stamp(), replace_partition(3)]))]
 #[case::update_not_fully_ready_stages_without_stamp(
     request("UPDATE", Some(object(Some(3), Some(0), "v2", json!({}))), Some(with_status(object(Some(3), Some(0), "v1", json!({})), 2, 4))),
-    Some(Row::StagedOnUpdate), json!([replace_partition(3)]))]
+    Some(Row::StagedOnUpdate), json!([mark(), replace_partition(3)]))]
 #[case::update_stale_observed_generation_stages_without_stamp(
     request("UPDATE", Some(object(Some(3), Some(0), "v2", json!({}))), Some(with_status(object(Some(3), Some(0), "v1", json!({})), 3, 3))),
-    Some(Row::StagedOnUpdate), json!([replace_partition(3)]))]
-#[case::update_already_stamped_only_sets_partition(
+    Some(Row::StagedOnUpdate), json!([mark(), replace_partition(3)]))]
+#[case::update_already_stamped_marks_and_sets_partition(
     request("UPDATE", Some(object(Some(3), Some(0), "v2", ann(&[INIT]))), Some(with_status(object(Some(3), Some(0), "v1", ann(&[INIT])), 3, 4))),
-    Some(Row::StagedOnUpdate), json!([replace_partition(3)]))]
-#[case::update_partition_equal_replicas_only_stamps(
+    Some(Row::StagedOnUpdate), json!([mark(), replace_partition(3)]))]
+#[case::update_partition_equal_replicas_only_marks_and_stamps(
     request("UPDATE", Some(object(Some(3), Some(3), "v2", json!({}))), Some(with_status(object(Some(3), Some(3), "v1", json!({})), 3, 4))),
-    Some(Row::StagedOnUpdate), json!([stamp()]))]
+    Some(Row::StagedOnUpdate), json!([mark(), stamp()]))]
 #[case::update_initialized_by_annotation_without_ready_pods(
     request("UPDATE", Some(object(Some(3), Some(0), "v2", ann(&[INIT]))), Some(with_status(object(Some(3), Some(0), "v1", ann(&[INIT])), 0, 4))),
-    Some(Row::StagedOnUpdate), json!([replace_partition(3)]))]
+    Some(Row::StagedOnUpdate), json!([mark(), replace_partition(3)]))]
 #[case::update_scale_in_spec_stages_at_new_replicas(
     request("UPDATE", Some(object(Some(5), Some(3), "v1", json!({}))), Some(with_status(object(Some(3), Some(3), "v1", json!({})), 3, 4))),
-    Some(Row::StagedOnUpdate), json!([stamp(), replace_partition(5)]))]
+    Some(Row::StagedOnUpdate), json!([mark(), stamp(), replace_partition(5)]))]
 #[case::update_mid_rollout_template_change_resets_partition(
     request("UPDATE", Some(object(Some(3), Some(1), "v3", ann(&[INIT]))), Some(with_status(object(Some(3), Some(1), "v2", ann(&[INIT])), 3, 4))),
-    Some(Row::StagedOnUpdate), json!([replace_partition(3)]))]
+    Some(Row::StagedOnUpdate), json!([mark(), replace_partition(3)]))]
 #[case::update_from_zero_replicas_is_not_stamped(
     request("UPDATE", Some(object(Some(3), Some(0), "v2", json!({}))), Some(with_status(object(Some(0), Some(0), "v1", json!({})), 1, 4))),
-    Some(Row::StagedOnUpdate), json!([replace_partition(3)]))]
+    Some(Row::StagedOnUpdate), json!([mark(), replace_partition(3)]))]
 #[case::update_twelve_replicas(
     request("UPDATE", Some(object(Some(12), Some(0), "v2", ann(&[INIT]))), Some(with_status(object(Some(12), Some(0), "v1", ann(&[INIT])), 12, 4))),
-    Some(Row::StagedOnUpdate), json!([replace_partition(12)]))]
+    Some(Row::StagedOnUpdate), json!([mark(), replace_partition(12)]))]
 #[case::update_not_initialized_removes_partition(
     request("UPDATE", Some(object(Some(3), Some(3), "v2", json!({}))), Some(with_status(object(Some(3), Some(3), "v1", json!({})), 0, 4))),
     Some(Row::NotInitialized), json!([remove_partition()]))]
@@ -180,16 +184,16 @@ const STAMP2: (&str, &str) = (
     Some(Row::Stepped), json!([]))]
 #[case::partition_lowered_with_unchanged_stamp_is_restored(
     request("UPDATE", Some(object(Some(3), Some(0), "v1", ann(&[STAMP1]))), Some(with_status(object(Some(3), Some(3), "v1", ann(&[STAMP1])), 3, 4))),
-    Some(Row::PartitionRestored), json!([replace_partition(3)]))]
+    Some(Row::PartitionRestored), json!([mark(), replace_partition(3)]))]
 #[case::partition_lowered_with_stamp_removed_is_restored(
     request("UPDATE", Some(object(Some(3), Some(0), "v1", json!({}))), Some(with_status(object(Some(3), Some(3), "v1", ann(&[STAMP1])), 3, 4))),
-    Some(Row::PartitionRestored), json!([replace_partition(3)]))]
+    Some(Row::PartitionRestored), json!([mark(), replace_partition(3)]))]
 #[case::partition_removed_is_restored(
     request("UPDATE", Some(object(Some(3), None, "v1", json!({}))), Some(with_status(object(Some(3), Some(3), "v1", json!({})), 3, 4))),
-    Some(Row::PartitionRestored), json!([add_partition(3)]))]
+    Some(Row::PartitionRestored), json!([mark(), add_partition(3)]))]
 #[case::partition_lowered_while_a_pod_is_not_ready_is_restored(
     request("UPDATE", Some(object(Some(3), Some(2), "v1", json!({}))), Some(with_status(object(Some(3), Some(3), "v1", json!({})), 2, 4))),
-    Some(Row::PartitionRestored), json!([replace_partition(3)]))]
+    Some(Row::PartitionRestored), json!([mark(), replace_partition(3)]))]
 #[case::partition_lowered_on_never_ready_set_is_accepted(
     request("UPDATE", Some(object(Some(3), Some(0), "v1", json!({}))), Some(with_status(object(Some(3), Some(3), "v1", json!({})), 0, 4))),
     Some(Row::LoweredBeforeInitialized), json!([]))]
@@ -309,7 +313,7 @@ fn dry_run_gets_the_same_answer() {
 }
 
 #[test]
-fn mutation_keeps_unknown_fields_and_touches_only_the_partition() {
+fn mutation_keeps_unknown_fields_and_touches_only_the_partition_and_the_mark() {
     let o = object(Some(3), Some(0), "v1", json!({}));
     let Response::Mutate(_, after) = evaluate(request("CREATE", Some(o.clone()), None), P) else {
         panic!()
@@ -317,6 +321,7 @@ fn mutation_keeps_unknown_fields_and_touches_only_the_partition() {
     assert_eq!(after["spec"]["x-unknown-field"], json!({"kept": true}));
     let mut expected = o;
     expected["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(3);
+    expected["metadata"]["annotations"]["safe-rollout.dev/guarded"] = json!("true");
     assert_eq!(after, expected);
 }
 
@@ -336,6 +341,6 @@ fn missing_update_strategy_and_annotations_are_created() {
     );
     assert_eq!(
         after["metadata"]["annotations"],
-        json!({"safe-rollout.dev/initialized": "true"})
+        json!({"safe-rollout.dev/guarded": "true", "safe-rollout.dev/initialized": "true"})
     );
 }

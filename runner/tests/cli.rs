@@ -162,8 +162,16 @@ fn settings_from_a_yaml_file_apply() {
         policy.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // The MOCO prefix: the set is guarded (its safe-rollout.dev force annotation is not read), marked
+    // under that prefix and staged.
     let patch = decoded_patch(&stdout_json(&out));
-    assert_eq!(patch[0]["value"], 3, "{patch}");
+    assert_eq!(
+        patch,
+        serde_json::json!([
+            {"op": "add", "path": "/metadata/annotations/moco.cybozu.com~1guarded", "value": "true"},
+            {"op": "replace", "path": "/spec/updateStrategy/rollingUpdate/partition", "value": 3}
+        ])
+    );
 }
 
 /// (arguments, what stderr must mention)

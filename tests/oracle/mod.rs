@@ -183,6 +183,8 @@ fn table(
         let mut o = raw.clone();
         if let Some(p) = p {
             o["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(p);
+            // Every partition the policy sets or restores carries the guarded mark.
+            o["metadata"]["annotations"][format!("{prefix}/guarded")] = json!("true");
         } else if let Some(r) = o
             .pointer_mut("/spec/updateStrategy/rollingUpdate")
             .and_then(Value::as_object_mut)
