@@ -2,7 +2,7 @@
 //!
 //! The object is edited in place, never round-tripped through a typed struct, so the mutated object
 //! differs from the request's in the partition (and the `initialized` stamp) only and no field unknown to
-//! this policy is lost (DESIGN.md: "Mutate the raw JSON, not a typed round-trip").
+//! this policy is lost (docs/design.md: "Mutate the raw JSON, not a typed round-trip").
 
 use serde_json::{Map, Value};
 
