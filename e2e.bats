@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# End-to-end tests of the compiled policy, one (at least) per row of the decision table in DESIGN.md.
+# End-to-end tests of the compiled policy, one (at least) per row of the decision table in docs/design.md.
 #
 # Written for real kwctl:      make annotated-policy.wasm && bats e2e.bats
 # In CI, through the runner:   KWCTL="target/debug/runner" POLICY=policy.wasm bats e2e.bats

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The MOCO incident (DESIGN.md, "Why"), native rolling update vs sts-safe-rollout, side by side.
+# The MOCO incident (docs/design.md, "Why"), native rolling update vs sts-safe-rollout, side by side.
 #
 # Plays scenarios/moco-incident.yaml (or the scenario given as $1) twice on the simulated StatefulSet
 # controller (`sts-stepper simulate`): once --native (no policy, no stepper), once guarded (the real

@@ -1,4 +1,4 @@
-//! The decision table (DESIGN.md, "The policy: decision table") row by row through
+//! The decision table (docs/design.md, "The policy: decision table") row by row through
 //! [`response::evaluate`]: each case is a request built from a template StatefulSet, its expected row and
 //! the JSON Patch between the request's object and the answer's; then malformed requests and the rules
 //! around the table (prefix, dryRun, untouched unknown fields).

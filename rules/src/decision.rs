@@ -1,5 +1,5 @@
-//! The policy's decision table (DESIGN.md, "The policy: decision table") as one `match` over the facts of
-//! a CREATE or UPDATE of an `apps/v1` StatefulSet.
+//! The policy's decision table (docs/design.md, "The policy: decision table") as one `match` over the facts
+//! of a CREATE or UPDATE of an `apps/v1` StatefulSet.
 //!
 //! [`decide`] reads the objects ([`StatefulSetView`]), computes [`Facts`] once, and matches them one arm per
 //! row, in the table's order. What the answer does to the object is [`Change`], applied by [`apply`]
@@ -14,11 +14,11 @@ use crate::view::StatefulSetView;
 
 pub use crate::edit::apply;
 
-/// Which row of the decision table applied (DESIGN.md, "The policy: decision table", rows numbered from
+/// Which row of the decision table applied (docs/design.md, "The policy: decision table", rows numbered from
 /// the top; a row with several conditions has one variant each). Stable names, used in logs and tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Row {
-    /// DESIGN.md row 1: not an `apps/v1 StatefulSet`, so a mis-scoped policy must not break the cluster.
+    /// docs/design.md row 1: not an `apps/v1 StatefulSet`, so a mis-scoped policy must not break the cluster.
     NotAStatefulSet,
     /// Row 1: a subresource (`status`, `scale`), which never carries a template change.
     Subresource,
@@ -216,7 +216,7 @@ fn facts(new: &StatefulSetView, old: Option<&StatefulSetView>, prefix: &str) -> 
     facts
 }
 
-/// DESIGN.md's table, one arm per row in its order (rows with several conditions take one arm per
+/// docs/design.md's table, one arm per row in its order (rows with several conditions take one arm per
 /// condition). The first row (other kinds, operations and subresources) is decided before the objects
 /// are read, in `response.rs`. Kept on one line per arm, like the table it mirrors.
 #[rustfmt::skip]

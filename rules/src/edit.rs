@@ -2,7 +2,8 @@
 //!
 //! The object is edited in place, never round-tripped through a typed struct, so the mutated object
 //! differs from the request's in the partition and two annotations only (the `guarded` mark, the
-//! `initialized` stamp) and no field unknown to this policy is lost (DESIGN.md: "Mutate the raw JSON, not a typed round-trip").
+//! `initialized` stamp), and no field unknown to this policy is lost (docs/design.md: "Mutate the raw
+//! JSON, not a typed round-trip").
 
 use serde_json::{Map, Value};
 

@@ -19,7 +19,7 @@ pub enum Response {
     Reject(String),
 }
 
-/// Decides one admission request: the first row of DESIGN.md's table (any kind other than `apps/v1
+/// Decides one admission request: the first row of docs/design.md's table (any kind other than `apps/v1
 /// StatefulSet`, any subresource, any operation other than CREATE/UPDATE: accept unchanged), then the
 /// table on the objects; returns the mutated object only when it differs from `request.object`.
 /// Never panics. `prefix` is the annotation prefix (settings `annotationPrefix`); `dryRun` does not

@@ -3,7 +3,7 @@
 //! One pass = snapshot ([`pass::reads`]: the StatefulSet list, then the candidates' pods and PDBs) →
 //! [`config`] (each set's annotations read once) → [`gates`] (pure) → [`plan`] (pure) → writes through a
 //! [`cluster::Cluster`]. The kube-rs implementation ([`cluster::kube::KubeCluster`]) is the only code
-//! that talks to the API server. Map of the parts: ARCHITECTURE.md; specification: DESIGN.md, "The
+//! that talks to the API server. Map of the parts: ARCHITECTURE.md; specification: docs/design.md, "The
 //! stepper: one pass".
 //!
 //! One folder per layer, each importing only the layers below it (ARCHITECTURE.md, "Layers", checked by

@@ -1,4 +1,4 @@
-//! Reads follow the work (issue 12 item 1, DESIGN.md "Reads follow the work"): the exact requests of a
+//! Reads follow the work (issue 12 item 1, docs/design.md, "Reads follow the work"): the exact requests of a
 //! pass at the mocked API server — which namespace, which `labelSelector`, and no cluster-wide pod LIST
 //! when one set is a candidate, no pod read at all when none is.
 mod common;
@@ -193,8 +193,8 @@ fn as_stored(mut set: Value) -> Vec<u8> {
 #[tokio::test]
 async fn a_step_decided_on_old_pods_is_decided_again_on_a_fresh_read() {
     // `--max-decision-age 0`: the step 4→3 was decided on Ready pods; before the write the set (GET)
-    // and its pods are read again, web-1 is now NotReady, and no step is written (DESIGN.md, "A step is decided on
-    // fresh pods").
+    // and its pods are read again, web-1 is now NotReady, and no step is written (docs/design.md, "A
+    // step is decided on fresh pods").
     let mut web = list_body_item("2-stepped-4");
     web["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
     let opts = PassOptions {

@@ -1,4 +1,4 @@
-//! An independent oracle for the fuzz soak: DESIGN.md's decision table written a second, plain way.
+//! An independent oracle for the fuzz soak: docs/design.md's decision table written a second, plain way.
 //!
 //! It reads the StatefulSets with k8s-openapi's typed structs (as the policy did before it read the JSON
 //! directly), compares `.spec` by cloning both and deleting the partition, and applies the change with JSON
@@ -172,7 +172,7 @@ fn spec_without_partition(raw: &Value) -> Value {
     spec
 }
 
-/// DESIGN.md's table, top to bottom, as a chain of ifs.
+/// docs/design.md's table, top to bottom, as a chain of ifs.
 fn table(
     new: &StatefulSet,
     raw: &Value,

@@ -4,7 +4,7 @@
 //! becomes `RollingUpdate` and gets an empty `rollingUpdate`; a `RollingUpdate` strategy whose
 //! `rollingUpdate` is present gets `partition: 0` when it has none. An explicit `type: RollingUpdate` without
 //! `rollingUpdate` keeps none. The API server applies this to `object` and `oldObject` before admission and
-//! again after a mutation (DESIGN.md: "a `remove` of the partition is re-defaulted to 0").
+//! again after a mutation (docs/design.md: "a `remove` of the partition is re-defaulted to 0").
 //!
 //! Only the update strategy is defaulted here (`replicas` 1, `podManagementPolicy`, `revisionHistoryLimit`
 //! and the rest are left as they are): both the policy and the twin read absent `replicas` as 1, and the

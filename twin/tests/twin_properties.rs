@@ -181,7 +181,7 @@ fn any_case() -> impl Strategy<Value = Case> {
 }
 
 /// An UPDATE that moves only the partition (the stepper's step, a person's edit), lowered 7 times in
-/// 10: the rows of DESIGN.md's rows 7 and 8, rare among [`any_case`]'s since they need every other
+/// 10: the rows of docs/design.md's rows 7 and 8, rare among [`any_case`]'s since they need every other
 /// field unchanged.
 /// Half of them on a set not initialized yet (no `initialized` stamp, no Ready pod).
 fn partition_move() -> impl Strategy<Value = Case> {

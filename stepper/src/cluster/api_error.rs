@@ -3,7 +3,7 @@
 //!
 //! Pure: one [`Status`] body (HTTP code, `reason`, `details`, `details.causes`, `message`) in, one
 //! [`ApiAnswer`] out. Real bodies from a v1.28 kube-apiserver are in `fixtures/api/errors/`;
-//! DESIGN.md, "The stepper: reads, errors, recovery, high availability", says what each means for a
+//! docs/design.md, "The stepper: reads, errors, recovery, high availability", says what each means for a
 //! pass.
 
 use std::fmt;

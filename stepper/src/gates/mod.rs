@@ -1,4 +1,4 @@
-//! The gates: pure checks over one StatefulSet, in DESIGN.md's order, from one list ([`GATES`]).
+//! The gates: pure checks over one StatefulSet, in docs/design.md's order, from one list ([`GATES`]).
 //!
 //! Each gate is a `fn(&GateInput) -> Result<(), Blocked>` named after the [`Reason`] it returns. One
 //! [`GateInput`] carries everything a gate may read: the set, its [`SetConfig`], its pods, the PDBs of
@@ -200,7 +200,7 @@ const fn gate(reason: Reason, reads: Reads, check: Gate) -> GateEntry {
     }
 }
 
-/// The gates in DESIGN.md's order ("The stepper: one pass"), after the set is found guarded and staged
+/// The gates in docs/design.md's order ("The stepper: one pass"), after the set is found guarded and staged
 /// with partition > 0. The first that fails decides.
 pub const GATES: &[GateEntry] = &[
     gate(Reason::Paused, Reads::List, paused),

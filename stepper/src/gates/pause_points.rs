@@ -1,7 +1,7 @@
 //! The canary plan's decision (pure): where a rollout stands against its pause points
 //! (`<prefix>/pause-at`), how far the next step may go, and when the stepper pauses or resumes a set.
 //!
-//! DESIGN.md, "Canary plan (pause points)". A rollout's position is the number of pods at or above the
+//! docs/design.md, "Canary plan (pause points)". A rollout's position is the number of pods at or above the
 //! partition, `replicas − min(partition, replicas)` (Kubernetes StatefulSet controller: pods with
 //! ordinal index ≥ partition get `updateRevision`). The rules:
 //! - a step never jumps a point: its target is clamped so the position after it does not pass the next

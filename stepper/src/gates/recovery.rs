@@ -3,8 +3,8 @@
 //! Kubernetes issue #67250: with `podManagementPolicy: OrderedReady`, when a pod on a bad revision never
 //! becomes Ready and the template is then fixed or rolled back, the StatefulSet controller waits for that
 //! pod forever (it never replaces a pod that is not Running and Ready); Kubernetes' documentation
-//! ("forced rollback") asks a person to delete it. DESIGN.md, "Stuck-rollout recovery (opt-in)": a pod not
-//! Ready for `<prefix>/recover-after-seconds` that runs a revision its ordinal should no longer run is
+//! ("forced rollback") asks a person to delete it. docs/design.md, "Stuck-rollout recovery (opt-in)": a pod
+//! not Ready for `<prefix>/recover-after-seconds` that runs a revision its ordinal should no longer run is
 //! deleted, one pod per set per pass, only when no other pod of the set is down. The I/O (the DELETE with
 //! uid and resourceVersion preconditions, the Event) is in [`crate::pass::recovery`].
 

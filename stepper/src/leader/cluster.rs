@@ -8,7 +8,7 @@ use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome};
 use crate::leader::Leadership;
 use crate::plan::events::EventNote;
 
-/// `inner`, writing only while `leadership` says this replica leads (DESIGN.md, "High
+/// `inner`, writing only while `leadership` says this replica leads (docs/design.md, "High
 /// availability"): a replica that lost the Lease mid-pass stops writing at its next write, within the
 /// renew deadline, whatever the pass in flight decided.
 pub struct LeaderCluster<'a, C> {

@@ -1,4 +1,4 @@
-//! "A step is decided on fresh pods" (DESIGN.md): a step whose pod read is old, or came from caches, is
+//! "A step is decided on fresh pods" (docs/design.md): a step whose pod read is old, or came from caches, is
 //! decided again on a fresh read of its set and pods before it is written.
 
 use jiff::Timestamp;
@@ -12,7 +12,7 @@ use crate::plan::{Planner, ProbeMap, SetPlan, Snapshot};
 
 /// The plan `p` for the set at index `i`, decided again on a fresh read of the set and its pods
 /// ([`reads::reread_set`]) when it is a step and the pod read of `snap` is older than
-/// `opts.max_decision_age` or came from caches (DESIGN.md, "A step is decided on fresh pods": nothing
+/// `opts.max_decision_age` or came from caches (docs/design.md, "A step is decided on fresh pods": nothing
 /// in the step's JSON Patch pins a pod's readiness). Returns the plan to carry
 /// out, the age in seconds of the pod read it stands on (for a step; measured now, right before the
 /// write), and the error of a failed re-read (the set is then blocked `ApiError`).

@@ -29,7 +29,7 @@ impl Default for PassOptions {
     }
 }
 
-/// The default of `--max-decision-age`: 1 s (DESIGN.md, "A step is decided on fresh pods").
+/// The default of `--max-decision-age`: 1 s (docs/design.md, "A step is decided on fresh pods").
 pub const DEFAULT_MAX_DECISION_AGE: Duration = Duration::from_secs(1);
 
 /// Which pods (and PDBs) a pass reads after the StatefulSet list.

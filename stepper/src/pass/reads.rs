@@ -2,7 +2,7 @@
 //!
 //! Every read here is a LIST without `resourceVersion`: a consistent read (the API server answers as of
 //! now; from Kubernetes 1.31 served from its watch cache after a quorum check), so no step is decided
-//! on a stale object. What is read follows the work (DESIGN.md, "Reads follow the work"): a pass with
+//! on a stale object. What is read follows the work (docs/design.md, "Reads follow the work"): a pass with
 //! no candidate reads no pod.
 
 use std::collections::{BTreeSet, HashMap};
@@ -136,7 +136,7 @@ pub async fn read_pods_of<C: Cluster>(
 }
 
 /// A snapshot of the one set `set` read again as of now: the fresh consistent read a step waits for
-/// when its decision has grown old or was made on caches (DESIGN.md, "A step is decided on fresh
+/// when its decision has grown old or was made on caches (docs/design.md, "A step is decided on fresh
 /// pods"; "Reads follow the work"). The set by a GET ([`Cluster::get_statefulset`]; when it is gone,
 /// as listed: its step patch then fails), its pods by a consistent LIST
 /// ([`Cluster::list_set_pods_consistent`]) and, with `pdb_gate`, its namespace's PDBs.

@@ -145,7 +145,7 @@ pub async fn recover<C: Cluster>(
 
 /// Decides again, on a fresh consistent read of `set` and its pods ([`reads::reread_set`]), whether
 /// `pod` is still the one to delete: a cache can lag behind a second pod going down, and the DELETE's
-/// preconditions pin only the stuck pod itself (DESIGN.md: no stale cache decides a write). `Ok(None)`:
+/// preconditions pin only the stuck pod itself (docs/design.md: no stale cache decides a write). `Ok(None)`:
 /// confirmed; `Ok(Some(why))`: the fresh read decided otherwise (nothing is deleted; next pass looks
 /// again).
 ///

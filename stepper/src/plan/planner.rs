@@ -180,7 +180,7 @@ impl<'s> Planner<'s> {
     /// StatefulSet list tells — guarded, staged, partition > 0 ([`gates::before_gates`]), past every
     /// gate judged from the list ([`gates::list_gate_block`]: `Paused`, `InvalidAnnotation`,
     /// `NotObserved`, `Settling`, `GroupBusy`) — and none when the fleet's step budget is spent
-    /// (`Throttled`, [`throttle::budget`]). Only they get pod and PDB reads (DESIGN.md: "Reads follow
+    /// (`Throttled`, [`throttle::budget`]). Only they get pod and PDB reads (docs/design.md: "Reads follow
     /// the work"); the snapshot's pods are not read here.
     pub fn candidates(&self, now: Timestamp) -> Vec<usize> {
         let recent = self.steps_in_last_minute(now);

@@ -64,7 +64,7 @@ pub fn status_annotations(
 /// (`Blocked` on a new reason, `RolloutPaused`, `RolloutComplete`).
 ///
 /// - `initialized: "true"` once a guarded set with ≥ 1 replica is fully Ready (0 replicas is "fully
-///   Ready" with no pod ever Ready: DESIGN.md keeps such a set fixable by a plain re-apply);
+///   Ready" with no pod ever Ready: docs/design.md keeps such a set fixable by a plain re-apply);
 /// - `blocked-reason`: set when the reason changes (one `Blocked` Event per change, not per pass),
 ///   removed when idle or unguarded (a step's own patch removes it);
 /// - the gates' changes ([`Evaluation::changes`]) unless a step follows (a step starts the check's

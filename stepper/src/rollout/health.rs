@@ -188,7 +188,7 @@ fn unguarded_why(set: &StatefulSet, config: &SetConfig) -> String {
 /// What keeps the set from fully Ready once observed, or `None` when every replica is:
 /// `R of N pods Ready` while `status.readyReplicas != spec.replicas`, else `A of N pods available
 /// (minReadySeconds M)` while `minReadySeconds > 0` and `status.availableReplicas != spec.replicas`
-/// (DESIGN.md, "fully Ready").
+/// (docs/design.md, "fully Ready").
 fn readiness(set: &StatefulSet) -> Option<String> {
     let status = set.status.as_ref();
     let replicas = set::replicas(set);

@@ -96,7 +96,7 @@ impl World {
         Ok(())
     }
 
-    /// A `kubectl scale` through the `scale` subresource: the policy never sees it (DESIGN.md).
+    /// A `kubectl scale` through the `scale` subresource: the policy never sees it (docs/design.md).
     pub fn scale_subresource(&mut self, replicas: i32) {
         if self.replicas() == replicas {
             return;

@@ -42,7 +42,7 @@ pub(super) struct Witness {
 
 impl World {
     /// The simulation's own gate oracle (independent of the stepper's code): the first failing
-    /// condition among DESIGN.md's gates for a step to partition `to`, or `None`. Used to count steps
+    /// condition among docs/design.md's gates for a step to partition `to`, or `None`. Used to count steps
     /// taken while a gate failed.
     pub fn oracle_gate(&self, to: u32) -> Option<String> {
         let generation = self.set["metadata"]["generation"].as_i64().unwrap_or(0);
