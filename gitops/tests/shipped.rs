@@ -1,5 +1,6 @@
 //! The shipped files and the interpreters' environments: the argocd-cm patch installs health.lua as
-//! is; the Lua sandbox is argocd-cm's (no `string`, `math`, …), with Argo CD's result contract; the
+//! is; the Lua sandbox is argocd-cm's (base, `package`, `table`; no `string`, `math`, global `os`, …),
+//! with Argo CD's result contract; the
 //! Flux patch adds one entry for apps/v1 StatefulSet; `deploy/render.sh` renders another annotation
 //! prefix into both, and the rendered checks read that prefix only.
 
@@ -45,13 +46,15 @@ fn an_argocd_cm_script_has_no_string_math_io_or_coroutine() {
             "{source}: {err}"
         );
     }
-    // The base library, `table` and the safe `os` are there; with open libs `string` and `math` too.
-    let ok = "return {status = 'Healthy', message = tostring(tonumber('2')) .. type(table.concat) .. type(os.time())}";
+    // The base library and `table` are there, and the safe `os` through `require` only (argo-cd
+    // `util/lua/lua.go`, `runLuaWithResourceActionParameters`); with open libs `string` and `math` too.
+    let ok = "return {status = 'Healthy', message = tostring(tonumber('2')) .. type(table.concat)
+        .. type(require('os').time()) .. type(require('os').getenv) .. type(os)}";
     assert_eq!(
         run(HealthScript::argocd_cm(ok)).expect("base, table, os.time"),
         LuaHealth {
             status: "Healthy".into(),
-            message: "2functionnumber".into()
+            message: "2functionnumbernilnil".into()
         }
     );
     let open = "return {status = 'Healthy', message = string.format('%d', math.floor(1.5))}";
