@@ -1,14 +1,22 @@
 //! A health script run as Argo CD runs one from argocd-cm: Lua 5.1, the object as the global `obj`,
 //! and only the libraries Argo CD opens.
 //!
-//! Argo CD (argo-cd `util/lua/lua.go`, `runLua`) runs health scripts in gopher-lua, a Lua 5.1 VM. For a
-//! script from argocd-cm without `resource.customizations.useOpenLibs.<group>_<kind>`, it opens only
-//! the base library, `package`, `table` and a safe `os` (`time` and `date`): no `string`, `math`,
-//! `io`, `debug` or `coroutine`, and no string metatable (so `("x"):len()` fails too). The object is
-//! converted by `decodeValue`: objects and arrays become tables, every number a float, `null` nil.
-//! The script gets one second; a runtime error, a non-table result or an unknown status makes the
-//! resource Unknown. Here PUC-Rio Lua 5.1 (mlua, vendored) stands in for gopher-lua, with the same
-//! libraries, conversion and result contract, and an instruction budget for the time limit.
+//! Argo CD runs health scripts in gopher-lua, a Lua 5.1 VM (argo-cd `util/lua/lua.go`,
+//! `runLuaWithResourceActionParameters`, which `ExecuteHealthLua` calls through `runLua`). For a script
+//! from argocd-cm without `resource.customizations.useOpenLibs.<group>_<kind>` the state is made with
+//! `SkipOpenLibs` and then opens `package`, the base library and `table` (`OpenPackage`, `OpenBase`,
+//! `OpenTable`): no `string` (so no string metatable either: `("x"):len()` fails), `math`, `io`,
+//! `debug` or `coroutine`. Its safe `os` (`OpenSafeOs`, argo-cd `util/lua/oslib_safe.go`) registers
+//! under gopher-lua's `TabLibName`, which `OpenTable` already registered, so it adds nothing
+//! (gopher-lua `RegisterModule` returns a loaded module as it is): the global `os` is absent, and only
+//! `require("os")` (`PreloadModule(OsLibName, SafeOsLoader)`) gives `os.time` and `os.date`. With
+//! `useOpenLibs` (and for the scripts bundled with Argo CD, `GetHealthScript`) gopher-lua's
+//! `OpenLibs` opens every library first. The object is converted by `decodeValue`: objects and arrays
+//! become tables, every number a float, `null` nil. The script gets one second (`context.WithTimeout`);
+//! a runtime error, a non-table result or an unknown status makes the resource Unknown. Here PUC-Rio
+//! Lua 5.1 (mlua, vendored) stands in for gopher-lua, with the same libraries (with open libraries:
+//! `string` and `math` besides, not `io`, `debug` or the full `os`), conversion and result contract,
+//! and an instruction budget for the time limit.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -51,7 +59,8 @@ pub struct HealthScript {
 }
 
 impl HealthScript {
-    /// A script from argocd-cm without `useOpenLibs`: base, `package`, `table`, safe `os` only.
+    /// A script from argocd-cm without `useOpenLibs`: base, `package`, `table`, and the safe `os`
+    /// through `require("os")` only.
     pub fn argocd_cm(source: impl Into<String>) -> Self {
         HealthScript {
             source: source.into(),
@@ -59,8 +68,8 @@ impl HealthScript {
         }
     }
 
-    /// A bundled script (`resource_customizations/`), or one with `useOpenLibs: "true"`: every
-    /// library but `io`/`debug` (`string` and `math` too), `os` still the safe one.
+    /// A bundled script (`resource_customizations/`), or one with `useOpenLibs: "true"`: `string` and
+    /// `math` too (gopher-lua opens every library; `io`, `debug` and the full `os` are left out here).
     pub fn open_libs(source: impl Into<String>) -> Self {
         HealthScript {
             source: source.into(),
@@ -109,12 +118,18 @@ impl HealthScript {
             StdLib::TABLE | StdLib::PACKAGE | StdLib::OS
         };
         let lua = Lua::new_with(libs, LuaOptions::new())?;
-        // Argo CD's safe `os`: only `time` and `date` (argo-cd `util/lua/oslib_safe.go`).
+        // Argo CD's safe `os` (only `time` and `date`) for `require("os")`; no global `os` without open
+        // libraries (argo-cd `util/lua/oslib_safe.go`, `SafeOsLoader`; see the module's comment).
         lua.load(
-            "local t, d = os.time, os.date; os = { time = t, date = d }; package.loaded.os = os",
+            "local t, d = os.time, os.date
+             package.loaded.os = nil
+             package.preload.os = function() return { time = t, date = d } end
+             os = nil",
         )
         .exec()?;
-        if !self.open_libs {
+        if self.open_libs {
+            lua.load("os = require('os')").exec()?;
+        } else {
             // PUC-Rio Lua 5.1's base library carries `coroutine`; gopher-lua's does not.
             lua.load("coroutine = nil; package.loaded.coroutine = nil")
                 .exec()?;

@@ -2,18 +2,20 @@
 //! cel-rust standing in for cel-go.
 //!
 //! fluxcd/pkg `runtime/cel/status_evaluator.go` (`StatusEvaluator.Evaluate`), in order:
-//! 1. `status.observedGeneration` and `metadata.generation` read with apimachinery's `NestedInt64`
-//!    (an error — a non-object on the path, a non-integer value — fails the evaluation: Unknown);
-//!    both present and different: InProgress;
+//! 1. `status.observedGeneration` and `metadata.generation` read with apimachinery's `NestedInt64`:
+//!    both integers and different, InProgress; a read that fails (not an integer) skips this check
+//!    (since fluxcd/pkg runtime v0.105.0, "runtime/cel: fix requiring int status.observedGeneration";
+//!    before, it failed the evaluation);
 //! 2. `inProgress`, `failed`, `current`, each when set: the first that is true decides (InProgress,
 //!    Failed, Current); none true: InProgress.
 //!
-//! The variables are the object's top-level fields (`runtime/cel/expression.go`, `EvaluateBoolean`
-//! with `u.UnstructuredContent()`; no `self`), integers are `int`, and the expressions are parsed, not
-//! type-checked: a missing field or a wrong type is an evaluation error (Unknown, and Flux waits
-//! until its timeout). An expression must yield a bool. Flux's environment adds optional types and
-//! the strings, sets and encoders extensions to the standard library; the shipped expressions use
-//! only the standard library and optional types.
+//! The variables are the object's top-level fields (`Evaluate` passes `u.UnstructuredContent()` to
+//! `runtime/cel/expression.go`, `EvaluateBoolean`; no `self`), integers are `int`, and the
+//! expressions are parsed, not compiled against declarations (`NewStatusEvaluator`): a missing field
+//! is an evaluation error (Unknown, and Flux waits until its timeout). An expression must yield a
+//! bool. Flux's environment (`NewExpression`) adds optional types and the strings, sets and encoders
+//! extensions to the standard library; the shipped expressions use only the standard library, `has()`
+//! and optional types.
 
 use std::sync::Arc;
 
@@ -102,15 +104,15 @@ impl FluxHealth {
     /// The status Flux gives `object` (JSON, as the API server returns it).
     ///
     /// # Errors
-    /// What Flux reports as Unknown: the generation pre-check failed, or an expression failed or did
-    /// not yield a bool (the message names it).
+    /// What Flux reports as Unknown: an expression failed or did not yield a bool (the message names
+    /// it).
     pub fn status(&self, object: &serde_json::Value) -> Result<FluxStatus> {
-        let observed = nested_int64(object, &["status", "observedGeneration"])?;
-        if let Some(observed) = observed {
-            let generation = nested_int64(object, &["metadata", "generation"])?;
-            if generation.is_some_and(|g| g != observed) {
-                return Ok(FluxStatus::InProgress);
-            }
+        let observed = nested_int64(object, &["status", "observedGeneration"]);
+        let generation = nested_int64(object, &["metadata", "generation"]);
+        if let (Ok(Some(observed)), Ok(Some(generation))) = (observed, generation)
+            && observed != generation
+        {
+            return Ok(FluxStatus::InProgress);
         }
         for (name, status, value) in self.values(object) {
             if value.with_context(|| name.to_string())? {
@@ -121,7 +123,7 @@ impl FluxHealth {
     }
 
     /// Each expression's own value on `object`, in Flux's order, without the pre-check (to show
-    /// that no expression fails on any object, whatever Flux would have decided before it).
+    /// that no expression fails on an object, whatever Flux would have decided before it).
     pub fn values(
         &self,
         object: &serde_json::Value,

@@ -41,8 +41,9 @@ fn health_test_yaml_passes_with_and_without_open_libs() {
 }
 
 /// The tests cover what the issue asks for (staged, stepping, blocked, paused, degraded, complete,
-/// unguarded OnDelete and forced, never observed), every status, and every file of testdata/ — whose
-/// objects the stepper and the Flux CEL judge the same.
+/// unguarded OnDelete, forced and unmarked with a hand-set partition, never observed), every status,
+/// and every file of testdata/ — whose objects the stepper and the Flux CEL judge the same. Every
+/// guarded case carries the mark the policy writes; the unguarded ones do not.
 #[test]
 fn every_testdata_object_is_tested_and_agreed_on() {
     let dir = argocd_check_dir();
@@ -71,6 +72,7 @@ fn every_testdata_object_is_tested_and_agreed_on() {
         "complete",
         "unguarded-ondelete",
         "unguarded-forced",
+        "unguarded-hand-partition",
         "never-observed",
     ] {
         assert!(inputs.contains(&format!("testdata/{name}.yaml")), "{name}");
@@ -86,7 +88,9 @@ fn every_testdata_object_is_tested_and_agreed_on() {
     let r = Renderings::shipped();
     for t in &tests {
         let object = yaml_object(&dir.join(&t.input_path)).expect("input");
-        let agreed = r.check(&t.input_path, &object);
-        assert!(agreed.typed, "{}: a real StatefulSet", t.input_path);
+        r.check(&t.input_path, &object);
+        let mark = &object["metadata"]["annotations"]["safe-rollout.dev/guarded"];
+        let unguarded = t.health_status.message.starts_with("unguarded");
+        assert_eq!(mark == "true", !unguarded, "{}: mark {mark}", t.input_path);
     }
 }

@@ -1,6 +1,8 @@
 //! Every frame of every shipped scenario (`scenarios/*.yaml`, played guarded and native on the
 //! simulated StatefulSet controller with the real policy decision and stepper pass): the stepper, the
-//! Lua and the CEL agree on the StatefulSet as stored after each simulated second.
+//! Lua and the CEL agree on the StatefulSet as stored after each simulated second. Played guarded, the
+//! simulated API server applies the policy's change (`rules` `decision::apply`), which writes the
+//! guarded mark; played native (no policy), no set carries it and every verdict is the built-in rule's.
 
 mod common;
 
@@ -9,7 +11,9 @@ use std::collections::BTreeMap;
 use gitops_health::manifests::repo_root;
 use sts_stepper::sim::scenario::{Scenario, run};
 
-use common::Renderings;
+use common::{GUARDED, Renderings};
+
+const UNMARKED: &str = "unguarded (no safe-rollout.dev/guarded mark): ";
 
 /// The seed `sts-stepper simulate` uses by default.
 const SEED: u64 = 1;
@@ -25,7 +29,13 @@ fn check_scenario(r: &Renderings, file: &str, native: bool) -> BTreeMap<String, 
     for frame in &played.frames {
         let name = format!("{file} ({mode}) at t={}s", frame.t);
         let agreed = r.check(&name, &frame.set);
-        assert!(agreed.typed, "{name}: the stored object is a StatefulSet");
+        let mark = frame.set["metadata"]["annotations"].get(GUARDED);
+        let marked = mark.and_then(|v| v.as_str()) == Some("true");
+        assert_eq!(marked, !native, "{name}: the guarded mark {mark:?}");
+        let message = &agreed.health.message;
+        if native && !message.starts_with("waiting for the StatefulSet controller") {
+            assert!(message.starts_with(UNMARKED), "{name}: {message}");
+        }
         *seen.entry(agreed.health.status).or_insert(0) += 1;
     }
     seen

@@ -1,5 +1,6 @@
 //! The shipped files and the interpreters' environments: the argocd-cm patch installs health.lua as
-//! is; the Lua sandbox is argocd-cm's (no `string`, `math`, …), with Argo CD's result contract; the
+//! is; the Lua sandbox is argocd-cm's (base, `package`, `table`; no `string`, `math`, global `os`, …),
+//! with Argo CD's result contract; the
 //! Flux patch adds one entry for apps/v1 StatefulSet; `deploy/render.sh` renders another annotation
 //! prefix into both, and the rendered checks read that prefix only.
 
@@ -45,13 +46,15 @@ fn an_argocd_cm_script_has_no_string_math_io_or_coroutine() {
             "{source}: {err}"
         );
     }
-    // The base library, `table` and the safe `os` are there; with open libs `string` and `math` too.
-    let ok = "return {status = 'Healthy', message = tostring(tonumber('2')) .. type(table.concat) .. type(os.time())}";
+    // The base library and `table` are there, and the safe `os` through `require` only (argo-cd
+    // `util/lua/lua.go`, `runLuaWithResourceActionParameters`); with open libs `string` and `math` too.
+    let ok = "return {status = 'Healthy', message = tostring(tonumber('2')) .. type(table.concat)
+        .. type(require('os').time()) .. type(require('os').getenv) .. type(os)}";
     assert_eq!(
         run(HealthScript::argocd_cm(ok)).expect("base, table, os.time"),
         LuaHealth {
             status: "Healthy".into(),
-            message: "2functionnumber".into()
+            message: "2functionnumbernilnil".into()
         }
     );
     let open = "return {status = 'Healthy', message = string.format('%d', math.floor(1.5))}";
@@ -106,9 +109,10 @@ fn the_flux_patch_adds_one_entry_for_apps_v1_statefulsets() {
     }
 }
 
-fn annotated(prefix: &str, pairs: &[(&str, &str)]) -> Value {
+/// 2-stepped-4 with `pairs` (prefix, name, value) as annotations.
+fn annotated(pairs: &[(&str, &str, &str)]) -> Value {
     let mut set = fixture_set("2-stepped-4");
-    for (name, value) in pairs {
+    for (prefix, name, value) in pairs {
         set["metadata"]["annotations"][format!("{prefix}/{name}")] = json!(value);
     }
     set
@@ -138,41 +142,53 @@ fn render_sh_renders_another_annotation_prefix_into_both_checks() {
         assert!(!text.contains("safe-rollout.dev"), "{}", file.display());
     }
     let moco = Renderings::from_files(&argocd_cm, &flux, "moco.cybozu.com");
+    let mark = ("moco.cybozu.com", "guarded", "true");
     for (pairs, status, flux_status) in [
         (
-            vec![("moco.cybozu.com", "paused", "true")],
+            vec![mark, ("moco.cybozu.com", "paused", "true")],
             "Suspended",
             FluxStatus::InProgress,
         ),
         (
-            vec![("moco.cybozu.com", "degraded-reason", "StuckPod: web-1")],
+            vec![
+                mark,
+                ("moco.cybozu.com", "degraded-reason", "StuckPod: web-1"),
+            ],
             "Degraded",
             FluxStatus::Failed,
         ),
         (
-            vec![("safe-rollout.dev", "paused", "true")],
+            vec![mark, ("safe-rollout.dev", "paused", "true")],
             "Progressing",
             FluxStatus::InProgress,
         ),
         (
-            vec![("safe-rollout.dev", "degraded-reason", "x")],
+            vec![mark, ("safe-rollout.dev", "degraded-reason", "x")],
             "Progressing",
             FluxStatus::InProgress,
         ),
+        // The other prefix's mark does not mark the set: the built-in rule.
+        (
+            vec![("safe-rollout.dev", "guarded", "true")],
+            "Healthy",
+            FluxStatus::Current,
+        ),
     ] {
-        let mut set = fixture_set("2-stepped-4");
-        for (prefix, name, value) in &pairs {
-            set["metadata"]["annotations"][format!("{prefix}/{name}")] = json!(value);
-        }
-        let agreed = moco.check(&format!("{pairs:?}"), &set);
+        let agreed = moco.check(&format!("{pairs:?}"), &annotated(&pairs));
         assert_eq!(agreed.health.status, status, "{pairs:?}");
         assert_eq!(agreed.flux, Ok(flux_status), "{pairs:?}");
     }
     // The shipped files read the default prefix only.
     let shipped = Renderings::shipped();
-    let paused_moco = annotated("moco.cybozu.com", &[("paused", "true")]);
+    let pairs = [
+        ("safe-rollout.dev", "guarded", "true"),
+        ("moco.cybozu.com", "paused", "true"),
+    ];
+    let agreed = shipped.check("moco paused", &annotated(&pairs));
+    assert_eq!(agreed.health.status, "Progressing");
+    let agreed = shipped.check("moco mark", &annotated(&[mark]));
     assert_eq!(
-        shipped.check("moco paused", &paused_moco).health.status,
-        "Progressing"
+        agreed.health.message,
+        "unguarded (no safe-rollout.dev/guarded mark): 5 of 5 pods Ready"
     );
 }

@@ -12,12 +12,20 @@ use sts_stepper::rollout::health::{Health, HealthStatus, health};
 
 use common::{REV_NEW, fixture_body};
 
-/// The StatefulSet `demo/web` of fixture moment `moment`, as JSON.
-fn fixture(moment: &str) -> Value {
+/// The StatefulSet `demo/web` of fixture moment `moment`, as JSON, as captured: before the policy
+/// wrote the guarded mark.
+fn captured(moment: &str) -> Value {
     let list: Value = serde_json::from_slice(&fixture_body(&format!("{moment}-statefulsets.json")))
         .expect("json");
     list["items"][0].clone()
 }
+
+/// [`captured`] with the guarded mark, as the policy writes it when it stages the partition.
+fn fixture(moment: &str) -> Value {
+    annotate(captured(moment), &[("guarded", "true")])
+}
+
+const UNMARKED: &str = "unguarded (no safe-rollout.dev/guarded mark)";
 
 /// `object`'s health under the default prefix.
 fn health_of(object: &Value) -> Health {
@@ -100,6 +108,21 @@ fn edit(mut object: Value, f: impl FnOnce(&mut Value)) -> Value {
 #[case::forced_done_as_the_builtin_rule(
     annotate(fixture("2-stepped-4"), &[("force-rolling-update", "true")]),
     HealthStatus::Healthy, "unguarded (force-rolling-update): 5 of 5 pods Ready".to_string())]
+#[case::unmarked_staged_is_the_builtin_rule(captured("1-staged"), HealthStatus::Healthy,
+    format!("{UNMARKED}: 5 of 5 pods Ready"))]
+#[case::unmarked_hand_partition(
+    edit(captured("4-complete"), |o| o["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(3)),
+    HealthStatus::Healthy, format!("{UNMARKED}: 5 of 5 pods Ready"))]
+#[case::unmarked_pods_above_partition_pending(
+    edit(captured("2-stepped-4"), |o| o["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(3)),
+    HealthStatus::Progressing, format!("{UNMARKED}: 1 of 2 pods on {REV_NEW}"))]
+#[case::unmarked_not_ready(captured("3-web1-notready"), HealthStatus::Progressing,
+    format!("{UNMARKED}: 4 of 5 pods Ready"))]
+#[case::unmarked_ignores_paused_and_degraded(
+    annotate(captured("2-stepped-4"), &[("paused", "true"), ("degraded-reason", "StuckPod: x")]),
+    HealthStatus::Healthy, format!("{UNMARKED}: 5 of 5 pods Ready"))]
+#[case::mark_is_only_true(annotate(captured("1-staged"), &[("guarded", "yes")]), HealthStatus::Healthy,
+    format!("{UNMARKED}: 5 of 5 pods Ready"))]
 #[case::replicas_default_to_1(
     edit(fixture("4-complete"), |o| { o["spec"].as_object_mut().unwrap().remove("replicas"); o["status"]["readyReplicas"] = json!(1); o["status"]["updatedReplicas"] = json!(1); }),
     HealthStatus::Healthy, format!("rollout complete: 1 pods on {REV_NEW}, all Ready"))]
@@ -111,7 +134,8 @@ fn health_row(#[case] object: Value, #[case] status: HealthStatus, #[case] messa
 fn the_prefix_is_the_configs() {
     let object = json!({
         "metadata": {"name": "db", "generation": 1,
-                     "annotations": {"moco.cybozu.com/paused": "true", "safe-rollout.dev/degraded-reason": "x"}},
+                     "annotations": {"moco.cybozu.com/paused": "true", "moco.cybozu.com/guarded": "true",
+                                     "safe-rollout.dev/degraded-reason": "x", "safe-rollout.dev/guarded": "true"}},
         "spec": {"replicas": 1, "selector": {}, "template": {}, "serviceName": "db"},
         "status": {"replicas": 1, "observedGeneration": 1, "readyReplicas": 1, "updatedReplicas": 1,
                    "currentRevision": "a", "updateRevision": "a"}

@@ -547,7 +547,9 @@ fn web_pods() -> PassOptions {
 
 #[tokio::test]
 async fn status_shows_the_first_blocking_gate() {
-    let (cluster, server) = mock_cluster(Scope::default(), lists_of("3-web1-notready", |_| {}));
+    let marked =
+        |s: &mut Value| s["metadata"]["annotations"]["safe-rollout.dev/guarded"] = json!("true");
+    let (cluster, server) = mock_cluster(Scope::default(), lists_of("3-web1-notready", marked));
     let table = status_table(&cluster, &web_pods(), None, now())
         .await
         .expect("status");

@@ -3,8 +3,9 @@
 //!
 //! Scope as `kubectl get`: one named set, the current namespace, `-n`'s, or `-A` every namespace.
 //! Columns: partition, updated/ready/replicas, revisions, health, next action. Below the table, the
-//! health message of each set that is not Healthy ([`crate::rollout::health`]: what Argo CD and Flux
-//! report with `deploy/gitops/`), where each set with a canary plan stands against it
+//! health message of each set that is not Healthy or is unguarded (no guarded mark, so judged by the
+//! built-in rule: `unguarded (no <prefix>/guarded mark): …`) ([`crate::rollout::health`]: what Argo CD
+//! and Flux report with `deploy/gitops/`), where each set with a canary plan stands against it
 //! ([`pause_plan::describe`]), then the stuck pods ([`crate::gates::recovery`]) and what recovery
 //! does with them.
 
@@ -93,7 +94,8 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
 
 /// The `status` table for the StatefulSets `cluster` lists (guarded ones only, unless `target` names
 /// one): partition, updated/ready/replicas, revisions, health ([`health`]), and the next step or the
-/// first blocking gate; below it, the health message of each set shown that is not Healthy.
+/// first blocking gate; below it, the health message of each set shown that is not Healthy or is
+/// unguarded.
 ///
 /// # Errors
 /// A failed LIST, or `target` not found.
@@ -191,7 +193,7 @@ fn render(items: &[RolloutStatus], recovery_on: bool, pause_at_key: &str) -> Str
     let mut out = table(&rows);
     let unhealthy: Vec<String> = items
         .iter()
-        .filter(|i| i.health.status != HealthStatus::Healthy.as_str())
+        .filter(|i| i.health.status != HealthStatus::Healthy.as_str() || i.unguarded)
         .map(|i| {
             format!(
                 "  {}/{} {}: {}\n",

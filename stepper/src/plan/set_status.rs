@@ -82,6 +82,11 @@ pub struct RolloutStatus {
     /// `<prefix>/pause-at`, the canary plan, and where the rollout stands against it; `null` without
     /// a readable plan.
     pub pause_plan: Option<PausePlanDoc>,
+    /// Not in the document: the health is the built-in rule's, because the set lacks the guarded mark
+    /// (`<prefix>/guarded: "true"`) or is `OnDelete` or forced; `health.message` says which, and the
+    /// table lists it below even when Healthy.
+    #[serde(skip)]
+    pub unguarded: bool,
 }
 
 /// A set's canary plan ([`crate::rollout::pause_plan`]).
@@ -249,6 +254,7 @@ impl RolloutStatus {
             degraded_reason: c.stamps.degraded_reason.clone(),
             stuck_pod: finding.map(StuckPodStatus::of),
             pause_plan: None,
+            unguarded: !c.marked || matches!(plan.verdict, Verdict::Unguarded(_)),
         }
     }
 

@@ -3,7 +3,8 @@
 //! The built-in rules of Argo CD (gitops-engine `pkg/health/health_statefulset.go`) and Flux (kstatus,
 //! cli-utils `pkg/kstatus/status/core.go`) call a StatefulSet staged behind a partition Healthy /
 //! Current as soon as the pods at or above the partition are updated: a set the policy just staged is
-//! "complete" with no pod on the new revision. [`health`] is the rule this project ships instead;
+//! "complete" with no pod on the new revision. [`health`] is the rule this project ships instead, for
+//! the sets the policy marked `<prefix>/guarded: "true"`; every other set keeps the built-in verdict;
 //! `deploy/gitops/argocd/` (Lua) and `deploy/gitops/flux/` (CEL) render it for those tools, and the
 //! `gitops-health` crate's tests check that all three agree on every fixture and simulated frame.
 //! The one source of the rule is this file; docs/gitops.md explains it for users.
@@ -19,15 +20,16 @@ use crate::model::set;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum HealthStatus {
     /// Nothing staged: every replica on `updateRevision`, Ready (and available with
-    /// `minReadySeconds`); or an unguarded set the built-in rule calls healthy.
+    /// `minReadySeconds`); or an unguarded set (no guarded mark, `OnDelete`, forced) the built-in rule
+    /// calls healthy.
     Healthy,
     /// An update is staged or stepping, pods are not Ready yet, or the controller has not observed
     /// the spec.
     Progressing,
     /// `<prefix>/paused: "true"`: a person, a canary pause point or a check holds the rollout.
     Suspended,
-    /// Something a person must act on: `<prefix>/degraded-reason` is set (a failure-limit pause, a
-    /// stuck pod recovery cannot delete, a rejected step), or the object cannot be read.
+    /// Something a person must act on: `<prefix>/degraded-reason` is set on a guarded set (a
+    /// failure-limit pause, a stuck pod recovery cannot delete, a rejected step).
     Degraded,
 }
 
@@ -76,9 +78,12 @@ fn health_of(status: HealthStatus, message: String) -> Health {
 /// 1. no `status`: Progressing, `waiting for the StatefulSet controller: no status yet`;
 ///    `status.observedGeneration` absent or not `metadata.generation`: Progressing, `waiting for the
 ///    StatefulSet controller to observe generation G (observed O)` (as both built-in rules);
-/// 2. unguarded (`OnDelete`, `force-rolling-update`, another strategy type): the built-in rule —
-///    Progressing while fewer than all pods are Ready ([`readiness`]) or, for `RollingUpdate`, while
-///    `updatedReplicas < replicas − partition`; else Healthy;
+/// 2. unguarded — `OnDelete`, another strategy type, `force-rolling-update`, or no `<prefix>/guarded:
+///    "true"` (the mark the policy writes when it stages or restores the partition; without it the
+///    partition, if any, is a person's or another tool's): the built-in rule — Progressing while fewer
+///    than all pods are Ready ([`readiness`]) or, for `RollingUpdate`, while `updatedReplicas <
+///    replicas − partition`; else Healthy; the message says why (`unguarded (no
+///    safe-rollout.dev/guarded mark): 5 of 5 pods Ready`);
 /// 3. `degraded-reason` set (not empty): Degraded, its value as the message;
 /// 4. `paused: "true"`: Suspended, the `paused-reason` (or `paused`);
 /// 5. a staged update ([`set::has_staged_update`]): Progressing, naming the pods on `updateRevision`,
@@ -88,8 +93,8 @@ fn health_of(status: HealthStatus, message: String) -> Health {
 /// 7. Healthy: `rollout complete: N pods on <updateRevision>, all Ready`.
 ///
 /// An absent `rollingUpdate` or `partition` counts as partition 0, an absent `spec.replicas` as 1 (the
-/// API server's defaults). The Lua and CEL renderings also answer Degraded (`unreadable StatefulSet:
-/// <field> is not <type>`) for a field of the wrong type, which a typed [`StatefulSet`] cannot hold.
+/// API server's defaults). The renderings read the object as the API server stores it (its schema: a
+/// partition is an integer, annotations strings), as Argo CD's and Flux's own checks do.
 pub fn health(set: &StatefulSet, config: &SetConfig) -> Health {
     use HealthStatus::{Degraded, Healthy, Progressing, Suspended};
     let Some(status) = set.status.as_ref() else {
@@ -114,8 +119,7 @@ pub fn health(set: &StatefulSet, config: &SetConfig) -> Health {
     let updated = status.updated_replicas.unwrap_or(0);
     let partition = set::partition(set).unwrap_or(0);
     let revision = status.update_revision.as_deref().unwrap_or("(none)");
-    if !config.guarded(set) {
-        let why = unguarded_why(set, config);
+    if let Some(why) = unguarded_why(set, config) {
         if let Some(waiting) = readiness(set) {
             return health_of(Progressing, format!("unguarded ({why}): {waiting}"));
         }
@@ -167,21 +171,27 @@ pub fn health(set: &StatefulSet, config: &SetConfig) -> Health {
     )
 }
 
-/// Why a set is unguarded, for the message: `OnDelete`, `force-rolling-update`, or `updateStrategy
-/// <type>` for a type the stepper does not know.
-fn unguarded_why(set: &StatefulSet, config: &SetConfig) -> String {
+/// Why a set is judged by the built-in rule, for the message, or `None` for a guarded set: `OnDelete`,
+/// `force-rolling-update`, `updateStrategy <type>` for a type the stepper does not know, or `no
+/// <prefix>/guarded mark` for a `RollingUpdate` set the policy never staged (a namespace it excludes, a
+/// cluster without it, a partition a person set by hand).
+fn unguarded_why(set: &StatefulSet, config: &SetConfig) -> Option<String> {
     if set::is_on_delete(set) {
-        "OnDelete".into()
-    } else if set::is_rolling_update(set) && config.forced {
-        "force-rolling-update".into()
-    } else {
+        Some("OnDelete".into())
+    } else if !set::is_rolling_update(set) {
         let kind = set
             .spec
             .as_ref()
             .and_then(|s| s.update_strategy.as_ref())
             .and_then(|u| u.type_.as_deref())
             .unwrap_or("");
-        format!("updateStrategy {kind}")
+        Some(format!("updateStrategy {kind}"))
+    } else if config.forced {
+        Some("force-rolling-update".into())
+    } else if !config.marked {
+        Some(format!("no {} mark", config.keys.guarded))
+    } else {
+        None
     }
 }
 

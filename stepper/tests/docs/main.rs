@@ -281,6 +281,7 @@ fn the_status_field_table_lists_every_field_of_the_document() {
             written: "1,60%:30".into(),
             state: "next pause at 60% (3 pods), point 2 of 2, bake 30 s".into(),
         }),
+        unguarded: false,
     };
     let doc = serde_json::to_value(RolloutStatusList::new(vec![item])).expect("json");
     let mut found = BTreeSet::new();
