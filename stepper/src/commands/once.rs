@@ -10,7 +10,7 @@ use crate::pass::PodReads;
 /// Runs one pass over every namespace, or `-n`'s; [`Exit::Failed`] when an API error blocked some set.
 ///
 /// # Errors
-/// A bad `--prometheus-*` flag, or a failed LIST (nothing was written).
+/// A bad `--prometheus-*` flag, or a failed StatefulSet LIST (nothing was written).
 pub async fn run(ctx: &Context, args: &OnceArgs) -> Result<Exit> {
     let namespaces = controller_namespaces(&ctx.global.namespaces, args.scope.all_namespaces);
     let cluster = ctx.cluster_over(namespaces, args.scope.selector.clone());

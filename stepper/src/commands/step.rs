@@ -122,6 +122,10 @@ pub async fn step_once_with<C: Cluster, P: Prometheus>(
     }) else {
         bail!("statefulset {target} not found");
     };
+    // Never forced on pods that could not be read.
+    if let Some(failure) = snap.read_failures.get(&index) {
+        bail!("{target} not stepped: {failure}");
+    }
     let set = &snap.statefulsets[index];
     let mut unthrottled = opts.clone();
     unthrottled.gates.max_steps_per_pass = None;

@@ -43,16 +43,21 @@ pub async fn run_pass<C: Cluster>(
 /// the writes.
 ///
 /// # Errors
-/// A failed LIST: no StatefulSet is touched. Write failures do not fail the pass: they block their
-/// set with reason `ApiError` ([`PassReport::any_errored`]); so does a failed owner read (its set is
-/// blocked `OwnerNotHealthy` and counts as errored).
+/// A failed StatefulSet LIST: no StatefulSet is touched. Other failures do not fail the pass, they
+/// stay with the sets they concern ([`PassReport::any_errored`]): a failed pod or PDB LIST blocks the
+/// sets that needed it with reason `ApiError` naming the read ([`reads::snapshot_parsed`]); so does a
+/// failed write; a failed owner read blocks its set `OwnerNotHealthy` and counts as errored.
 pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     cluster: &C,
     prometheus: &P,
     opts: &PassOptions,
     now: Timestamp,
 ) -> Result<PassReport, ClusterError> {
-    let (snap, configs) = reads::snapshot_parsed(cluster, opts, now).await?;
+    let reads::Read {
+        snap,
+        configs,
+        failed: mut read_errors,
+    } = reads::snapshot_parsed(cluster, opts, now).await?;
     let planner = Planner::with_configs(&snap, &opts.gates, configs);
     let (probes, mut probe_errors) = gather_probes(cluster, prometheus, &planner, &snap, now).await;
     let plans = planner.plan(now, &probes);
@@ -73,7 +78,9 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
             (set, reread_error)
         };
         if set.error.is_none() {
-            set.error = reread_error.or_else(|| probe_errors.remove(&i));
+            set.error = reread_error
+                .or_else(|| read_errors.remove(&i))
+                .or_else(|| probe_errors.remove(&i));
             set.news |= set.error.is_some();
         }
         report.sets.push(set);
