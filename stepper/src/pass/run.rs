@@ -142,7 +142,7 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
                     let mut outcomes = Vec::with_capacity(queries.len());
                     for q in &queries {
                         let outcome = prometheus.query(&q.expr).await;
-                        if let QueryOutcome::Failed(cause) = &outcome {
+                        if let QueryOutcome::Error(cause) = &outcome {
                             debug!(
                                 namespace = set.metadata.namespace.as_deref().unwrap_or(""),
                                 statefulset = set.metadata.name.as_deref().unwrap_or(""),
