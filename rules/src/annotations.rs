@@ -54,6 +54,10 @@ pub const CHECK_PERIOD_SECONDS: &str = "check-period-seconds";
 pub const SUCCESS_THRESHOLD: &str = "success-threshold";
 /// Failed Prometheus checks since the last step that pause the rollout; absent: never pause.
 pub const FAILURE_LIMIT: &str = "failure-limit";
+/// Consecutive checks that could not be made (no answer: a timeout, a refused connection, a 5xx, an
+/// unreadable answer) that record the rollout as Degraded (`degraded-reason: CheckErrors: …`), without
+/// pausing it; default 4. Such an error holds the step but never counts toward [`FAILURE_LIMIT`].
+pub const CHECK_ERROR_LIMIT: &str = "check-error-limit";
 /// Written by the stepper: the Prometheus check's counts as JSON, pinned to a partition and revision.
 pub const PROMETHEUS_CHECK: &str = "prometheus-check";
 /// Written by the stepper with `--max-steps-per-minute`: the set's step times in the last 60 seconds
@@ -76,7 +80,7 @@ pub const RECOVER_AFTER_SECONDS: &str = "recover-after-seconds";
 /// Every annotation name the policy and the stepper read or write (the user-facing API;
 /// docs/annotations.md lists the same names, checked by `make docs-check`). `prometheus-query-<N>` is the numbered form of
 /// [`PROMETHEUS_QUERY`].
-pub const ALL: [&str; 22] = [
+pub const ALL: [&str; 23] = [
     STEP,
     INITIAL_DELAY_SECONDS,
     PAUSED,
@@ -89,6 +93,7 @@ pub const ALL: [&str; 22] = [
     CHECK_PERIOD_SECONDS,
     SUCCESS_THRESHOLD,
     FAILURE_LIMIT,
+    CHECK_ERROR_LIMIT,
     RECENT_STEPS,
     PROMETHEUS_CHECK,
     RECOVER_AFTER_SECONDS,

@@ -372,7 +372,9 @@ fn every_flag_stands_under_its_groups_heading() {
     cmd.build();
     let heading_of = |long: &str| -> Option<&'static str> {
         match long {
-            l if l.starts_with("prometheus-") => Some("Prometheus check"),
+            l if l.starts_with("prometheus-") || l.starts_with("check-") => {
+                Some("Prometheus check")
+            }
             l if l.starts_with("leader-election") => Some("Leader election"),
             "recover-stuck-pods"
             | "max-steps-per-pass"

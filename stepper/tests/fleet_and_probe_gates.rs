@@ -22,6 +22,7 @@ use rstest::rstest;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
+use sts_stepper::config::check::CheckLimits;
 use sts_stepper::config::{self, Keys, SetConfig, check_config};
 use sts_stepper::gates::prometheus::{
     CheckConfig, CheckResult, CheckState, Query, QueryOutcome, check_result, current_state,
@@ -958,9 +959,12 @@ fn q(annotation: &str, expr: &str) -> Query {
 fn cfg(queries: &[(&str, &str)], period: u32, threshold: u32, limit: Option<u32>) -> CheckConfig {
     CheckConfig {
         queries: queries.iter().map(|(a, e)| q(a, e)).collect(),
-        period_seconds: period,
-        success_threshold: threshold,
-        failure_limit: limit,
+        limits: CheckLimits {
+            period_seconds: period,
+            success_threshold: threshold,
+            failure_limit: limit,
+            error_limit: 4,
+        },
     }
 }
 
@@ -1030,7 +1034,13 @@ fn bad_query(k: &str) -> String {
 
 #[rstest]
 fn check_config_bad_numbers_name_the_annotation(
-    #[values("check-period-seconds", "success-threshold", "failure-limit")] name: &str,
+    #[values(
+        "check-period-seconds",
+        "success-threshold",
+        "failure-limit",
+        "check-error-limit"
+    )]
+    name: &str,
     #[values("0", "-1", "1.5", "x", "", " 3", "+3", "99999999999")] value: &str,
 ) {
     let k = key(name);
@@ -1087,6 +1097,16 @@ fn st(successes: u32, failures: u32, secs_ago: i64, last_failure: Option<&str>) 
         failures,
         last_check: now() - SignedDuration::from_secs(secs_ago),
         last_failure: last_failure.map(str::to_string),
+        ..CheckState::default()
+    }
+}
+
+/// `st` after `errors` consecutive checks without an answer, the last for `cause`.
+fn st_err(successes: u32, failures: u32, errors: u32, secs_ago: i64, cause: &str) -> CheckState {
+    CheckState {
+        errors,
+        last_error: Some(cause.into()),
+        ..st(successes, failures, secs_ago, None)
     }
 }
 
@@ -1118,22 +1138,41 @@ const EMPTY_Q0: &str = "safe-rollout.dev/prometheus-query returned an empty resu
 #[case::empty_resets_successes(cfg(&[(Q0, "up")], 30, 3, None), Some(st(2, 0, 30, None)), Some(vec![QueryOutcome::Empty]),
     wait(&format!("0 of 3 consecutive checks passed, 1 failed; last check failed: {EMPTY_Q0}; next check in 30s"),
          new_state(0, 1, Some(EMPTY_Q0))))]
-#[case::failed_outcome_is_a_failure_with_its_cause(cfg(&[(Q0, "up")], 30, 1, Some(3)), Some(st(0, 1, 45, None)),
-    Some(vec![QueryOutcome::Failed("connection refused".into())]),
-    wait("0 of 1 consecutive checks passed, 2 failed of limit 3; last check failed: safe-rollout.dev/prometheus-query got no answer: connection refused; next check in 30s",
-         new_state(0, 2, Some("safe-rollout.dev/prometheus-query got no answer: connection refused"))))]
+#[case::no_answer_is_an_error_not_a_failure(cfg(&[(Q0, "up")], 30, 1, Some(3)), Some(st(0, 1, 45, None)),
+    Some(vec![QueryOutcome::Error("connection refused".into())]),
+    wait("0 of 1 consecutive checks passed, 1 failed of limit 3, 1 in a row got no answer (check-error-limit 4); last check errored: safe-rollout.dev/prometheus-query got no answer: connection refused; next check in 30s",
+         Some(st_err(0, 1, 1, 0, "safe-rollout.dev/prometheus-query got no answer: connection refused"))))]
+#[case::an_error_resets_the_successes_and_adds_to_the_errors(cfg(&[(Q0, "up")], 30, 3, None), Some(st_err(2, 0, 2, 30, "old")),
+    Some(vec![QueryOutcome::Error("HTTP 503 Service Unavailable".into())]),
+    wait("0 of 3 consecutive checks passed, 0 failed, 3 in a row got no answer (check-error-limit 4); last check errored: safe-rollout.dev/prometheus-query got no answer: HTTP 503 Service Unavailable; next check in 30s",
+         Some(st_err(0, 0, 3, 0, "safe-rollout.dev/prometheus-query got no answer: HTTP 503 Service Unavailable"))))]
+#[case::an_answer_ends_the_errors(cfg(&[(Q0, "up")], 30, 2, None), Some(st_err(0, 0, 5, 30, "old")),
+    Some(vec![QueryOutcome::NonEmpty(1)]),
+    wait("1 of 2 consecutive checks passed, 0 failed; next check in 30s", new_state(1, 0, None)))]
+#[case::an_empty_answer_ends_the_errors_as_a_failure(cfg(&[(Q0, "up")], 30, 1, None), Some(st_err(0, 0, 5, 30, "old")),
+    Some(vec![QueryOutcome::Empty]),
+    wait(&format!("0 of 1 consecutive checks passed, 1 failed; last check failed: {EMPTY_Q0}; next check in 30s"),
+         new_state(0, 1, Some(EMPTY_Q0))))]
+#[case::errors_never_pause(cfg(&[(Q0, "up")], 30, 1, Some(1)), Some(st_err(0, 0, 9, 30, "old")),
+    Some(vec![QueryOutcome::Error("timeout".into())]),
+    wait("0 of 1 consecutive checks passed, 0 failed of limit 1, 10 in a row got no answer (check-error-limit 4); last check errored: safe-rollout.dev/prometheus-query got no answer: timeout; next check in 30s",
+         Some(st_err(0, 0, 10, 0, "safe-rollout.dev/prometheus-query got no answer: timeout"))))]
 #[case::second_query_empty(cfg(&[(Q0, "a"), (Q1, "b")], 30, 1, None), None,
     Some(vec![QueryOutcome::NonEmpty(1), QueryOutcome::Empty]),
     wait("0 of 1 consecutive checks passed, 1 failed; last check failed: safe-rollout.dev/prometheus-query-1 returned an empty result; next check in 30s",
          new_state(0, 1, Some("safe-rollout.dev/prometheus-query-1 returned an empty result"))))]
-#[case::first_failing_query_named(cfg(&[(Q0, "a"), (Q1, "b")], 30, 1, None), None,
-    Some(vec![QueryOutcome::Failed("HTTP 503".into()), QueryOutcome::Empty]),
-    wait("0 of 1 consecutive checks passed, 1 failed; last check failed: safe-rollout.dev/prometheus-query got no answer: HTTP 503; next check in 30s",
-         new_state(0, 1, Some("safe-rollout.dev/prometheus-query got no answer: HTTP 503"))))]
-#[case::missing_outcome_is_a_failure(cfg(&[(Q0, "a"), (Q1, "b")], 30, 1, None), None,
+#[case::an_empty_answer_outweighs_an_error(cfg(&[(Q0, "a"), (Q1, "b")], 30, 1, None), None,
+    Some(vec![QueryOutcome::Error("HTTP 503".into()), QueryOutcome::Empty]),
+    wait("0 of 1 consecutive checks passed, 1 failed; last check failed: safe-rollout.dev/prometheus-query-1 returned an empty result; next check in 30s",
+         new_state(0, 1, Some("safe-rollout.dev/prometheus-query-1 returned an empty result"))))]
+#[case::first_unanswered_query_named(cfg(&[(Q0, "a"), (Q1, "b")], 30, 1, None), None,
+    Some(vec![QueryOutcome::NonEmpty(1), QueryOutcome::Error("HTTP 503".into())]),
+    wait("0 of 1 consecutive checks passed, 0 failed, 1 in a row got no answer (check-error-limit 4); last check errored: safe-rollout.dev/prometheus-query-1 got no answer: HTTP 503; next check in 30s",
+         Some(st_err(0, 0, 1, 0, "safe-rollout.dev/prometheus-query-1 got no answer: HTTP 503"))))]
+#[case::missing_outcome_is_an_error(cfg(&[(Q0, "a"), (Q1, "b")], 30, 1, None), None,
     Some(vec![QueryOutcome::NonEmpty(1)]),
-    wait("0 of 1 consecutive checks passed, 1 failed; last check failed: safe-rollout.dev/prometheus-query-1 was not run; next check in 30s",
-         new_state(0, 1, Some("safe-rollout.dev/prometheus-query-1 was not run"))))]
+    wait("0 of 1 consecutive checks passed, 0 failed, 1 in a row got no answer (check-error-limit 4); last check errored: safe-rollout.dev/prometheus-query-1 was not run; next check in 30s",
+         Some(st_err(0, 0, 1, 0, "safe-rollout.dev/prometheus-query-1 was not run"))))]
 #[case::all_queries_pass(cfg(&[(Q0, "a"), (Q1, "b")], 30, 1, None), None,
     Some(vec![QueryOutcome::NonEmpty(1), QueryOutcome::NonEmpty(7)]),
     CheckResult::Pass { state: new_state(1, 0, None) })]
@@ -1150,8 +1189,8 @@ const EMPTY_Q0: &str = "safe-rollout.dev/prometheus-query returned an empty resu
 #[case::failure_limit_reached(cfg(&[(Q0, "up")], 30, 1, Some(3)), Some(st(0, 2, 30, None)), Some(vec![QueryOutcome::Empty]),
     CheckResult::Pause { reason: format!("PrometheusCheck failed 3 times (failure-limit 3) since the last step; last: {EMPTY_Q0}") })]
 #[case::failure_limit_1_first_failure(cfg(&[(Q0, "up")], 30, 1, Some(1)), None,
-    Some(vec![QueryOutcome::Failed("timeout after 10s".into())]),
-    CheckResult::Pause { reason: "PrometheusCheck failed 1 times (failure-limit 1) since the last step; last: safe-rollout.dev/prometheus-query got no answer: timeout after 10s".into() })]
+    Some(vec![QueryOutcome::Empty]),
+    CheckResult::Pause { reason: format!("PrometheusCheck failed 1 times (failure-limit 1) since the last step; last: {EMPTY_Q0}") })]
 #[case::failure_limit_not_reached(cfg(&[(Q0, "up")], 30, 1, Some(3)), Some(st(0, 1, 30, None)), Some(vec![QueryOutcome::Empty]),
     wait(&format!("0 of 1 consecutive checks passed, 2 failed of limit 3; last check failed: {EMPTY_Q0}; next check in 30s"),
          new_state(0, 2, Some(EMPTY_Q0))))]
@@ -1576,14 +1615,15 @@ fn reaching_the_failure_limit_pauses_and_the_next_pass_is_paused() {
 }
 
 #[test]
-fn a_failure_limit_of_1_pauses_on_the_first_unanswered_check_guarded_by_resource_version() {
+fn a_failure_limit_of_1_pauses_on_the_first_failed_check_guarded_by_resource_version() {
+    // An unanswered check never pauses (tests/check_errors.rs); an empty answer does.
     let v = prom_set_json(&[("safe-rollout.dev/failure-limit", "1")]);
     let p = plan_one(
         v.clone(),
         pods("web", 3, 3),
-        outcomes(vec![QueryOutcome::Failed("connection refused".into())]),
+        outcomes(vec![QueryOutcome::Empty]),
     );
-    let reason = "PrometheusCheck failed 1 times (failure-limit 1) since the last step; last: safe-rollout.dev/prometheus-query got no answer: connection refused";
+    let reason = "PrometheusCheck failed 1 times (failure-limit 1) since the last step; last: safe-rollout.dev/prometheus-query returned an empty result";
     assert_eq!(
         to_json(&p.status_annotations),
         json!([
@@ -1603,7 +1643,7 @@ fn a_failure_limit_of_1_pauses_on_the_first_unanswered_check_guarded_by_resource
     .expect("applies");
     let next = plan_one(after, pods("web", 3, 3), None);
     assert!(
-        matches!(&next.verdict, Verdict::Blocked(b) if b.reason == Reason::Paused && b.detail.contains("got no answer: connection refused")),
+        matches!(&next.verdict, Verdict::Blocked(b) if b.reason == Reason::Paused && b.detail.contains("returned an empty result")),
         "{:?}",
         next.verdict
     );

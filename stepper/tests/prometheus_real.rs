@@ -92,10 +92,10 @@ fn client(url: &str) -> PrometheusClient {
 }
 
 #[track_caller]
-fn failed(outcome: &QueryOutcome) -> &str {
+fn errored(outcome: &QueryOutcome) -> &str {
     match outcome {
-        QueryOutcome::Failed(cause) => cause,
-        other => panic!("expected Failed, got {other:?}"),
+        QueryOutcome::Error(cause) => cause,
+        other => panic!("expected Error, got {other:?}"),
     }
 }
 
@@ -254,21 +254,21 @@ async fn empty_results_fail() {
 }
 
 #[tokio::test]
-async fn promql_errors_fail_with_prometheus_message() {
+async fn promql_errors_are_errors_with_prometheus_message() {
     let bin = prometheus_or_skip!();
     let app = healthy_app().await;
     let prom = PrometheusServer::start(&bin, &app, Web::default()).await;
     let c = client(&prom.url());
 
     let syntax = c.query("sum(sts_test_pod_ready").await;
-    let cause = failed(&syntax);
+    let cause = errored(&syntax);
     assert!(
         cause.contains("400") && cause.contains("bad_data") && cause.contains("parse error"),
         "{cause}"
     );
 
     let types = c.query("rate(sts_test_healthy)").await;
-    let cause = failed(&types);
+    let cause = errored(&types);
     assert!(
         cause.contains("bad_data") && cause.contains("range vector"),
         "{cause}"
@@ -278,7 +278,7 @@ async fn promql_errors_fail_with_prometheus_message() {
     let exec = c
         .query("sts_test_pod_ready + on() sts_test_pod_ready")
         .await;
-    let cause = failed(&exec);
+    let cause = errored(&exec);
     assert!(
         cause.contains("422") && cause.contains("execution"),
         "{cause}"
@@ -286,7 +286,7 @@ async fn promql_errors_fail_with_prometheus_message() {
 
     // A URL that is not Prometheus' (the exporter has no /api/v1/query).
     let wrong = client(&app.url()).query(HEALTHY).await;
-    let cause = failed(&wrong);
+    let cause = errored(&wrong);
     assert!(
         cause.contains("404") && cause.contains("not a Prometheus API answer"),
         "{cause}"
@@ -362,7 +362,7 @@ async fn success_threshold_counts_consecutive_checks_across_passes() {
 }
 
 #[tokio::test]
-async fn failure_limit_pauses_counting_every_kind_of_failure() {
+async fn failure_limit_counts_empty_results_and_no_answer_apart() {
     let bin = prometheus_or_skip!();
     let app = healthy_app().await;
     let mut prom = PrometheusServer::start(&bin, &app, Web::default()).await;
@@ -389,18 +389,20 @@ async fn failure_limit_pauses_counting_every_kind_of_failure() {
     let v = rollout.pass(&c, t(20)).await;
     assert_eq!((waiting(&v).1.successes, waiting(&v).1.failures), (1, 1));
 
-    // No answer is a failure too: the second one reaches the limit.
+    // No answer is an error, not a failure (issue 29 item 3): counted apart, never a pause.
     prom.stop();
     let v = rollout.pass(&c, t(30)).await;
-    let CheckResult::Pause { reason } = &v else {
-        panic!("expected Pause, got {v:?}");
-    };
+    let (detail, s) = waiting(&v);
+    assert_eq!((s.successes, s.failures, s.errors), (0, 1, 1));
     assert!(
-        reason.contains("failed 2 times (failure-limit 2)")
-            && reason.contains("prometheus-query-1 got no answer")
-            && reason.to_lowercase().contains("connection"),
-        "{reason}"
+        detail.contains("1 failed of limit 2, 1 in a row got no answer")
+            && detail
+                .contains("last check errored: safe-rollout.dev/prometheus-query-1 got no answer")
+            && detail.to_lowercase().contains("connection"),
+        "{detail}"
     );
+    let v = rollout.pass(&c, t(40)).await;
+    assert_eq!(waiting(&v).1.errors, 2, "{v:?}");
 }
 
 #[tokio::test]
@@ -416,11 +418,11 @@ async fn stopped_prometheus_is_no_answer() {
     // ("connection closed before message completed"); the next one finds the port closed.
     let outcome = c.query(HEALTHY).await;
     assert!(
-        failed(&outcome).to_lowercase().contains("connection"),
+        errored(&outcome).to_lowercase().contains("connection"),
         "{outcome:?}"
     );
     let outcome = c.query(HEALTHY).await;
-    let cause = failed(&outcome);
+    let cause = errored(&outcome);
     assert!(
         cause.to_lowercase().contains("connection refused")
             && cause.contains(&prom.url().replace("http://", "")),
@@ -429,7 +431,7 @@ async fn stopped_prometheus_is_no_answer() {
     // A fresh client (a restarted stepper) too.
     let outcome = client(&prom.url()).query(HEALTHY).await;
     assert!(
-        failed(&outcome)
+        errored(&outcome)
             .to_lowercase()
             .contains("connection refused"),
         "{outcome:?}"
@@ -437,7 +439,7 @@ async fn stopped_prometheus_is_no_answer() {
 }
 
 #[tokio::test]
-async fn unanswered_and_5xx_queries_fail() {
+async fn unanswered_5xx_and_unreadable_answers_are_errors() {
     // No Prometheus needed: a listener that accepts and never answers, and a 503 page.
     let hung = HungServer::start().await;
     let c = PrometheusClient::new(&PrometheusConfig {
@@ -448,7 +450,7 @@ async fn unanswered_and_5xx_queries_fail() {
     })
     .expect("client config");
     let outcome = c.query(HEALTHY).await;
-    let cause = failed(&outcome).to_lowercase();
+    let cause = errored(&outcome).to_lowercase();
     assert!(
         cause.contains("timed out") || cause.contains("timeout"),
         "{cause}"
@@ -460,7 +462,7 @@ async fn unanswered_and_5xx_queries_fail() {
     )
     .await;
     let outcome = client(&unavailable.url()).query(HEALTHY).await;
-    let cause = failed(&outcome);
+    let cause = errored(&outcome);
     assert!(cause.contains("HTTP 503"), "{cause}");
 
     // Prometheus' own 503 (a query that exceeded --query.timeout) names its error type.
@@ -470,9 +472,18 @@ async fn unanswered_and_5xx_queries_fail() {
     )
     .await;
     let outcome = client(&timeout.url()).query(HEALTHY).await;
-    let cause = failed(&outcome);
+    let cause = errored(&outcome);
     assert!(
         cause.contains("HTTP 503") && cause.contains("timeout query timed out"),
+        "{cause}"
+    );
+
+    // A 200 whose body is not the Prometheus API's (a captive portal, a proxy's page): unreadable.
+    let garbage = StubServer::start(StatusCode::OK, "<html>sign in</html>").await;
+    let outcome = client(&garbage.url()).query(HEALTHY).await;
+    let cause = errored(&outcome);
+    assert!(
+        cause.contains("HTTP 200") && cause.contains("not a Prometheus API answer"),
         "{cause}"
     );
 }
@@ -501,7 +512,7 @@ async fn basic_auth_checked_by_prometheus() {
         let outcome = client_with(&prom.url(), auth.clone(), None)
             .query(HEALTHY)
             .await;
-        let cause = failed(&outcome);
+        let cause = errored(&outcome);
         assert!(cause.contains("401"), "{auth:?}: {cause}");
     }
 
@@ -509,7 +520,7 @@ async fn basic_auth_checked_by_prometheus() {
     let outcome = client_with(&prom.url(), basic(missing.clone()), None)
         .query(HEALTHY)
         .await;
-    let cause = failed(&outcome);
+    let cause = errored(&outcome);
     assert!(
         cause.contains("--prometheus-password-file") && cause.contains(&*missing.to_string_lossy()),
         "{cause}"
@@ -535,9 +546,9 @@ async fn bearer_token_checked_by_an_auth_proxy() {
     let wrong = client_with(&proxy.url(), token("wrong", "tok-0000\n"), None)
         .query(HEALTHY)
         .await;
-    assert!(failed(&wrong).contains("401"), "{wrong:?}");
+    assert!(errored(&wrong).contains("401"), "{wrong:?}");
     let none = client(&proxy.url()).query(HEALTHY).await;
-    assert!(failed(&none).contains("401"), "{none:?}");
+    assert!(errored(&none).contains("401"), "{none:?}");
     assert_eq!(
         proxy.seen()[1..],
         [Some("Bearer tok-0000".to_string()), None]
@@ -549,7 +560,7 @@ async fn bearer_token_checked_by_an_auth_proxy() {
         .query(HEALTHY)
         .await;
     assert!(
-        failed(&outcome).contains("--prometheus-bearer-token-file"),
+        errored(&outcome).contains("--prometheus-bearer-token-file"),
         "{outcome:?}"
     );
     assert_eq!(proxy.seen().len(), 3);
@@ -585,7 +596,7 @@ async fn tls_verified_against_the_ca_file() {
         let outcome = client_with(&prom.url(), auth.clone(), ca_file.clone())
             .query(HEALTHY)
             .await;
-        let cause = failed(&outcome);
+        let cause = errored(&outcome);
         assert!(cause.contains("certificate"), "{ca_file:?}: {cause}");
     }
 
@@ -593,7 +604,7 @@ async fn tls_verified_against_the_ca_file() {
     let plain = client_with(&prom.url().replace("https://", "http://"), auth, None)
         .query(HEALTHY)
         .await;
-    assert!(failed(&plain).contains("HTTP 400"), "{plain:?}");
+    assert!(errored(&plain).contains("HTTP 400"), "{plain:?}");
 
     // A CA file that holds no certificate, or none at all: the client is not built.
     let not_pem = write_file(prom.dir(), "not-pem.txt", "hello\n");

@@ -129,7 +129,8 @@ pub enum Command {
     /// One pass over every StatefulSet in scope, then exit (the CronJob mode).
     ///
     /// Exit 0 when every StatefulSet was handled (stepped, blocked by a gate, idle), 1 when the
-    /// StatefulSets could not be listed or a write failed for any of them (reason ApiError).
+    /// StatefulSets could not be listed or a write or a read failed for any of them (reason ApiError;
+    /// the others are decided and stepped as usual).
     Once(OnceArgs),
 
     /// Pass every --interval, and soon after a rolling StatefulSet or one of its pods changes (the

@@ -43,9 +43,19 @@ pub struct PrometheusArgs {
     #[arg(long, env = "STS_STEPPER_PROMETHEUS_URL", value_name = "URL")]
     pub prometheus_url: Option<String>,
 
-    /// Timeout of one Prometheus query (connect and answer); a timeout fails the check.
+    /// Timeout of one Prometheus query (connect and answer); a timeout is an error of the check (it
+    /// holds the step; never a failure).
     #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
     pub prometheus_timeout: SignedDuration,
+
+    /// Checks' reads (Prometheus queries, owner reads) of one pass in flight at once.
+    #[arg(long, default_value = "8", value_name = "N")]
+    pub check_concurrency: std::num::NonZeroUsize,
+
+    /// The whole pass's time for its checks' reads; a read not done by then is an error of its
+    /// check, never a failure. Default: twice --prometheus-timeout.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub check_deadline: Option<SignedDuration>,
 
     /// File with a bearer token for Prometheus (mounted from a Secret; read at every query).
     #[arg(long, value_name = "FILE", conflicts_with = "prometheus_username")]
@@ -70,6 +80,9 @@ impl Default for PrometheusArgs {
         PrometheusArgs {
             prometheus_url: None,
             prometheus_timeout: SignedDuration::from_secs(10),
+            check_concurrency: std::num::NonZeroUsize::new(8)
+                .unwrap_or(std::num::NonZeroUsize::MIN),
+            check_deadline: None,
             prometheus_bearer_token_file: None,
             prometheus_username: None,
             prometheus_password_file: None,

@@ -291,17 +291,17 @@ pub trait Cluster: Sync {
 /// `--prometheus-url`: every query fails, so a set with a check never steps — fail closed), and by the
 /// simulation (its application-health signal).
 pub trait Prometheus: Sync {
-    /// Runs `expr` now. Never fails: no answer is [`QueryOutcome::Failed`].
+    /// Runs `expr` now. Never fails: no answer is [`QueryOutcome::Error`].
     fn query(&self, expr: &str) -> impl Future<Output = QueryOutcome> + Send;
 }
 
-/// No Prometheus configured: every query is [`QueryOutcome::Failed`] saying so.
+/// No Prometheus configured: every query is [`QueryOutcome::Error`] saying so.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NoPrometheus;
 
 impl Prometheus for NoPrometheus {
     fn query(&self, _expr: &str) -> impl Future<Output = QueryOutcome> + Send {
-        std::future::ready(QueryOutcome::Failed(
+        std::future::ready(QueryOutcome::Error(
             "no Prometheus configured (--prometheus-url)".into(),
         ))
     }

@@ -142,13 +142,13 @@ impl PrometheusClient {
         &self.endpoint
     }
 
-    /// Runs one instant query. Never fails: no answer is [`QueryOutcome::Failed`] with the cause in
+    /// Runs one instant query. Never fails: no answer is [`QueryOutcome::Error`] with the cause in
     /// one line (connection refused, timeout, HTTP status and Prometheus' error, an unreadable
     /// credentials file, an answer that is not the Prometheus API's).
     pub async fn query(&self, expr: &str) -> QueryOutcome {
         match self.try_query(expr).await {
             Ok(outcome) => outcome,
-            Err(cause) => QueryOutcome::Failed(cause),
+            Err(cause) => QueryOutcome::Error(cause),
         }
     }
 

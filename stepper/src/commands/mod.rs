@@ -35,6 +35,7 @@ use crate::cluster::{Cluster, ClusterError, Prometheus};
 use crate::config::Keys;
 use crate::gates::GateOptions;
 use crate::pass::PodReads;
+use crate::pass::probes::ProbeOptions;
 use crate::pass::recovery::RecoveryOutcome;
 use crate::pass::{self, Outcome, PassOptions, PassReport, SetReport};
 use crate::serve::metrics::Metrics;
@@ -166,6 +167,7 @@ impl Context {
             dry_run,
             pod_reads,
             max_decision_age: to_std(pass.max_decision_age),
+            probes: ProbeOptions::default(),
         }
     }
 }
@@ -178,6 +180,19 @@ enum Listing {
     OnlyTarget,
     /// The target's namespace.
     TargetNamespace,
+}
+
+/// How a pass runs its checks' reads, from `--check-concurrency` and `--check-deadline` (default:
+/// twice `--prometheus-timeout`: a query started late in the pass still gets its whole timeout, and a
+/// pass whose checks all hang ends after two timeouts whatever the fleet's size).
+pub fn probe_options(g: &PrometheusArgs) -> ProbeOptions {
+    ProbeOptions {
+        concurrency: g.check_concurrency.get(),
+        deadline: Some(to_std(
+            g.check_deadline
+                .unwrap_or_else(|| g.prometheus_timeout.saturating_mul(2)),
+        )),
+    }
 }
 
 /// The Prometheus client from the `--prometheus-*` flags; `None` without `--prometheus-url`.

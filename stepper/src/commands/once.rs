@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::{Context, Exit, prometheus, timed_pass};
+use super::{Context, Exit, probe_options, prometheus, timed_pass};
 use crate::cli::OnceArgs;
 use crate::cli::namespace::controller_namespaces;
 use crate::pass::PodReads;
@@ -10,16 +10,17 @@ use crate::pass::PodReads;
 /// Runs one pass over every namespace, or `-n`'s; [`Exit::Failed`] when an API error blocked some set.
 ///
 /// # Errors
-/// A bad `--prometheus-*` flag, or a failed LIST (nothing was written).
+/// A bad `--prometheus-*` flag, or a failed StatefulSet LIST (nothing was written).
 pub async fn run(ctx: &Context, args: &OnceArgs) -> Result<Exit> {
     let namespaces = controller_namespaces(&ctx.global.namespaces, args.scope.all_namespaces);
     let cluster = ctx.cluster_over(namespaces, args.scope.selector.clone());
-    let opts = ctx.pass_options(
+    let mut opts = ctx.pass_options(
         PodReads::Candidates,
         &args.gates,
         Some(&args.pass),
         args.dry_run,
     );
+    opts.probes = probe_options(&args.prometheus);
     let prometheus = prometheus(&args.prometheus)?;
     let report = timed_pass(&cluster, &prometheus, &opts, None).await?;
     Ok(if report.any_errored() {

@@ -52,6 +52,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
         false,
     );
     opts.gates.recover_stuck_pods = true;
+    opts.probes = super::probe_options(&args.prometheus);
     let items = status_items(
         &cluster,
         &prometheus,

@@ -45,12 +45,13 @@ pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
     let target = ctx.target(&args.target)?;
     let cluster = ctx.cluster_of(&target, Listing::TargetNamespace);
     let prometheus = &super::prometheus(&args.prometheus)?;
-    let opts = ctx.pass_options(
+    let mut opts = ctx.pass_options(
         super::pod_reads_of(Some(&target)),
         &args.gates,
         None,
         args.dry_run,
     );
+    opts.probes = super::probe_options(&args.prometheus);
     let force = match (args.force, &args.reason) {
         (true, Some(reason)) => Some(Forced {
             who: whoami(cluster.client()).await,
@@ -122,6 +123,10 @@ pub async fn step_once_with<C: Cluster, P: Prometheus>(
     }) else {
         bail!("statefulset {target} not found");
     };
+    // Never forced on pods that could not be read.
+    if let Some(failure) = snap.read_failures.get(&index) {
+        bail!("{target} not stepped: {failure}");
+    }
     let set = &snap.statefulsets[index];
     let mut unthrottled = opts.clone();
     unthrottled.gates.max_steps_per_pass = None;

@@ -21,7 +21,7 @@ use crate::rollout::complete::rollout_complete;
 /// ([`rollout_complete`]), `Ok(Err(blocked))` with what it still waits for.
 ///
 /// # Errors
-/// A failed LIST, or the set not found.
+/// A failed LIST (of the set, its pods or its PDBs), or the set not found.
 pub async fn check_complete<C: Cluster>(
     cluster: &C,
     opts: &PassOptions,
@@ -32,6 +32,9 @@ pub async fn check_complete<C: Cluster>(
     let Some(set) = snap.statefulsets.first() else {
         bail!("statefulset {target} not found");
     };
+    if let Some(failure) = snap.read_failures.values().next() {
+        bail!("{failure}");
+    }
     let by_ordinal = pods_by_ordinal(set, snap.pods.iter());
     let views: Vec<PdbView<'_>> = snap.pdbs.iter().map(PdbView::new).collect();
     Ok(

@@ -81,12 +81,13 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
 
     let (leadership, election) = elect(&cluster, &args.leader)?;
     let mirror = tokio::spawn(mirror_leadership(leadership.clone(), metrics.clone()));
-    let opts = ctx.pass_options(
+    let mut opts = ctx.pass_options(
         PodReads::Candidates,
         &args.gates,
         Some(&args.pass),
         args.dry_run,
     );
+    opts.probes = super::probe_options(&args.prometheus);
     let mut stop = stop_rx.clone();
     info!("filling the caches (one LIST per kind and namespace, then watches)");
     tokio::select! {

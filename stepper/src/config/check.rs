@@ -1,6 +1,7 @@
 //! The border for the Prometheus check: its annotations into one [`CheckConfig`].
 //!
-//! Reads `prometheus-query*`, `check-period-seconds`, `success-threshold` and `failure-limit`.
+//! Reads `prometheus-query*`, and the counting every check shares ([`CheckLimits`], [`limits`]):
+//! `check-period-seconds`, `success-threshold`, `failure-limit` and `check-error-limit`.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use sts_safe_rollout_rules::annotations::PROMETHEUS_QUERY;
@@ -21,16 +22,46 @@ pub struct Query {
 pub struct CheckConfig {
     /// The queries, unnumbered first, then by number (`-2` before `-10`).
     pub queries: Vec<Query>,
+    /// How its checks are counted.
+    pub limits: CheckLimits,
+}
+
+/// How a gated check's results are counted (`crate::gates::check`): the same annotations for every
+/// kind of check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckLimits {
     /// Seconds between checks (≥ 1).
     pub period_seconds: u32,
     /// Consecutive passed checks needed (≥ 1).
     pub success_threshold: u32,
-    /// Failed checks since the last step that pause the rollout (≥ 1); `None`: never pause.
+    /// Failed checks (an answer saying no) since the last step that pause the rollout (≥ 1); `None`:
+    /// never pause.
     pub failure_limit: Option<u32>,
+    /// Consecutive checks that got no answer that record the rollout as Degraded (≥ 1).
+    pub error_limit: u32,
 }
 
 /// Default `check-period-seconds`.
 pub const DEFAULT_PERIOD_SECONDS: u32 = 30;
+/// Default `check-error-limit`: four checks in a row without an answer (two minutes at the default
+/// period) say the check's source is down, not that one request was unlucky.
+pub const DEFAULT_ERROR_LIMIT: u32 = 4;
+
+/// The counting annotations of a set with a check (`check-period-seconds`, `success-threshold`,
+/// `failure-limit`, `check-error-limit`), defaults filled in.
+///
+/// # Errors
+/// A value that is not a whole number ≥ 1, naming the annotation.
+pub fn limits(set: &StatefulSet, keys: &Keys) -> Result<CheckLimits, String> {
+    let all = set.metadata.annotations.as_ref();
+    let get = |key: &String| positive(key, all.and_then(|a| a.get(key)).map(String::as_str));
+    Ok(CheckLimits {
+        period_seconds: get(&keys.check_period_seconds)?.unwrap_or(DEFAULT_PERIOD_SECONDS),
+        success_threshold: get(&keys.success_threshold)?.unwrap_or(1),
+        failure_limit: get(&keys.failure_limit)?,
+        error_limit: get(&keys.check_error_limit)?.unwrap_or(DEFAULT_ERROR_LIMIT),
+    })
+}
 
 fn positive(key: &str, value: Option<&str>) -> Result<Option<u32>, String> {
     let Some(value) = value else {
@@ -106,15 +137,10 @@ pub fn check_config(set: &StatefulSet, keys: &Keys) -> Result<Option<CheckConfig
     if queries.is_empty() {
         return Ok(None);
     }
-    let get = |key: &String| positive(key, all.get(key).map(String::as_str));
-    let period = get(&keys.check_period_seconds)?;
-    let threshold = get(&keys.success_threshold)?;
-    let failure_limit = get(&keys.failure_limit)?;
+    let limits = limits(set, keys)?;
     queries.sort_by_key(|(n, _)| *n);
     Ok(Some(CheckConfig {
         queries: queries.into_iter().map(|(_, q)| q).collect(),
-        period_seconds: period.unwrap_or(DEFAULT_PERIOD_SECONDS),
-        success_threshold: threshold.unwrap_or(1),
-        failure_limit,
+        limits,
     }))
 }

@@ -10,6 +10,7 @@
 //!
 //! Layer `gates` (pure): may import `config`, `model` (ARCHITECTURE.md, "Layers").
 
+pub mod check;
 mod next_step;
 mod on_fleet;
 mod on_pods;

@@ -6,7 +6,7 @@ use sts_safe_rollout_rules::annotations::TRUE;
 
 use super::{Evaluation, GateInput, Need};
 use crate::gates::prometheus::{self, CheckConfig, CheckResult, CheckState};
-use crate::model::reasons::degraded_kind::FAILURE_LIMIT;
+use crate::model::reasons::degraded_kind::{self, CHECK_ERRORS, FAILURE_LIMIT};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 
@@ -62,6 +62,7 @@ pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
     let state_key = keys.prometheus_check.clone();
     match result {
         CheckResult::Pass { state: recorded } => {
+            check_errors(input, check, recorded.as_ref().or(state.as_ref()), ev);
             if let Some(s) = recorded {
                 ev.changes.push((state_key, Some(s.to_annotation())));
             }
@@ -71,11 +72,9 @@ pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
             state: recorded, ..
         } => {
             // The state this pass recorded, else the stored one the check waited on.
-            let failing = recorded
-                .as_ref()
-                .or(state.as_ref())
-                .is_some_and(|s| s.last_failure.is_some());
-            ev.expected_wait = !failing;
+            let now = recorded.as_ref().or(state.as_ref());
+            ev.expected_wait = !now.is_some_and(CheckState::last_did_not_pass);
+            check_errors(input, check, now, ev);
             if let Some(s) = recorded {
                 ev.changes.push((state_key, Some(s.to_annotation())));
             }
@@ -93,5 +92,26 @@ pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
                 Some(format!("{FAILURE_LIMIT}: {reason}")),
             ));
         }
+    }
+}
+
+/// The `degraded-reason: CheckErrors: …` record ([`prometheus::degraded`]) for the check's state
+/// `now`: written once when the consecutive errors reach `check-error-limit` and nothing else is
+/// recorded (the value stays as first written until cleared: one `RolloutDegraded` Event per
+/// outage), removed once the check got an answer again. Another kind of record is left alone.
+fn check_errors(
+    input: &GateInput<'_>,
+    check: &CheckConfig,
+    now: Option<&CheckState>,
+    ev: &mut Evaluation,
+) {
+    let recorded = input.config.stamps.degraded_reason.as_deref();
+    let key = &input.config.keys.degraded_reason;
+    match now.and_then(|s| prometheus::degraded(check, s)) {
+        Some(value) if recorded.is_none() => ev.changes.push((key.clone(), Some(value))),
+        None if recorded.map(degraded_kind::of) == Some(CHECK_ERRORS) => {
+            ev.changes.push((key.clone(), None));
+        }
+        _ => {}
     }
 }

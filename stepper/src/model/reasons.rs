@@ -32,7 +32,7 @@ pub enum Reason {
     /// be read.
     OwnerNotHealthy,
     /// The Prometheus check (`<prefix>/prometheus-query*`) has not passed `success-threshold` times in a
-    /// row yet, a query returned an empty result, or Prometheus gave no answer.
+    /// row yet: a query returned an empty result (a failure), or Prometheus gave no answer (an error).
     PrometheusCheck,
     /// The fleet's step budget is spent: `--max-steps-per-pass` steps in this pass, or
     /// `--max-steps-per-minute` steps (by `<prefix>/last-partition-update`) in the last 60 seconds.
@@ -135,6 +135,9 @@ pub mod degraded_kind {
     pub const FAILURE_LIMIT: &str = "FailureLimit";
     /// A stuck pod past its `recover-after-seconds` that recovery did not delete.
     pub const STUCK_POD: &str = "StuckPod";
+    /// A check (Prometheus) got no answer `check-error-limit` times in a row: the rollout is held, not
+    /// paused, until it gets one.
+    pub const CHECK_ERRORS: &str = "CheckErrors";
 
     /// The kind of a `degraded-reason` value: the text before the first `:` (trimmed), or the whole
     /// value.

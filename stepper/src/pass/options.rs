@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::gates::GateOptions;
+use crate::pass::probes::ProbeOptions;
 
 /// Settings of a pass.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,6 +17,8 @@ pub struct PassOptions {
     /// `--max-decision-age` (default 1 s): a step decided on pods read longer ago is decided again on
     /// that set's freshly read pods before it is written.
     pub max_decision_age: Duration,
+    /// How the I/O gates' reads run: `--check-concurrency`, `--check-deadline`.
+    pub probes: ProbeOptions,
 }
 
 impl Default for PassOptions {
@@ -25,6 +28,7 @@ impl Default for PassOptions {
             dry_run: false,
             pod_reads: PodReads::default(),
             max_decision_age: DEFAULT_MAX_DECISION_AGE,
+            probes: ProbeOptions::default(),
         }
     }
 }

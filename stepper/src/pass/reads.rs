@@ -5,7 +5,7 @@
 //! on a stale object. What is read follows the work (docs/design.md, "Reads follow the work"): a pass with
 //! no candidate reads no pod.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -20,23 +20,37 @@ use crate::pass::options::PodReads;
 use crate::plan::{Planner, Snapshot};
 use k8s_openapi::api::apps::v1::StatefulSet;
 
+/// What a pass read ([`snapshot_parsed`]): the snapshot, its sets' parsed annotations, and the reads
+/// that failed, by the index of each set that needed them.
+#[derive(Debug)]
+pub struct Read {
+    /// The snapshot; a set whose read failed is named in [`Snapshot::read_failures`].
+    pub snap: Snapshot,
+    /// The sets' annotations parsed under `opts.gates.keys`, in the order of `snap.statefulsets`.
+    pub configs: Vec<Arc<SetConfig>>,
+    /// The failed read of each set that needed it (a LIST shared by several sets fails them all).
+    pub failed: BTreeMap<usize, ClusterError>,
+}
+
 /// Reads the snapshot at time `now`: one LIST of StatefulSets, then the pods and PDBs
 /// `opts.pod_reads` asks for (PDBs only with the PDB gate on). No StatefulSet listed, or no
-/// candidate: no pod is read.
+/// candidate: no pod is read. A pod or PDB LIST that fails blocks only the sets that needed it
+/// ([`Snapshot::read_failures`]: they are blocked `ApiError`); every other set is decided as usual.
 ///
 /// # Errors
-/// The first LIST that failed; nothing is decided on a partial snapshot.
+/// The StatefulSet LIST failed: there is nothing to decide.
 pub async fn snapshot<C: Cluster>(
     cluster: &C,
     opts: &PassOptions,
     now: Timestamp,
 ) -> Result<Snapshot, ClusterError> {
-    Ok(snapshot_parsed(cluster, opts, now).await?.0)
+    Ok(snapshot_parsed(cluster, opts, now).await?.snap)
 }
 
 /// [`snapshot`], with the sets' annotations parsed under `opts.gates.keys`
 /// ([`Cluster::list_parsed_statefulsets`], in the order of the snapshot's sets) for the pass's planner
-/// ([`Planner::with_configs`]): one parse per set and pass at most (none from `watch`'s caches).
+/// ([`Planner::with_configs`]): one parse per set and pass at most (none from `watch`'s caches); and
+/// the errors of the reads that failed, per set ([`Read::failed`]).
 ///
 /// # Errors
 /// As [`snapshot`].
@@ -44,7 +58,7 @@ pub async fn snapshot_parsed<C: Cluster>(
     cluster: &C,
     opts: &PassOptions,
     now: Timestamp,
-) -> Result<(Snapshot, Vec<Arc<SetConfig>>), ClusterError> {
+) -> Result<Read, ClusterError> {
     let gates = &opts.gates;
     let (statefulsets, mut configs): (Vec<_>, Vec<_>) = cluster
         .list_parsed_statefulsets(&gates.keys)
@@ -57,14 +71,34 @@ pub async fn snapshot_parsed<C: Cluster>(
     };
     let chosen: Vec<usize> = match &opts.pod_reads {
         PodReads::Scope => {
+            let mut failed = BTreeMap::new();
             if !snap.statefulsets.is_empty() {
                 snap.pods_read_at = Some(Instant::now());
-                snap.pods = cluster.list_pods().await?;
-                if gates.pdb_gate {
-                    snap.pdbs = cluster.list_pdbs().await?;
+                let mut error = match cluster.list_pods().await {
+                    Ok(pods) => {
+                        snap.pods = pods;
+                        None
+                    }
+                    Err(e) => Some(e),
+                };
+                if gates.pdb_gate && error.is_none() {
+                    match cluster.list_pdbs().await {
+                        Ok(pdbs) => snap.pdbs = pdbs,
+                        Err(e) => error = Some(e),
+                    }
+                }
+                // One LIST for the whole scope: every set needed it.
+                if let Some(e) = error {
+                    let all: Vec<usize> = (0..snap.statefulsets.len()).collect();
+                    fail(&mut snap, &mut failed, &all, &e);
+                    snap.pods_read_for = Some(BTreeSet::new());
                 }
             }
-            return Ok((snap, configs));
+            return Ok(Read {
+                snap,
+                configs,
+                failed,
+            });
         }
         PodReads::Candidates => {
             let planner = Planner::with_configs(&snap, gates, configs);
@@ -90,26 +124,48 @@ pub async fn snapshot_parsed<C: Cluster>(
     if !chosen.is_empty() {
         snap.pods_read_at = Some(Instant::now());
     }
-    read_pods_of(cluster, &mut snap, &chosen, gates.pdb_gate).await?;
-    snap.pods_read_for = Some(chosen.into_iter().collect());
-    Ok((snap, configs))
+    let failed = read_pods_of(cluster, &mut snap, &chosen, gates.pdb_gate).await;
+    snap.pods_read_for = Some(
+        chosen
+            .into_iter()
+            .filter(|i| !failed.contains_key(i))
+            .collect(),
+    );
+    Ok(Read {
+        snap,
+        configs,
+        failed,
+    })
+}
+
+/// Records on `snap` and in `failed` that the read failing with `e` was needed by the sets `sets`.
+fn fail(
+    snap: &mut Snapshot,
+    failed: &mut BTreeMap<usize, ClusterError>,
+    sets: &[usize],
+    e: &ClusterError,
+) {
+    for &i in sets {
+        snap.read_failures.entry(i).or_insert_with(|| e.to_string());
+        failed.entry(i).or_insert_with(|| e.clone());
+    }
 }
 
 /// Adds to `snap` the pods of the sets at indexes `chosen` (one LIST per distinct namespace and
 /// selector, in the order of `chosen`, naming the uids of the sets that share it) and, with
-/// `pdb_gate`, the PDBs of their namespaces (one LIST per namespace).
-///
-/// # Errors
-/// The first LIST that failed.
+/// `pdb_gate`, the PDBs of their namespaces (one LIST per namespace, skipped for a namespace whose
+/// every chosen set's pod read failed). A LIST that fails fails the sets that needed it, and only
+/// them: recorded in [`Snapshot::read_failures`], returned by set index (the first failure of each).
 pub async fn read_pods_of<C: Cluster>(
     cluster: &C,
     snap: &mut Snapshot,
     chosen: &[usize],
     pdb_gate: bool,
-) -> Result<(), ClusterError> {
-    let mut reads: Vec<(String, Selector, Vec<String>)> = Vec::new();
+) -> BTreeMap<usize, ClusterError> {
+    // (namespace, selector, owner uids, set indexes) per distinct read.
+    let mut reads: Vec<(String, Selector, Vec<String>, Vec<usize>)> = Vec::new();
     let mut read_of: HashMap<(String, String), usize> = HashMap::new();
-    let mut namespaces = BTreeSet::new();
+    let mut namespaces: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for &i in chosen {
         let s = &snap.statefulsets[i];
         let ns = s.metadata.namespace.clone().unwrap_or_default();
@@ -117,22 +173,32 @@ pub async fn read_pods_of<C: Cluster>(
         let at = *read_of
             .entry((ns.clone(), selector.to_string()))
             .or_insert_with(|| {
-                reads.push((ns.clone(), selector, Vec::new()));
+                reads.push((ns.clone(), selector, Vec::new(), Vec::new()));
                 reads.len() - 1
             });
         reads[at].2.extend(s.metadata.uid.clone());
-        namespaces.insert(ns);
+        reads[at].3.push(i);
+        namespaces.entry(ns).or_default().push(i);
     }
-    for (ns, selector, owners) in &reads {
-        snap.pods
-            .extend(cluster.list_set_pods(ns, selector, owners).await?);
-    }
-    if pdb_gate {
-        for ns in &namespaces {
-            snap.pdbs.extend(cluster.list_namespace_pdbs(ns).await?);
+    let mut failed = BTreeMap::new();
+    for (ns, selector, owners, sets) in &reads {
+        match cluster.list_set_pods(ns, selector, owners).await {
+            Ok(pods) => snap.pods.extend(pods),
+            Err(e) => fail(snap, &mut failed, sets, &e),
         }
     }
-    Ok(())
+    if pdb_gate {
+        for (ns, sets) in &namespaces {
+            if sets.iter().all(|i| failed.contains_key(i)) {
+                continue; // nothing left in this namespace to judge
+            }
+            match cluster.list_namespace_pdbs(ns).await {
+                Ok(pdbs) => snap.pdbs.extend(pdbs),
+                Err(e) => fail(snap, &mut failed, sets, &e),
+            }
+        }
+    }
+    failed
 }
 
 /// A snapshot of the one set `set` read again as of now: the fresh consistent read a step waits for
@@ -170,5 +236,6 @@ pub async fn reread_set<C: Cluster>(
         pdbs,
         pods_read_for: None,
         pods_read_at: Some(read_at),
+        read_failures: BTreeMap::new(),
     })
 }

@@ -4,26 +4,24 @@
 //! writes JSON Patches whose `test` ops pin what it saw. A pass killed anywhere leaves either a whole
 //! patch or none; the next pass (in this process or another) starts from the objects again.
 
-use std::collections::HashMap;
-
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
-use tracing::{debug, warn};
+use tracing::warn;
 
 use crate::cluster::{Cluster, ClusterError, NoPrometheus, PatchOutcome, Prometheus};
-use crate::gates::prometheus::QueryOutcome;
-use crate::gates::{Need, OwnerProbe, Verdict};
+use crate::gates::Verdict;
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 use crate::pass::fresh;
 use crate::pass::options::PassOptions;
+pub use crate::pass::probes::gather_probes;
 use crate::pass::reads;
 use crate::pass::recovery;
 use crate::pass::rejected::{self, refusal};
 use crate::pass::report::{Outcome, PassReport, SetReport};
 use crate::plan::events::EventNote;
 use crate::plan::rejected::{RefusedWrite, Rejection};
-use crate::plan::{Planner, ProbeMap, SetPlan, Snapshot};
+use crate::plan::{Planner, SetPlan, Snapshot};
 
 /// Runs one pass at time `now` (from the caller's clock) with no Prometheus ([`NoPrometheus`]: a set
 /// with a Prometheus check never steps).
@@ -43,18 +41,24 @@ pub async fn run_pass<C: Cluster>(
 /// the writes.
 ///
 /// # Errors
-/// A failed LIST: no StatefulSet is touched. Write failures do not fail the pass: they block their
-/// set with reason `ApiError` ([`PassReport::any_errored`]); so does a failed owner read (its set is
-/// blocked `OwnerNotHealthy` and counts as errored).
+/// A failed StatefulSet LIST: no StatefulSet is touched. Other failures do not fail the pass, they
+/// stay with the sets they concern ([`PassReport::any_errored`]): a failed pod or PDB LIST blocks the
+/// sets that needed it with reason `ApiError` naming the read ([`reads::snapshot_parsed`]); so does a
+/// failed write; a failed owner read blocks its set `OwnerNotHealthy` and counts as errored.
 pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     cluster: &C,
     prometheus: &P,
     opts: &PassOptions,
     now: Timestamp,
 ) -> Result<PassReport, ClusterError> {
-    let (snap, configs) = reads::snapshot_parsed(cluster, opts, now).await?;
+    let reads::Read {
+        snap,
+        configs,
+        failed: mut read_errors,
+    } = reads::snapshot_parsed(cluster, opts, now).await?;
     let planner = Planner::with_configs(&snap, &opts.gates, configs);
-    let (probes, mut probe_errors) = gather_probes(cluster, prometheus, &planner, &snap, now).await;
+    let (probes, mut probe_errors) =
+        gather_probes(cluster, prometheus, &planner, &snap, &opts.probes, now).await;
     let plans = planner.plan(now, &probes);
     let findings = recovery::findings(&plans);
     let mut report = PassReport {
@@ -73,7 +77,9 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
             (set, reread_error)
         };
         if set.error.is_none() {
-            set.error = reread_error.or_else(|| probe_errors.remove(&i));
+            set.error = reread_error
+                .or_else(|| read_errors.remove(&i))
+                .or_else(|| probe_errors.remove(&i));
             set.news |= set.error.is_some();
         }
         report.sets.push(set);
@@ -91,72 +97,8 @@ pub async fn plan_pass<C: Cluster, P: Prometheus>(
     now: Timestamp,
 ) -> Vec<SetPlan> {
     let planner = Planner::new(snap, &opts.gates);
-    let (probes, _) = gather_probes(cluster, prometheus, &planner, snap, now).await;
+    let (probes, _) = gather_probes(cluster, prometheus, &planner, snap, &opts.probes, now).await;
     planner.plan(now, &probes)
-}
-
-/// The reads of the I/O gates for `snap` ([`Planner::needs`], `planner` built on `snap`): the controller owner of each set that
-/// reached `OwnerNotHealthy`, the queries of each set whose Prometheus check is due. Only sets that
-/// pass every gate before come this far, so a cluster with nothing ready to step costs no read.
-/// Returns the reads by set index, and the API errors of failed owner reads by set index.
-pub async fn gather_probes<C: Cluster, P: Prometheus>(
-    cluster: &C,
-    prometheus: &P,
-    planner: &Planner<'_>,
-    snap: &Snapshot,
-    now: Timestamp,
-) -> (ProbeMap, HashMap<usize, ClusterError>) {
-    let mut probes = ProbeMap::new();
-    let mut errors = HashMap::new();
-    let mut unanswered: Vec<String> = Vec::new();
-    // Each round answers one read per set; a set has at most two I/O gates.
-    for _ in 0..3 {
-        let needs = planner.needs(now, &probes);
-        if needs.is_empty() {
-            break;
-        }
-        for (i, need) in needs {
-            let set = &snap.statefulsets[i];
-            let entry = probes.entry(i).or_default();
-            match need {
-                Need::Owner(owner) => {
-                    let ns = set.metadata.namespace.as_deref().unwrap_or("");
-                    entry.owner = Some(match cluster.get_owner(ns, &owner).await {
-                        Ok(Some(object)) => OwnerProbe::Found(object),
-                        Ok(None) => OwnerProbe::NotFound,
-                        Err(e) => {
-                            let cause = e.to_string();
-                            errors.insert(i, e);
-                            OwnerProbe::Failed(cause)
-                        }
-                    });
-                }
-                Need::Queries(queries) => {
-                    let mut outcomes = Vec::with_capacity(queries.len());
-                    for q in &queries {
-                        let outcome = prometheus.query(&q.expr).await;
-                        if let QueryOutcome::Failed(cause) = &outcome {
-                            debug!(
-                                namespace = set.metadata.namespace.as_deref().unwrap_or(""),
-                                statefulset = set.metadata.name.as_deref().unwrap_or(""),
-                                query = %q.annotation,
-                                cause = %cause,
-                                "Prometheus gave no answer"
-                            );
-                            unanswered.push(cause.clone());
-                        }
-                        outcomes.push(outcome);
-                    }
-                    entry.prometheus = Some(outcomes);
-                }
-            }
-        }
-    }
-    if let Some(first) = unanswered.first() {
-        // One line per pass, not one per query (each set's gate says the rest when it changes).
-        warn!(queries = unanswered.len(), cause = %first, "Prometheus gave no answer to {} queries", unanswered.len());
-    }
-    (probes, errors)
 }
 
 fn api_error(e: ClusterError) -> (Outcome, Option<ClusterError>) {

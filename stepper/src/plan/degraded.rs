@@ -6,13 +6,40 @@
 //! kinds: [`FAILURE_LIMIT`] (written with the Prometheus check's pause, by
 //! [`crate::gates::on_prometheus`]; kept while the set stays paused, removed by `resume` or once a
 //! person removes `paused`) and [`STUCK_POD`] (a stuck pod past its recovery time that recovery did
-//! not delete; removed once the pass reads the set's pods and finds none). A value of another kind
-//! (e.g. `StepRejected`, recorded by a pass's write) is never touched here.
+//! not delete; removed once the pass reads the set's pods and finds none). [`CHECK_ERRORS`] is the
+//! check's own (written and removed by [`crate::gates::on_prometheus`], announced here by
+//! [`announced_by_gates`]; removed by a step, [`is_check_errors`], and once no step is pending, [`check_errors_cleared`]).
+//! A value of another kind (e.g. `StepRejected`, recorded by a pass's write) is never touched here.
 
 use crate::config::SetConfig;
+use crate::gates::Verdict;
 use crate::gates::recovery::{self, Action, Finding};
-pub use crate::model::reasons::degraded_kind::{FAILURE_LIMIT, STUCK_POD, of as kind};
+pub use crate::model::reasons::degraded_kind::{
+    CHECK_ERRORS, FAILURE_LIMIT, STUCK_POD, of as kind,
+};
 use crate::plan::events::EventNote;
+
+/// True when `recorded` (the `degraded-reason` as read) is a check's `CheckErrors` record: a step
+/// removes it (the check passed).
+pub fn is_check_errors(recorded: Option<&str>) -> bool {
+    recorded.map(kind) == Some(CHECK_ERRORS)
+}
+
+/// True when a pass with `verdict` (not a step) removes a `CheckErrors` record `recorded`: nothing is
+/// left to step (`Idle`, `Unguarded`), so no check holds it.
+pub fn check_errors_cleared(recorded: Option<&str>, verdict: &Verdict) -> bool {
+    is_check_errors(recorded) && matches!(verdict, Verdict::Idle(_) | Verdict::Unguarded(_))
+}
+
+/// The `RolloutDegraded` Event of a `degraded-reason` the gates set among `changes` (`key`: its full
+/// key), when it is a `CheckErrors` record (a `FailureLimit` record is announced by its pause's
+/// `RolloutPaused`).
+pub fn announced_by_gates(key: &str, changes: &[(String, Option<String>)]) -> Option<EventNote> {
+    changes.iter().find_map(|(k, v)| match v {
+        Some(v) if k == key && kind(v) == CHECK_ERRORS => Some(EventNote::degraded(v)),
+        _ => None,
+    })
+}
 
 /// The value `<kind>: <detail>`.
 pub fn value(kind: &str, detail: &str) -> String {

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::config::SetConfig;
 use crate::gates::throttle;
-use crate::plan::rejected;
+use crate::plan::{degraded, rejected};
 
 /// The JSON Pointer of `tokens` (escaped: `/` in an annotation key becomes `~1`).
 pub fn ptr(tokens: &[&str]) -> PointerBuf {
@@ -101,7 +101,8 @@ pub fn stamp(config: &SetConfig, now: Timestamp) -> String {
 ///    request lowering the partition;
 /// 4. `remove` `<prefix>/blocked-reason` and `<prefix>/prometheus-check` if the set carries them (the
 ///    rollout moved on; the next step's Prometheus check counts from zero), and `<prefix>/degraded-reason`
-///    when it records a refused write ([`crate::plan::rejected::cleared_by_step`]).
+///    when it records a refused write ([`crate::plan::rejected::cleared_by_step`]) or a check's
+///    errors ([`degraded::is_check_errors`]: the check passed).
 pub fn step_patch(
     set: &StatefulSet,
     config: &SetConfig,
@@ -127,7 +128,8 @@ pub fn step_patch(
         (config.keys.blocked_reason.clone(), None),
         (config.keys.prometheus_check.clone(), None),
     ];
-    if rejected::cleared_by_step(config.stamps.degraded_reason.as_deref()) {
+    let degraded_now = config.stamps.degraded_reason.as_deref();
+    if rejected::cleared_by_step(degraded_now) || degraded::is_check_errors(degraded_now) {
         changes.push((config.keys.degraded_reason.clone(), None));
     }
     ops.extend(annotation_ops(set, &changes));

@@ -43,6 +43,11 @@ pub struct Snapshot {
     /// When the pod reads started (monotonic clock; `None`: no pod read). A step decided on pods read
     /// longer ago than `--max-decision-age` is decided again on a fresh read before it is written.
     pub pods_read_at: Option<std::time::Instant>,
+    /// The sets (by index in `statefulsets`) whose pod or PDB read failed, with the failure in one line
+    /// naming the read (`list pods in namespace team-a (app=web): …`). Such a set is not in
+    /// `pods_read_for`; past the gates of the list it is blocked `ApiError` with this detail — a failed
+    /// read blocks only the sets that needed it, never the fleet.
+    pub read_failures: BTreeMap<usize, String>,
 }
 
 /// True when some StatefulSet of `sets` (owned or shared) is guarded, has a staged update and a
@@ -218,9 +223,9 @@ impl<'s> Planner<'s> {
 
     /// The evaluation of the set at index `i` when its pods were not read ([`Snapshot::pods_read_for`]):
     /// the gates before any gate (`Unguarded`, `Idle`), then the gates of the list; past them
-    /// `Throttled` (the only reason a set that passes them is not read in a pass), or — for a set a
-    /// single-set command did not ask about — blocked `PodNotReady` as not read. `None` when the pods
-    /// were read.
+    /// `ApiError` when its read failed ([`Snapshot::read_failures`]), `Throttled` (the only other
+    /// reason a set that passes them is not read in a pass), or — for a set a single-set command did
+    /// not ask about — blocked `PodNotReady` as not read. `None` when the pods were read.
     /// `recent`: [`Planner::steps_in_last_minute`] at `now`, counted once by the caller, not per set.
     fn unread(&self, i: usize, now: Timestamp, recent: u32) -> Option<Evaluation> {
         if self.pods_read(i) {
@@ -246,7 +251,9 @@ impl<'s> Planner<'s> {
         // first gate of the list to block: no need to run them again, and the verdict stays.
         if !matches!(&ev.verdict, Verdict::Blocked(b) if gates::reads_list(b.reason)) {
             let blocked = gates::list_gate_block(&input).unwrap_or_else(|| {
-                if throttle::budget(self.opts, recent) == 0 {
+                if let Some(failure) = self.snapshot.read_failures.get(&i) {
+                    Blocked::new(Reason::ApiError, failure.clone())
+                } else if throttle::budget(self.opts, recent) == 0 {
                     Blocked::new(Reason::Throttled, throttle::detail(self.opts, recent))
                 } else {
                     Blocked::new(Reason::PodNotReady, "pods not read in this pass")

@@ -112,7 +112,10 @@ pub fn status_changes(
             }
         }
     }
-    if rejected::cleared_without_step(config.stamps.degraded_reason.as_deref(), verdict) {
+    let degraded_now = config.stamps.degraded_reason.as_deref();
+    if rejected::cleared_without_step(degraded_now, verdict)
+        || degraded::check_errors_cleared(degraded_now, verdict)
+    {
         changes.push((keys.degraded_reason.clone(), None));
     }
     let mut guards = Vec::new();
@@ -140,6 +143,10 @@ pub fn status_changes(
                 .unwrap_or_default();
             events.push(EventNote::paused(&reason));
         }
+        events.extend(degraded::announced_by_gates(
+            &keys.degraded_reason,
+            &ev.changes,
+        ));
         changes.extend(ev.changes.iter().cloned());
     }
     if !changes.iter().any(|(k, _)| *k == keys.degraded_reason) {

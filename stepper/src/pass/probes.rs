@@ -1,0 +1,226 @@
+//! The I/O gates' reads of one pass ([`gather_probes`]): each round asks the planner which reads
+//! ([`Need`]) the sets past every gate before an I/O gate still want, and runs them **concurrently,
+//! bounded** ([`ProbeOptions::concurrency`], `--check-concurrency`) under one **whole-pass deadline**
+//! ([`ProbeOptions::deadline`], `--check-deadline`): a pass over 100 sets whose checks all hang lasts
+//! about one timeout, not 100. A read the deadline cut is an error of its check ("no answer within
+//! the pass's --check-deadline"), never a failure. The results are keyed by set index, so the plan — and the writes, in set order — are as
+//! when the reads ran one after another: the fleet throttle and rollout groups keep their meaning.
+//!
+//! The runner is generic over [`Need`]: one job per read (an owner GET; each PromQL query of a check),
+//! so a new kind of check adds a `Need` variant and a job, and shares the bound and the deadline.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use futures::{StreamExt, stream};
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use tracing::{debug, warn};
+
+use crate::cluster::{Cluster, ClusterError, Prometheus};
+use crate::gates::prometheus::QueryOutcome;
+use crate::gates::{Need, OwnerProbe};
+use crate::plan::{Planner, ProbeMap, Snapshot};
+
+/// The default of `--check-concurrency`: reads of one pass in flight at once.
+pub const DEFAULT_CONCURRENCY: usize = 8;
+
+/// How a pass runs its I/O gates' reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeOptions {
+    /// Reads in flight at once (≥ 1; `--check-concurrency`, default [`DEFAULT_CONCURRENCY`]).
+    pub concurrency: usize,
+    /// The whole pass's time for its reads (`--check-deadline`; the commands default it to twice
+    /// `--prometheus-timeout`); `None`: no deadline (the simulation, whose clock is virtual).
+    pub deadline: Option<Duration>,
+}
+
+impl Default for ProbeOptions {
+    fn default() -> Self {
+        ProbeOptions {
+            concurrency: DEFAULT_CONCURRENCY,
+            deadline: None,
+        }
+    }
+}
+
+/// One read: for the set at index `set`, its owner, or query `query` of its check.
+enum Job {
+    Owner {
+        set: usize,
+        owner: OwnerReference,
+    },
+    Query {
+        set: usize,
+        query: usize,
+        expr: String,
+    },
+}
+
+/// What one [`Job`] read.
+enum Read {
+    Owner {
+        set: usize,
+        result: Result<Option<serde_json::Value>, ClusterError>,
+    },
+    Query {
+        set: usize,
+        query: usize,
+        outcome: QueryOutcome,
+    },
+}
+
+/// The reads of the I/O gates for `snap` ([`Planner::needs`], `planner` built on `snap`): the
+/// controller owner of each set that reached `OwnerNotHealthy`, the queries of each set whose
+/// Prometheus check is due, run as `opts` says. Only sets that pass every gate before come this far,
+/// so a cluster with nothing ready to step costs no read. Returns the reads by set index, and the API
+/// errors of failed owner reads by set index.
+pub async fn gather_probes<C: Cluster, P: Prometheus>(
+    cluster: &C,
+    prometheus: &P,
+    planner: &Planner<'_>,
+    snap: &Snapshot,
+    opts: &ProbeOptions,
+    now: Timestamp,
+) -> (ProbeMap, HashMap<usize, ClusterError>) {
+    let deadline = opts.deadline.map(|d| tokio::time::Instant::now() + d);
+    let mut probes = ProbeMap::new();
+    let mut errors = HashMap::new();
+    let mut unanswered: Vec<String> = Vec::new();
+    // Each round answers one read per set; a set has at most two I/O gates.
+    for _ in 0..3 {
+        let needs = planner.needs(now, &probes);
+        if needs.is_empty() {
+            break;
+        }
+        let mut jobs = Vec::new();
+        let mut counts: HashMap<usize, usize> = HashMap::new();
+        for (set, need) in needs {
+            match need {
+                Need::Owner(owner) => jobs.push(Job::Owner { set, owner }),
+                Need::Queries(queries) => {
+                    counts.insert(set, queries.len());
+                    jobs.extend(
+                        queries
+                            .into_iter()
+                            .enumerate()
+                            .map(|(query, q)| Job::Query {
+                                set,
+                                query,
+                                expr: q.expr,
+                            }),
+                    );
+                }
+            }
+        }
+        let reads = run(cluster, prometheus, snap, jobs, opts.concurrency, deadline).await;
+        let mut outcomes: HashMap<usize, Vec<Option<QueryOutcome>>> = counts
+            .iter()
+            .map(|(&set, &n)| (set, vec![None; n]))
+            .collect();
+        for read in reads {
+            match read {
+                Read::Owner { set, result } => {
+                    probes.entry(set).or_default().owner = Some(match result {
+                        Ok(Some(object)) => OwnerProbe::Found(object),
+                        Ok(None) => OwnerProbe::NotFound,
+                        Err(e) => {
+                            let cause = e.to_string();
+                            errors.insert(set, e);
+                            OwnerProbe::Failed(cause)
+                        }
+                    });
+                }
+                Read::Query {
+                    set,
+                    query,
+                    outcome,
+                } => {
+                    if let Some(slot) = outcomes.get_mut(&set).and_then(|o| o.get_mut(query)) {
+                        *slot = Some(outcome);
+                    }
+                }
+            }
+        }
+        let cut = || {
+            QueryOutcome::Error(format!(
+                "no answer within the pass's --check-deadline of {:?}",
+                opts.deadline.unwrap_or_default()
+            ))
+        };
+        for (set, got) in outcomes {
+            let got: Vec<QueryOutcome> = got.into_iter().map(|o| o.unwrap_or_else(cut)).collect();
+            for o in &got {
+                if let QueryOutcome::Error(cause) = o {
+                    unanswered.push(cause.clone());
+                }
+            }
+            probes.entry(set).or_default().prometheus = Some(got);
+        }
+    }
+    if let Some(first) = unanswered.first() {
+        // One line per pass, not one per query (each set's gate says the rest when it changes).
+        warn!(queries = unanswered.len(), cause = %first, "Prometheus gave no answer to {} queries", unanswered.len());
+    }
+    (probes, errors)
+}
+
+/// Runs `jobs`, at most `concurrency` at once, until they are done or `deadline` passes (the reads not
+/// done by then are left out).
+async fn run<C: Cluster, P: Prometheus>(
+    cluster: &C,
+    prometheus: &P,
+    snap: &Snapshot,
+    jobs: Vec<Job>,
+    concurrency: usize,
+    deadline: Option<tokio::time::Instant>,
+) -> Vec<Read> {
+    let mut reads = stream::iter(jobs)
+        .map(|job| async move {
+            match job {
+                Job::Owner { set, owner } => {
+                    let ns = snap.statefulsets[set]
+                        .metadata
+                        .namespace
+                        .as_deref()
+                        .unwrap_or("");
+                    let result = cluster.get_owner(ns, &owner).await;
+                    Read::Owner { set, result }
+                }
+                Job::Query { set, query, expr } => {
+                    let outcome = prometheus.query(&expr).await;
+                    if let QueryOutcome::Error(cause) = &outcome {
+                        let s = &snap.statefulsets[set].metadata;
+                        debug!(
+                            namespace = s.namespace.as_deref().unwrap_or(""),
+                            statefulset = s.name.as_deref().unwrap_or(""),
+                            query,
+                            cause = %cause,
+                            "Prometheus gave no answer"
+                        );
+                    }
+                    Read::Query {
+                        set,
+                        query,
+                        outcome,
+                    }
+                }
+            }
+        })
+        .buffer_unordered(concurrency.max(1));
+    let mut done = Vec::new();
+    loop {
+        let next = match deadline {
+            Some(at) => match tokio::time::timeout_at(at, reads.next()).await {
+                Ok(next) => next,
+                Err(_) => break, // the deadline: what is still in flight is dropped
+            },
+            None => reads.next().await,
+        };
+        match next {
+            Some(read) => done.push(read),
+            None => break,
+        }
+    }
+    done
+}
