@@ -10,8 +10,8 @@
 //! - the old design document `DESIGN.md`, which lived beside the checkout (the semantics are
 //!   `docs/design.md`).
 //!
-//! Every file under the root is read except build output and version control (`target/`, `dist/`,
-//! dot-folders) and files that are not UTF-8 text.
+//! Every file under the root is read except build output (`target/`, `dist/`), dot-names (`.git`,
+//! `.github/`: CI's own configuration, which names its own paths) and files that are not UTF-8 text.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -20,7 +20,8 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Folders that hold no file of the project: build output, version control, rendered manifests.
+/// What holds no file of the project: build output, rendered manifests, and dot-names (version control,
+/// editors' and tools' state).
 fn skipped(name: &str) -> bool {
     name.starts_with('.') || matches!(name, "target" | "dist")
 }
@@ -33,7 +34,9 @@ fn text_files(dir: &Path, out: &mut Vec<PathBuf>) {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
         let kind = entry.file_type().unwrap_or_else(|e| panic!("{name}: {e}"));
-        if kind.is_dir() && !skipped(&name) {
+        if skipped(&name) {
+            // (A worktree's `.git` is a file naming the main checkout's folder.)
+        } else if kind.is_dir() {
             text_files(&path, out);
         } else if kind.is_file() && !name.ends_with(".wasm") {
             out.push(path);
@@ -69,7 +72,7 @@ fn climbing_paths(text: &str) -> Vec<&str> {
         let before = rest[..at].chars().next_back().unwrap_or(' ');
         let starts_token = !(before.is_ascii_alphanumeric() || "._/".contains(before));
         let end = tail.find(|c: char| !is_path(c)).unwrap_or(tail.len());
-        if starts_token && tail[..end].trim_start_matches("../").len() > 0 {
+        if starts_token && !tail[..end].trim_start_matches("../").is_empty() {
             found.push(&tail[..end]);
         }
         rest = &tail[end.max(3)..];
