@@ -37,7 +37,8 @@ export SKIP_LOG := $(abspath $(TARGET_DIR))/tmp/test-skips.log
 
 .PHONY: fmt lint check unit-tests docs-check e2e-tests validate-manifests registry-tests test demo soak clean runner help \
 	setup setup-tests \
-	stepper-static image push-image publish deploy-manifests install
+	stepper-static image push-image publish deploy-manifests install \
+	generate-key-pair sign verify signing-manifests
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
@@ -140,6 +141,27 @@ publish: ## kwctl annotate, then kwctl push to registry://$(POLICY_REF)
 	  exit 1; }
 	$(MAKE) annotated-policy.wasm
 	kwctl push annotated-policy.wasm registry://$(POLICY_REF)
+
+# Signing (docs/publish.md): cosign-compatible signatures (the `sha256-<digest>.sig` tag beside each artifact)
+# written by the runner with the sigstore crate. COSIGN_KEY is a cosign private key file or env://VARIABLE
+# holding its PEM; its password is read from COSIGN_PASSWORD. Registry credentials: RUNNER_REGISTRY_USERNAME
+# and RUNNER_REGISTRY_PASSWORD (else anonymous).
+COSIGN_KEY ?= cosign.key
+COSIGN_PUB ?= cosign.pub
+INSECURE_FLAG = $(if $(filter false,$(TLS_VERIFY)),--insecure)
+
+generate-key-pair: runner ## Write cosign.key (encrypted with $$COSIGN_PASSWORD) and cosign.pub, as cosign generate-key-pair
+	$(RUNNER) generate-key-pair --output-key-prefix cosign
+
+sign: runner ## Sign the published policy and stepper image by digest with $(COSIGN_KEY) (after publish, push-image)
+	$(RUNNER) sign --key $(COSIGN_KEY) $(INSECURE_FLAG) registry://$(POLICY_REF) $(IMAGE)
+
+verify: runner ## Verify the published policy's and image's signatures with $(COSIGN_PUB), as kwctl verify / cosign verify
+	$(RUNNER) verify --key $(COSIGN_PUB) $(INSECURE_FLAG) registry://$(POLICY_REF)
+	$(RUNNER) verify --key $(COSIGN_PUB) $(INSECURE_FLAG) $(IMAGE)
+
+signing-manifests: ## Render deploy/signing/ for the key $(COSIGN_PUB) and $(REGISTRY)/sts-stepper into $(DIST)/signing/
+	deploy/signing/render.sh $(COSIGN_PUB) $(REGISTRY)/sts-stepper $(DIST)/signing
 
 # The native policy's annotation prefix (deploy/native/; the Kubewarden policy's is its `annotationPrefix`).
 ANNOTATION_PREFIX ?= safe-rollout.dev

@@ -11,7 +11,10 @@
 #   3. the stepper image: `make image push-image` (buildah, vfs storage, chroot isolation) builds it on scratch
 #      and pushes it; skopeo checks user, entrypoint, labels and a single linux/amd64 manifest, copies it
 #      back, and the binary from the unpacked root filesystem runs `--help` chrooted there (no libc, no
-#      loader, no shell: truly static).
+#      loader, no shell: truly static);
+#   4. the signatures (scripts/registry-test-signing.sh): `make sign` signs both by digest with a key the
+#      test generates, `make verify` and Kubewarden's verification config verify them; a wrong key, an
+#      unsigned tag, a re-pushed (tampered) tag and a copied signature are refused.
 #
 # Needs: docker-registry, buildah, skopeo, jq, curl (.ci/run installs them); RUNNER and STEPPER_STATIC
 # (make registry-tests builds both). Without docker-registry/buildah/skopeo/jq/curl it fails (scripts/setup.sh,
@@ -229,6 +232,9 @@ fi
 refused "runner refuses a container image as a policy" \
     "expected a Kubewarden policy (one layer of media type application/vnd.wasm.content.layer.v1+wasm): Incompatible layer media type: application/vnd.oci.image.layer.v1.tar" \
     "$RUNNER" run -r test_data/create.json "registry://$image"
+
+# --- 4. the signatures ------------------------------------------------------------------------------
+source scripts/registry-test-signing.sh
 
 echo
 echo "registry: $passed passed, $failed failed"

@@ -128,7 +128,11 @@ pub fn generate_key_pair(password: &[u8]) -> Result<(Zeroizing<String>, String)>
     let public = pair
         .public_key_to_pem()
         .context("cannot encode the public key")?;
-    Ok((private, public))
+    // The crate ends PEM lines with CRLF; cosign writes LF (both read either).
+    Ok((
+        Zeroizing::new(private.replace("\r\n", "\n")),
+        public.replace("\r\n", "\n"),
+    ))
 }
 
 /// Parses `KEY=VALUE` annotations (`--annotation`, `-a`, as cosign's).

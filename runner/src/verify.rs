@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use anyhow::{Result, anyhow};
 use oci_client::manifest::OciManifest;
 use sigstore::cosign::{CosignCapabilities, SignatureLayer};
+use sigstore::errors::SigstoreError;
 use sigstore::trust::ManualTrustRoot;
 
 use crate::registry;
@@ -173,16 +174,23 @@ pub fn verify(
             "{uri} ({digest}) is not signed: the registry has no signature tag {tag}"
         ));
     };
-    let layers = rt
-        .block_on(client.trusted_signature_layers(&auth, &digest, &signature_reference))
-        .map_err(|e| {
-            anyhow!("cannot verify {uri} ({digest}): cannot read its signatures at {tag} ({e})")
-        })?;
-    if layers.is_empty() {
-        return Err(anyhow!(
+    let none_for_this_digest = || {
+        anyhow!(
             "{uri} ({digest}): the signature tag {tag} holds {count} signature layer(s), none of them for this digest (a signature copied from another artifact, or not a cosign signature)"
-        ));
-    }
+        )
+    };
+    let layers =
+        match rt.block_on(client.trusted_signature_layers(&auth, &digest, &signature_reference)) {
+            Ok(layers) if layers.is_empty() => return Err(none_for_this_digest()),
+            Ok(layers) => layers,
+            // The crate's word for "every layer names another digest or does not parse".
+            Err(SigstoreError::SigstoreNoVerifiedLayer) => return Err(none_for_this_digest()),
+            Err(e) => {
+                return Err(anyhow!(
+                    "cannot verify {uri} ({digest}): cannot read its signatures at {tag} ({e})"
+                ));
+            }
+        };
     let satisfied = evaluate(config, &layers)
         .map_err(|e| anyhow!("{uri} ({digest}) failed verification: {e}"))?;
     Ok(Verified {

@@ -32,6 +32,10 @@ fn a_generated_key_is_cosigns_encrypted_pem_and_signs_what_its_public_key_verifi
         &private[..60]
     );
     assert!(public.starts_with("-----BEGIN PUBLIC KEY-----"), "{public}");
+    assert!(
+        !private.contains('\r') && !public.contains('\r'),
+        "PEM lines end with LF, as cosign's"
+    );
     let dir = temp_dir("roundtrip");
     let signer = load_signer(&key_file(&dir, &private), b"pw").unwrap();
     let mut layer = unsigned_layer(&reference(), &digest(), &BTreeMap::new()).unwrap();
