@@ -10,7 +10,10 @@
 #      `runner verify --verification-config-path` with the config `make signing-manifests` renders for the
 #      key, whose three manifests also pass deploy/validate.sh;
 #   4. refused, each with a message naming the digest: a wrong key, an unsigned tag, a tampered artifact
-#      (the tag re-pushed with another module), and that module under a copy of the old signature.
+#      (the tag re-pushed with another module), and that module under a copy of the old signature;
+#   5. `make sbom` (cargo-cyclonedx): each SBOM lists every crate `cargo tree` says is linked into its
+#      artifact for its target, each a package of Cargo.lock with its checksum; `make attach-sbom` puts
+#      each at the artifact's sha256-<digest>.sbom tag, byte for byte.
 
 echo "== signatures"
 started=$(date +%s)
@@ -90,3 +93,50 @@ refused "a signature copied from another digest is refused" "holds 1 signature l
     "$RUNNER" verify --key "$keys/cosign.pub" "$policy"
 echo "signatures: $(elapsed "$started")"
 
+# --- SBOMs: every crate of Cargo.lock compiled into each artifact, published beside it ------------------
+echo "== SBOMs"
+started=$(date +%s)
+make --no-print-directory sbom DIST="$tmp/dist" >"$tmp/sbom.out"
+for what in sts-safe-rollout:wasm32-wasip1 sts-stepper:x86_64-unknown-linux-musl; do
+    package=${what%%:*} target=${what#*:}
+    sbom="$tmp/dist/sbom/$package.cdx.json"
+    check "$package SBOM: CycloneDX 1.5" "CycloneDX 1.5" "$(jq -r '.bomFormat + " " + .specVersion' "$sbom")"
+    check "$package SBOM: describes $package" "$package" "$(jq -r '.metadata.component.name' "$sbom")"
+    # The crates linked into it for that target (an independent listing: cargo tree, without the proc-macros,
+    # which run in the compiler and are not in the artifact), as name@version.
+    cargo tree --locked --quiet -p "$package" --target "$target" -e normal,no-proc-macro --prefix none \
+        | sed 's/ (\*)$//; s/ (proc-macro)$//; s/ (.*)$//; s/ v/@/' | grep -v "^$package@" | sort -u >"$tmp/$package.tree"
+    jq -r '.components[] | .name + "@" + .version' "$sbom" | sort -u >"$tmp/$package.sbom"
+    # cargo-cyclonedx reads `cargo metadata`, whose features are unified over the whole workspace, and lists
+    # proc-macros too: the SBOM may name more crates than this one artifact links, never fewer.
+    missing=$(comm -23 "$tmp/$package.tree" "$tmp/$package.sbom" | tr '\n' ' ')
+    if [ -z "$missing" ] && [ -s "$tmp/$package.tree" ]; then
+        pass "$package SBOM: all $(wc -l <"$tmp/$package.tree") crates linked for $target, at their versions ($(comm -13 "$tmp/$package.tree" "$tmp/$package.sbom" | wc -l) more: proc-macros, the workspace's features)"
+    else
+        fail "$package SBOM lacks crates linked for $target: $missing"
+    fi
+    # Every component is a package of Cargo.lock, with its checksum.
+    unlocked=0 wrong_hash=0
+    while IFS=' ' read -r name version hash; do
+        locked=$(awk -v n="$name" -v v="$version" '$0 == "name = \"" n "\"" {getline; if ($0 == "version = \"" v "\"") {found=1}} found && /^checksum = / {gsub(/checksum = |"/, ""); print; exit} found && /^$/ {print "none"; exit}' Cargo.lock)
+        if [ -z "$locked" ]; then unlocked=$((unlocked + 1));
+        elif [ "$hash" != - ] && [ "$locked" != "$hash" ]; then wrong_hash=$((wrong_hash + 1)); fi
+    done < <(jq -r '.components[] | .name + " " + .version + " " + ((.hashes // [])[0].content // "-")' "$sbom")
+    check "$package SBOM: every component is in Cargo.lock" 0 "$unlocked"
+    check "$package SBOM: every hash is Cargo.lock's checksum" 0 "$wrong_hash"
+done
+check "the policy SBOM lists the Kubewarden SDK" 1 "$(jq '[.components[] | select(.name == "kubewarden-policy-sdk")] | length' "$tmp/dist/sbom/sts-safe-rollout.cdx.json")"
+check "the stepper SBOM lists kube" 1 "$(jq '[.components[] | select(.name == "kube")] | length' "$tmp/dist/sbom/sts-stepper.cdx.json")"
+check "make sbom leaves no SBOM in the work tree" "" "$(find . \( -path ./target -o -path ./.git \) -prune -o -name '*.cdx.json' -print)"
+
+# Published beside each artifact, where cosign download sbom finds it.
+"$RUNNER" push policy.wasm "$policy" >/dev/null   # the signed tag back to policy.wasm after the tampering above
+make --no-print-directory attach-sbom REGISTRY="$REGISTRY" TAG="$TAG" DIST="$tmp/dist" RUNNER="$RUNNER" REUSE_TEST_RUNNER=1 >"$tmp/attach.out"
+for what in policy image; do
+    if [ $what = policy ]; then repo=$REGISTRY/policies/sts-safe-rollout digest=$pushed file=sts-safe-rollout; else repo=$REGISTRY/sts-stepper digest=$image_digest file=sts-stepper; fi
+    tag="$repo:sha256-${digest#sha256:}.sbom"
+    "${skopeo[@]}" inspect --tls-verify=false --raw "docker://$tag" >"$tmp/sbom-$what.json"
+    check "$what: the .sbom tag's layer is CycloneDX JSON" application/vnd.cyclonedx+json "$(jq -r '.layers[0].mediaType' "$tmp/sbom-$what.json")"
+    check "$what: the .sbom tag's layer is the SBOM" "sha256:$(sha256sum "$tmp/dist/sbom/$file.cdx.json" | cut -d' ' -f1)" "$(jq -r '.layers[0].digest' "$tmp/sbom-$what.json")"
+done
+echo "SBOMs: $(elapsed "$started")"
