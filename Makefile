@@ -37,7 +37,8 @@ export SKIP_LOG := $(abspath $(TARGET_DIR))/tmp/test-skips.log
 
 .PHONY: fmt lint check unit-tests docs-check e2e-tests validate-manifests registry-tests test demo soak clean runner help \
 	setup setup-tests \
-	stepper-static image push-image publish deploy-manifests install
+	stepper-static image push-image publish deploy-manifests install \
+	generate-key-pair sign verify signing-manifests sbom attach-sbom
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
@@ -88,7 +89,7 @@ e2e-tests: policy.wasm runner ## e2e.bats: through kwctl when KWCTL is set or kw
 validate-manifests: ## Validate deploy/ against the Kubernetes schemas (installs kubernetes-validate from PyPI)
 	deploy/validate.sh
 
-registry-tests: policy.wasm runner stepper-static ## Round trips through a real registry on 127.0.0.1 (docker-registry, buildah, skopeo)
+registry-tests: policy.wasm runner stepper-static ## Round trips through a real registry on 127.0.0.1: policy, image, signatures, SBOMs
 	mkdir -p $(REPORT)
 	RUNNER=$(abspath $(RUNNER)) STEPPER_STATIC=$(abspath $(STEPPER_STATIC)) scripts/registry-test.sh \
 	  | tee $(REPORT)/registry-test.checks.log
@@ -140,6 +141,46 @@ publish: ## kwctl annotate, then kwctl push to registry://$(POLICY_REF)
 	  exit 1; }
 	$(MAKE) annotated-policy.wasm
 	kwctl push annotated-policy.wasm registry://$(POLICY_REF)
+
+# Signing (docs/publish.md): cosign-compatible signatures (the `sha256-<digest>.sig` tag beside each artifact)
+# written by the runner with the sigstore crate. COSIGN_KEY is a cosign private key file or env://VARIABLE
+# holding its PEM; its password is read from COSIGN_PASSWORD. Registry credentials: RUNNER_REGISTRY_USERNAME
+# and RUNNER_REGISTRY_PASSWORD (else anonymous).
+COSIGN_KEY ?= cosign.key
+COSIGN_PUB ?= cosign.pub
+INSECURE_FLAG = $(if $(filter false,$(TLS_VERIFY)),--insecure)
+
+generate-key-pair: runner ## Write cosign.key (encrypted with $$COSIGN_PASSWORD) and cosign.pub, as cosign generate-key-pair
+	$(RUNNER) generate-key-pair --output-key-prefix cosign
+
+sign: runner ## Sign the published policy and stepper image by digest with $(COSIGN_KEY) (after publish, push-image)
+	$(RUNNER) sign --key $(COSIGN_KEY) $(INSECURE_FLAG) registry://$(POLICY_REF) $(IMAGE)
+
+verify: runner ## Verify the published policy's and image's signatures with $(COSIGN_PUB), as kwctl verify / cosign verify
+	$(RUNNER) verify --key $(COSIGN_PUB) $(INSECURE_FLAG) registry://$(POLICY_REF)
+	$(RUNNER) verify --key $(COSIGN_PUB) $(INSECURE_FLAG) $(IMAGE)
+
+signing-manifests: ## Render deploy/signing/ for the key $(COSIGN_PUB) and $(REGISTRY)/sts-stepper into $(DIST)/signing/
+	deploy/signing/render.sh $(COSIGN_PUB) $(REGISTRY)/sts-stepper $(DIST)/signing
+
+# SBOMs (CycloneDX 1.5 JSON, by cargo-cyclonedx, which scripts/setup.sh installs): every crate compiled into
+# the policy (target wasm32-wasip1) and into the image's sts-stepper (x86_64-unknown-linux-musl), with its
+# version, license and Cargo.lock checksum; build-only dependencies left out. cargo-cyclonedx writes one file
+# beside each workspace member's Cargo.toml: the two wanted are moved to $(SBOM_DIR), the others removed.
+SBOM_DIR = $(DIST)/sbom
+CYCLONEDX = cargo cyclonedx --format json --spec-version 1.5 --no-build-deps --quiet
+sbom: ## CycloneDX SBOMs of the policy and the stepper into $(DIST)/sbom/ (cargo-cyclonedx)
+	rm -rf $(SBOM_DIR) && mkdir -p $(SBOM_DIR)
+	$(CYCLONEDX) --target $(WASM_TARGET)
+	mv sts-safe-rollout.cdx.json $(SBOM_DIR)/sts-safe-rollout.cdx.json
+	$(CYCLONEDX) --target $(MUSL_TARGET)
+	mv stepper/sts-stepper.cdx.json $(SBOM_DIR)/sts-stepper.cdx.json
+	find . \( -path ./target -o -path ./.git \) -prune -o -name '*.cdx.json' -not -path './$(DIST)/*' -print | xargs -r rm -f
+	@echo "SBOMs: $(SBOM_DIR)/sts-safe-rollout.cdx.json $(SBOM_DIR)/sts-stepper.cdx.json"
+
+attach-sbom: runner ## Publish the SBOMs beside the policy and the image (sha256-<digest>.sbom tags, as cosign attach sbom)
+	$(RUNNER) attach-sbom $(INSECURE_FLAG) --sbom $(SBOM_DIR)/sts-safe-rollout.cdx.json registry://$(POLICY_REF)
+	$(RUNNER) attach-sbom $(INSECURE_FLAG) --sbom $(SBOM_DIR)/sts-stepper.cdx.json $(IMAGE)
 
 # The native policy's annotation prefix (deploy/native/; the Kubewarden policy's is its `annotationPrefix`).
 ANNOTATION_PREFIX ?= safe-rollout.dev

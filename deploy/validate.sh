@@ -31,11 +31,16 @@ here="$(cd "${1:-$(dirname "${BASH_SOURCE[0]}")}" && pwd)"
 # Kubewarden's real CRD (fixtures/crds/README.md says which release) unless KUBEWARDEN_CRD is set.
 export KUBEWARDEN_CRD="${KUBEWARDEN_CRD-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/fixtures/crds/policies.kubewarden.io_clusteradmissionpolicies.yaml}"
 python="$("$(dirname "${BASH_SOURCE[0]}")/../scripts/python-env.sh" kubernetes-validate jsonschema pyyaml)"
+# The signing manifests' checks (Kyverno's and policy-controller's CRDs, Kubewarden's verification config).
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-exec "$python" - "$here" <<'PY'
+exec "$python" - "$here" "$repo" <<'PY'
 import importlib.metadata
 import os
 import sys
+
+sys.path.insert(0, os.path.join(sys.argv[2], "scripts"))
+import signing_checks
 
 import jsonschema
 import kubernetes_validate
@@ -63,6 +68,7 @@ def crd_schemas(path):
     return schemas
 
 custom = crd_schemas(crd_path) if crd_path else {}
+signing = signing_checks.SigningSchemas(os.path.join(sys.argv[2], "fixtures", "crds"))
 
 # The first Kubernetes version that serves these objects: they are validated against it and the newer ones.
 introduced = {
@@ -186,6 +192,15 @@ for dirpath, _, files in sorted(os.walk(root)):
                     checked += 1
                     print(f"ok   {rel} (Argo CD health test: {len(doc['tests'])} tests, every input exists)")
                 continue
+            if signing_checks.is_verification_config(doc):
+                problems = signing_checks.verification_config_problems(doc)
+                for p in problems:
+                    print(f"FAIL {rel} (Kubewarden verification config): {p}")
+                failures += len(problems)
+                if not problems:
+                    checked += 1
+                    print(f"ok   {rel} (Kubewarden verification config: its format)")
+                continue
             kind = doc.get("kind", "?")
             api = doc.get("apiVersion", "?")
             what = f"{rel} {kind}/{(doc.get('metadata') or {}).get('name', '')}"
@@ -201,6 +216,15 @@ for dirpath, _, files in sorted(os.walk(root)):
             if api.startswith("monitoring.coreos.com/"):
                 skipped.append(what)
                 print(f"SKIP {what}: validated against its CRD by scripts/monitoring-test.sh")
+                continue
+            if signing.handles(api, kind):
+                problems, crd = signing.problems(doc)
+                for p in problems:
+                    print(f"FAIL {what} (strict, against the CRD schema in {os.path.relpath(crd, sys.argv[2])}): {p}")
+                failures += len(problems)
+                if not problems:
+                    checked += 1
+                    print(f"ok   {what} against the CRD schema in {os.path.relpath(crd, sys.argv[2])} (strict)")
                 continue
             if api.startswith("policies.kubewarden.io/"):
                 schema = custom.get((api, kind))

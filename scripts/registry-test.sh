@@ -11,9 +11,14 @@
 #   3. the stepper image: `make image push-image` (buildah, vfs storage, chroot isolation) builds it on scratch
 #      and pushes it; skopeo checks user, entrypoint, labels and a single linux/amd64 manifest, copies it
 #      back, and the binary from the unpacked root filesystem runs `--help` chrooted there (no libc, no
-#      loader, no shell: truly static).
+#      loader, no shell: truly static);
+#   4. the signatures (scripts/registry-test-signing.sh): `make sign` signs both by digest with a key the
+#      test generates, `make verify` and Kubewarden's verification config verify them; a wrong key, an
+#      unsigned tag, a re-pushed (tampered) tag and a copied signature are refused; `make sbom` writes the
+#      CycloneDX SBOMs (cargo-cyclonedx), each listing every crate linked into its artifact, and
+#      `make attach-sbom` publishes them at the artifacts' sha256-<digest>.sbom tags.
 #
-# Needs: docker-registry, buildah, skopeo, jq, curl (.ci/run installs them); RUNNER and STEPPER_STATIC
+# Needs: docker-registry, buildah, skopeo, jq, curl, cargo-cyclonedx (scripts/setup.sh installs them); RUNNER and STEPPER_STATIC
 # (make registry-tests builds both). Without docker-registry/buildah/skopeo/jq/curl it fails (scripts/setup.sh,
 # run by make test, installs them), unless the run accepts skipping (ALLOW_SKIP=1): then it says so loudly,
 # appends its name to the skip log ($SKIP_LOG, which make test counts) and exits 0.
@@ -26,13 +31,13 @@ STEPPER_STATIC=${STEPPER_STATIC:-target/x86_64-unknown-linux-musl/image/sts-step
 TAG=v0.0.0-registry-test
 
 missing=()
-for tool in docker-registry buildah skopeo jq curl; do
+for tool in docker-registry buildah skopeo jq curl cargo-cyclonedx; do
     command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "${ALLOW_SKIP:-}" != 1 ]; then
         echo "registry-test.sh: ${missing[*]} not installed: the round trips through a real registry cannot run." >&2
-        echo "Install them with scripts/setup.sh (apt-get install ${missing[*]}), or set ALLOW_SKIP=1 to skip." >&2
+        echo "Install them with scripts/setup.sh (apt-get; cargo install for cargo-cyclonedx), or set ALLOW_SKIP=1 to skip." >&2
         exit 1
     fi
     echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
@@ -229,6 +234,9 @@ fi
 refused "runner refuses a container image as a policy" \
     "expected a Kubewarden policy (one layer of media type application/vnd.wasm.content.layer.v1+wasm): Incompatible layer media type: application/vnd.oci.image.layer.v1.tar" \
     "$RUNNER" run -r test_data/create.json "registry://$image"
+
+# --- 4. the signatures ------------------------------------------------------------------------------
+source scripts/registry-test-signing.sh
 
 echo
 echo "registry: $passed passed, $failed failed"

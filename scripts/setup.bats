@@ -13,7 +13,7 @@ setup() {
   mkdir "$bin"
   : >"$calls"
   # Every tool of the list, present.
-  for tool in bats jq curl docker-registry buildah skopeo musl-gcc prometheus promtool python3; do
+  for tool in bats jq curl docker-registry buildah skopeo musl-gcc prometheus promtool python3 cargo-cyclonedx; do
     stub "$tool"
   done
   # rustup lists what $sandbox/targets and $sandbox/components hold, and records `add`.
@@ -163,6 +163,29 @@ EOF
   [ "$status" -eq 0 ]
   grep -qx 'rustup target add wasm32-wasip1 x86_64-unknown-linux-musl' "$calls"
   grep -qx 'rustup component add clippy rustfmt' "$calls"
+}
+
+@test "a cargo-installed tool missing: cargo install --locked at its pinned version, no apt-get" {
+  fake_apt_get
+  rm "$bin/cargo-cyclonedx"
+  # cargo install records the call and installs the command.
+  printf '#!/bin/bash\necho "cargo $*" >>"%s"\n[ "$1" = install ] && printf "#!/bin/bash\\n" >"%s" && /bin/chmod +x "%s"\nexit 0\n' \
+    "$calls" "$bin/cargo-cyclonedx" "$bin/cargo-cyclonedx" >"$bin/cargo"
+  chmod +x "$bin/cargo"
+  run_setup
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"cargo-cyclonedx (crate cargo-cyclonedx@0.5.9: "* ]]
+  grep -qx 'cargo install --locked --quiet cargo-cyclonedx --version 0.5.9' "$calls"
+  ! grep -q '^apt-get' "$calls"
+  [[ "$output" == *"installed; all 11 tools"* ]]
+}
+
+@test "a cargo-installed tool that cannot be installed fails, naming the cargo command" {
+  rm "$bin/cargo-cyclonedx" "$bin/prometheus"
+  run_setup
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"cargo install --locked cargo-cyclonedx --version 0.5.9"* ]]
+  ! grep -q '^cargo install' "$calls"
 }
 
 @test "demo scope: make demo needs jq and wasm32-wasip1 only" {

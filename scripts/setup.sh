@@ -31,6 +31,11 @@ TOOLS=(
     "test python3         python3          deploy/validate.sh"
     "test python3:venv    python3-venv     deploy/validate.sh, scripts/monitoring-test.sh: a venv for their PyPI packages"
 )
+# Tools no Debian package provides, installed with `cargo install --locked CRATE --version V` (into cargo's
+# bin directory, ~/.cargo/bin, no root needed). Each row: the scope, the command, CRATE@VERSION, what needs it.
+CARGO_TOOLS=(
+    "test cargo-cyclonedx  cargo-cyclonedx@0.5.9  make sbom: the CycloneDX SBOMs of the policy and the stepper image"
+)
 # rustup targets (policy.wasm; the static stepper in the image) and components (make fmt, make lint).
 RUST_TARGETS=("demo wasm32-wasip1" "test x86_64-unknown-linux-musl")
 RUST_COMPONENTS=("test clippy" "test rustfmt")
@@ -50,6 +55,7 @@ in_scope() { # $1: array name
     rows=("${kept[@]}")
 }
 in_scope TOOLS
+in_scope CARGO_TOOLS
 in_scope RUST_TARGETS
 in_scope RUST_COMPONENTS
 
@@ -80,6 +86,28 @@ check_tools() {
     done
 }
 
+# The cargo-installed tools missing ("tool (crate C@V: why)") and their crates (C@V).
+missing_cargo_tools=()
+missing_crates=()
+check_cargo_tools() {
+    missing_cargo_tools=()
+    missing_crates=()
+    local row tool crate why
+    for row in "${CARGO_TOOLS[@]}"; do
+        read -r tool crate why <<<"$row"
+        present "$tool" && continue
+        missing_cargo_tools+=("$tool (crate $crate: $why)")
+        missing_crates+=("$crate")
+    done
+}
+
+cargo_commands() {
+    local crate
+    for crate in "${missing_crates[@]}"; do
+        echo "  cargo install --locked ${crate%@*} --version ${crate#*@}"
+    done
+}
+
 # The rustup targets and components not installed for the active toolchain.
 missing_targets=()
 missing_components=()
@@ -106,25 +134,28 @@ check_rust() {
 rust_commands() {
     [ ${#missing_targets[@]} -eq 0 ] || echo "  rustup target add ${missing_targets[*]}"
     [ ${#missing_components[@]} -eq 0 ] || echo "  rustup component add ${missing_components[*]}"
+    cargo_commands
 }
 
 list_missing() {
     local t
     say "missing:"
-    for t in "${missing_tools[@]}"; do echo "  $t"; done
+    for t in "${missing_tools[@]}" "${missing_cargo_tools[@]}"; do echo "  $t"; done
     [ ${#missing_targets[@]} -eq 0 ] || echo "  rustup targets: ${missing_targets[*]}"
     [ ${#missing_components[@]} -eq 0 ] || echo "  rustup components: ${missing_components[*]}"
 }
 
 check_tools
+check_cargo_tools
 check_rust
 if ! command -v rustup >/dev/null 2>&1; then
     say "rustup is not on PATH: make needs it to add the ${RUST_TARGETS[*]} targets and the ${RUST_COMPONENTS[*]} components."
     say "Install Rust with rustup (https://rustup.rs), then run make $scope again."
     exit 1
 fi
-if [ ${#missing_tools[@]} -eq 0 ] && [ ${#missing_targets[@]} -eq 0 ] && [ ${#missing_components[@]} -eq 0 ]; then
-    say "all ${#TOOLS[@]} tools, ${#RUST_TARGETS[@]} rustup targets and ${#RUST_COMPONENTS[@]} components present"
+if [ ${#missing_tools[@]} -eq 0 ] && [ ${#missing_cargo_tools[@]} -eq 0 ] && [ ${#missing_targets[@]} -eq 0 ] \
+    && [ ${#missing_components[@]} -eq 0 ]; then
+    say "all ${#TOOLS[@]} tools, ${#RUST_TARGETS[@]} rustup targets and ${#RUST_COMPONENTS[@]} components present (and ${#CARGO_TOOLS[@]} cargo-installed)"
     exit 0
 fi
 list_missing
@@ -163,11 +194,20 @@ if [ ${#missing_components[@]} -gt 0 ]; then
     rustup component add "${missing_components[@]}"
 fi
 
+if [ ${#missing_crates[@]} -gt 0 ]; then
+    for crate in "${missing_crates[@]}"; do
+        say "installing ${crate%@*} ${crate#*@} with cargo install --locked (a few minutes: it is compiled)"
+        cargo install --locked --quiet "${crate%@*}" --version "${crate#*@}"
+    done
+fi
+
 check_tools
+check_cargo_tools
 check_rust
-if [ ${#missing_tools[@]} -gt 0 ] || [ ${#missing_targets[@]} -gt 0 ] || [ ${#missing_components[@]} -gt 0 ]; then
+if [ ${#missing_tools[@]} -gt 0 ] || [ ${#missing_cargo_tools[@]} -gt 0 ] || [ ${#missing_targets[@]} -gt 0 ] \
+    || [ ${#missing_components[@]} -gt 0 ]; then
     say "still missing after installing:"
     list_missing
     exit 1
 fi
-say "installed; all ${#TOOLS[@]} tools, ${#RUST_TARGETS[@]} rustup targets and ${#RUST_COMPONENTS[@]} components present"
+say "installed; all ${#TOOLS[@]} tools, ${#RUST_TARGETS[@]} rustup targets and ${#RUST_COMPONENTS[@]} components present (and ${#CARGO_TOOLS[@]} cargo-installed)"

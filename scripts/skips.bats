@@ -16,7 +16,7 @@ teardown() {
 }
 
 # run_registry_test_without_registry [ENV...]: registry-test.sh on a PATH with jq and curl but no
-# docker-registry, buildah or skopeo.
+# docker-registry, buildah, skopeo or cargo-cyclonedx.
 run_registry_test_without_registry() {
   local bin=$sandbox/bin
   mkdir -p "$bin"
@@ -29,7 +29,7 @@ run_registry_test_without_registry() {
 @test "registry-test.sh without its tools fails, naming them" {
   run_registry_test_without_registry
   [ "$status" -eq 1 ]
-  [[ "$output" == *"docker-registry buildah skopeo not installed"* ]]
+  [[ "$output" == *"docker-registry buildah skopeo cargo-cyclonedx not installed"* ]]
   [[ "$output" == *"ALLOW_SKIP=1"* ]]
   [ ! -e "$sandbox/skips.log" ]
 }
@@ -37,8 +37,8 @@ run_registry_test_without_registry() {
 @test "registry-test.sh under ALLOW_SKIP=1 skips loudly and logs the skip" {
   run_registry_test_without_registry ALLOW_SKIP=1
   [ "$status" -eq 0 ]
-  [[ "$output" == *"SKIPPED (ALLOW_SKIP=1): docker-registry buildah skopeo not installed"* ]]
-  [ "$(cat "$sandbox/skips.log")" = "registry-test.sh: docker-registry buildah skopeo not installed" ]
+  [[ "$output" == *"SKIPPED (ALLOW_SKIP=1): docker-registry buildah skopeo cargo-cyclonedx not installed"* ]]
+  [ "$(cat "$sandbox/skips.log")" = "registry-test.sh: docker-registry buildah skopeo cargo-cyclonedx not installed" ]
 }
 
 @test "ALLOW_SKIP other than 1 does not allow skipping" {

@@ -4,9 +4,16 @@
 //! [`admission`] turns an AdmissionReview file into the payload a policy receives and the guest's reply
 //! into the AdmissionResponse `kwctl run` prints; [`host`] loads and calls the module, compiled once and
 //! then read from wasmtime's cache ([`compile_cache`]); [`registry`] pulls and pushes `registry://`
-//! policies as Kubewarden's policy-fetcher does.
+//! policies as Kubewarden's policy-fetcher does; [`signing`] and [`verify`] sign them and check their
+//! cosign signatures ([`verification_config`]: Kubewarden's verification config) with the sigstore crate;
+//! [`attach`] publishes an SBOM beside them as `cosign attach sbom` does.
 
 pub mod admission;
+pub mod attach;
 pub mod compile_cache;
 pub mod host;
 pub mod registry;
+pub mod signing;
+pub mod sigstore_client;
+pub mod verification_config;
+pub mod verify;

@@ -84,7 +84,11 @@ pub struct Pushed {
     pub manifest_url: String,
 }
 
-fn client(reference: &Reference, insecure: bool) -> Result<Client> {
+/// The OCI client for `reference`'s registry (see [`protocol_for`]).
+///
+/// # Errors
+/// When the client cannot be built.
+pub fn client(reference: &Reference, insecure: bool) -> Result<Client> {
     // reqwest is built without a default crypto provider: use ring, as the stepper's kube does.
     // (Installing fails only when one is already installed, which is as good.)
     static PROVIDER: Once = Once::new();
@@ -101,7 +105,11 @@ fn client(reference: &Reference, insecure: bool) -> Result<Client> {
     Client::try_from(config).map_err(|e| anyhow!("cannot build the OCI client: {e}"))
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
+/// A single-threaded async runtime for one registry operation.
+///
+/// # Errors
+/// When tokio cannot start it.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
