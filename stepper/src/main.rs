@@ -5,8 +5,13 @@ use std::process::ExitCode;
 
 use sts_stepper::cli::LogFormat;
 use sts_stepper::cli::plugin;
+use sts_stepper::commands::alloc::Global;
 use sts_stepper::commands::{self, Exit};
 use tracing_subscriber::EnvFilter;
+
+/// The allocator `benches/watch_memory.rs` measures (`commands::alloc`).
+#[global_allocator]
+static ALLOCATOR: Global = Global;
 
 fn main() -> ExitCode {
     // A bug must still end in one line, not a backtrace.

@@ -3,6 +3,7 @@
 //! [`Context`] is built once per run (the flags, the kube client, the Prometheus client, the metrics), as
 //! kube-rs `controller-rs` shares its `Context` with its reconciler.
 
+pub mod alloc;
 mod connect;
 mod once;
 mod pause;
