@@ -194,7 +194,7 @@ DEMO_BIN := $(TARGET_DIR)/demo
 demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs guarded, then a canary plan
 	scripts/setup.sh demo
 	$(MAKE) policy.wasm
-	$(CARGO) build --locked --profile demo -p runner -p sts-stepper
+	$(CARGO) build --locked --profile demo -p runner -p sts-stepper --no-default-features
 	RUNNER=$(DEMO_BIN)/runner scripts/demo-policy.sh
 	@echo
 	STEPPER=$(DEMO_BIN)/sts-stepper scripts/demo-moco.sh

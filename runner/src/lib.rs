@@ -6,14 +6,20 @@
 //! then read from wasmtime's cache ([`compile_cache`]); [`registry`] pulls and pushes `registry://`
 //! policies as Kubewarden's policy-fetcher does; [`signing`] and [`verify`] sign them and check their
 //! cosign signatures ([`verification_config`]: Kubewarden's verification config) with the sigstore crate;
-//! [`attach`] publishes an SBOM beside them as `cosign attach sbom` does.
+//! [`attach`] publishes an SBOM beside them as `cosign attach sbom` does. Those four need the default
+//! feature `signing`.
 
 pub mod admission;
+#[cfg(feature = "signing")]
 pub mod attach;
 pub mod compile_cache;
 pub mod host;
 pub mod registry;
+#[cfg(feature = "signing")]
 pub mod signing;
+#[cfg(feature = "signing")]
 pub mod sigstore_client;
+#[cfg(feature = "signing")]
 pub mod verification_config;
+#[cfg(feature = "signing")]
 pub mod verify;

@@ -14,6 +14,7 @@ use runner::host::Policy;
 use runner::registry;
 
 // The signing commands' flags and output (the bin's own module; the work is in the library).
+#[cfg(feature = "signing")]
 mod sign_cli;
 
 /// Run a Kubewarden waPC policy (policy.wasm) on an admission request, the way `kwctl run` does.
@@ -52,20 +53,24 @@ enum Command {
     Push(PushArgs),
     /// Write a new cosign key pair (PREFIX.key, encrypted with COSIGN_PASSWORD; PREFIX.pub), as
     /// `cosign generate-key-pair` does: each tool reads the other's keys.
+    #[cfg(feature = "signing")]
     GenerateKeyPair(sign_cli::GenerateKeyPairArgs),
     /// Sign a published policy or image by its manifest digest, as `cosign sign --key` does: the
     /// signature goes to the tag sha256-<digest>.sig beside it. Prints `digest:` and `signature:`.
     ///
     /// Registry credentials come from RUNNER_REGISTRY_USERNAME and RUNNER_REGISTRY_PASSWORD (else anonymous).
+    #[cfg(feature = "signing")]
     Sign(sign_cli::SignArgs),
     /// Verify a policy's or image's cosign signatures, as `kwctl verify` does: with public keys, a
     /// keyless identity (GitHub Actions, an issuer and subject), or Kubewarden's verification config.
     ///
     /// Exit status 0 and `verified:` when every requirement is met; 1 and a message naming the digest
     /// when the artifact is unsigned, its signature is for another digest, or no signature meets them.
+    #[cfg(feature = "signing")]
     Verify(sign_cli::VerifyArgs),
     /// Publish an SBOM (CycloneDX or SPDX JSON) beside a policy or image, as `cosign attach sbom` does:
     /// at the tag sha256-<digest>.sbom of its repository.
+    #[cfg(feature = "signing")]
     AttachSbom(sign_cli::AttachSbomArgs),
 }
 
@@ -166,9 +171,13 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench(&args),
         Command::Pull(args) => pull(&args),
         Command::Push(args) => push(&args),
+        #[cfg(feature = "signing")]
         Command::GenerateKeyPair(args) => sign_cli::generate_key_pair(&args),
+        #[cfg(feature = "signing")]
         Command::Sign(args) => sign_cli::sign(&args),
+        #[cfg(feature = "signing")]
         Command::Verify(args) => sign_cli::verify(&args),
+        #[cfg(feature = "signing")]
         Command::AttachSbom(args) => sign_cli::attach_sbom(&args),
     };
     match result {
