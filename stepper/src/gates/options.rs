@@ -21,6 +21,9 @@ pub struct GateOptions {
     /// sets' pods are read too); off, a stuck pod past its recovery time is only recorded
     /// (`degraded-reason: StuckPod: …`).
     pub recover_stuck_pods: bool,
+    /// The names of the `--http-check NAME=URL` flags, sorted: a set's `http-check` naming another is
+    /// `InvalidAnnotation`.
+    pub http_checks: Vec<String>,
 }
 
 impl Default for GateOptions {
@@ -31,6 +34,7 @@ impl Default for GateOptions {
             max_steps_per_pass: None,
             max_steps_per_minute: None,
             recover_stuck_pods: false,
+            http_checks: Vec::new(),
         }
     }
 }
