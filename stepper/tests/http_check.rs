@@ -158,11 +158,39 @@ fn assert_one_error(report: &PassReport, patch: &Value, cause: &str) {
 async fn green_steps() {
     let es = StubServer::start(StatusCode::OK, GREEN).await;
     let url = format!("{}/_cluster/health", es.url());
-    let (report, patch) = pass(&[("es", url)], checked_web(&[]), true, true, 1).await;
+    // One failure counted for this partition, a period ago: the check is due; green passes it.
+    let state = r#"{"updateRevision":"web-7d7598bf9d","partition":4,"successes":0,"failures":1,"lastCheck":"2026-11-23T01:19:00Z","lastFailure":"yellow"}"#;
+    let web = checked_web(&[("http-check-state", state)]);
+    let (report, patch) = pass(&[("es", url)], web, true, true, 1).await;
     assert_eq!(
         report.sets[0].outcome,
         Outcome::Stepped { from: 4, to: 3 },
         "{patch}"
+    );
+    // The step starts the counts over: the state goes with it.
+    let removed = patch.as_array().expect("ops").iter().any(|op| {
+        op["op"] == "remove"
+            && op["path"] == "/metadata/annotations/safe-rollout.dev~1http-check-state"
+    });
+    assert!(removed, "{patch}");
+}
+
+#[test]
+fn resume_clears_the_http_check_counts() {
+    let state = r#"{"updateRevision":"web-7d7598bf9d","partition":4,"successes":0,"failures":3,"lastCheck":"2026-11-23T01:19:00Z"}"#;
+    let web = checked_web(&[("paused", "true"), ("http-check-state", state)]);
+    let set: k8s_openapi::api::apps::v1::StatefulSet = serde_json::from_value(web).expect("set");
+    let keys = Arc::new(sts_stepper::config::Keys::default());
+    let config = sts_stepper::config::SetConfig::parse(&set, &keys);
+    let patch = sts_stepper::plan::pause::resume_patch(&set, &config).expect("a resume patch");
+    let ops = serde_json::to_value(&patch.0).expect("json");
+    assert!(
+        ops.as_array()
+            .expect("ops")
+            .iter()
+            .any(|op| op["op"] == "remove"
+                && op["path"] == "/metadata/annotations/safe-rollout.dev~1http-check-state"),
+        "{ops}"
     );
 }
 
