@@ -60,7 +60,7 @@ async fn pass(
         .collect();
     let http = HttpChecks::new(&checks, Duration::from_millis(300)).expect("client");
     let mut opts = PassOptions::default();
-    opts.gates.http_checks = http.names();
+    opts.gates.http_checks = Some(http.names());
     let checks = Checks {
         prometheus: None,
         http: Some(http),
@@ -322,4 +322,37 @@ async fn the_url_comes_only_from_the_flag() {
     );
     assert_eq!(elsewhere.hits.load(Ordering::SeqCst), 0);
     assert_eq!(configured.hits.load(Ordering::SeqCst), 0);
+}
+
+/// Where the stepper's flags are known, an unconfigured name is `InvalidAnnotation` (even with no
+/// `--http-check` at all); where they are not (`wait`, the library's default options) the name is
+/// not judged and the check is only due: never a step without an answer.
+#[test]
+fn the_name_is_judged_against_the_flags_only_where_they_are_known() {
+    use sts_stepper::gates::{GateOptions, Verdict, decide};
+    let set: k8s_openapi::api::apps::v1::StatefulSet =
+        serde_json::from_value(checked_web(&[])).expect("set");
+    let pods: Value = serde_json::from_slice(&fixture_body("2-stepped-4-pods.json")).expect("json");
+    let pods: Vec<k8s_openapi::api::core::v1::Pod> =
+        serde_json::from_value(pods["items"].clone()).expect("pods");
+    let by_ordinal = sts_stepper::model::pods::pods_by_ordinal(&set, pods.iter());
+    let reason = |opts: &GateOptions| match decide(&set, &by_ordinal, &[], opts, now()) {
+        Verdict::Blocked(b) => (b.reason, b.detail),
+        other => panic!("expected Blocked, got {other:?}"),
+    };
+    let unknown = GateOptions::default();
+    let (r, detail) = reason(&unknown);
+    assert_eq!(r, Reason::HttpCheck, "{detail}");
+    assert!(detail.ends_with("check due (es), not run yet"), "{detail}");
+    let none = GateOptions {
+        http_checks: Some(Vec::new()),
+        ..GateOptions::default()
+    };
+    assert_eq!(
+        reason(&none),
+        (
+            Reason::InvalidAnnotation,
+            "safe-rollout.dev/http-check: \"es\" names no check configured on the stepper; configured: none (no --http-check NAME=URL flag)".to_string()
+        )
+    );
 }

@@ -164,7 +164,7 @@ impl Context {
                 max_steps_per_pass: pass.max_steps_per_pass,
                 max_steps_per_minute: pass.max_steps_per_minute,
                 recover_stuck_pods: pass.recover_stuck_pods,
-                http_checks: Vec::new(),
+                http_checks: None,
             },
             dry_run,
             pod_reads,
@@ -220,11 +220,13 @@ pub fn checks(g: &PrometheusArgs) -> Result<Checks> {
 /// configured HTTP check names (a set naming another is `InvalidAnnotation`).
 pub fn check_options(g: &PrometheusArgs, checks: &Checks, opts: &mut PassOptions) {
     opts.probes = probe_options(g);
-    opts.gates.http_checks = checks
-        .http
-        .as_ref()
-        .map(HttpChecks::names)
-        .unwrap_or_default();
+    opts.gates.http_checks = Some(
+        checks
+            .http
+            .as_ref()
+            .map(HttpChecks::names)
+            .unwrap_or_default(),
+    );
 }
 
 /// The Prometheus client from the `--prometheus-*` flags; `None` without `--prometheus-url`.

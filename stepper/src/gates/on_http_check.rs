@@ -37,10 +37,11 @@ fn run<'a>(
 }
 
 /// The `InvalidAnnotation` detail when the set's `http-check` names no `--http-check` of the stepper
-/// (`configured`: the names the flags configure, sorted).
+/// (the names the flags configure, [`crate::gates::GateOptions::http_checks`]); `None` when it does,
+/// or when the flags are not known.
 pub fn unknown_check(input: &GateInput<'_>) -> Option<String> {
     let check = input.config.http_check.as_ref()?;
-    let configured = &input.opts.http_checks;
+    let configured = input.opts.http_checks.as_ref()?;
     if configured.contains(&check.name) {
         return None;
     }
