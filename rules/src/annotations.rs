@@ -60,6 +60,16 @@ pub const FAILURE_LIMIT: &str = "failure-limit";
 pub const CHECK_ERROR_LIMIT: &str = "check-error-limit";
 /// Written by the stepper: the Prometheus check's counts as JSON, pinned to a partition and revision.
 pub const PROMETHEUS_CHECK: &str = "prometheus-check";
+/// The name of an HTTP check configured on the stepper (`--http-check NAME=URL`) that must answer
+/// before each step (stepper gate `HttpCheck`); never a URL: the stepper calls only the URLs its flags
+/// name.
+pub const HTTP_CHECK: &str = "http-check";
+/// The JSONPath of the value the HTTP check reads from the endpoint's JSON answer, e.g. `$.status`.
+pub const HTTP_CHECK_JSONPATH: &str = "http-check-jsonpath";
+/// What the HTTP check's value must be: `green`, `in(green,yellow)`, or a comparison `>=3`.
+pub const HTTP_CHECK_EXPECT: &str = "http-check-expect";
+/// Written by the stepper: the HTTP check's counts as JSON, pinned to a partition and revision.
+pub const HTTP_CHECK_STATE: &str = "http-check-state";
 /// Written by the stepper with `--max-steps-per-minute`: the set's step times in the last 60 seconds
 /// (RFC 3339, comma-separated).
 pub const RECENT_STEPS: &str = "recent-steps";
@@ -80,7 +90,7 @@ pub const RECOVER_AFTER_SECONDS: &str = "recover-after-seconds";
 /// Every annotation name the policy and the stepper read or write (the user-facing API;
 /// docs/annotations.md lists the same names, checked by `make docs-check`). `prometheus-query-<N>` is the numbered form of
 /// [`PROMETHEUS_QUERY`].
-pub const ALL: [&str; 23] = [
+pub const ALL: [&str; 27] = [
     STEP,
     INITIAL_DELAY_SECONDS,
     PAUSED,
@@ -96,6 +106,10 @@ pub const ALL: [&str; 23] = [
     CHECK_ERROR_LIMIT,
     RECENT_STEPS,
     PROMETHEUS_CHECK,
+    HTTP_CHECK,
+    HTTP_CHECK_JSONPATH,
+    HTTP_CHECK_EXPECT,
+    HTTP_CHECK_STATE,
     RECOVER_AFTER_SECONDS,
     FORCE_ROLLING_UPDATE,
     INITIALIZED,

@@ -43,6 +43,7 @@ fn plan_at(v: &Value, secs: i64, outcome: QueryOutcome) -> SetPlan {
         Probes {
             owner: None,
             prometheus: Some(vec![outcome]),
+            http: None,
         },
     )]
     .into();

@@ -375,6 +375,7 @@ fn every_flag_stands_under_its_groups_heading() {
             l if l.starts_with("prometheus-") || l.starts_with("check-") => {
                 Some("Prometheus check")
             }
+            l if l.starts_with("http-check") => Some("HTTP check"),
             l if l.starts_with("leader-election") => Some("Leader election"),
             "recover-stuck-pods"
             | "max-steps-per-pass"
@@ -397,4 +398,44 @@ fn every_flag_stands_under_its_groups_heading() {
             );
         }
     }
+}
+
+/// `--http-check NAME=URL` is repeatable and checked at parse time, naming the flag and the form.
+#[test]
+fn http_checks_are_name_equals_url() {
+    let cli = Cli::try_parse_from([
+        "sts-stepper",
+        "once",
+        "--http-check",
+        "es-health=http://es.search:9200/_cluster/health",
+        "--http-check",
+        "kafka-rest=https://kafka-rest.kafka:8082/v3/clusters",
+        "--http-check-timeout",
+        "5s",
+    ])
+    .expect("parses");
+    let Command::Once(once) = cli.command else {
+        panic!("once expected");
+    };
+    assert_eq!(
+        once.prometheus.http_check,
+        vec![
+            (
+                "es-health".to_string(),
+                "http://es.search:9200/_cluster/health".to_string()
+            ),
+            (
+                "kafka-rest".to_string(),
+                "https://kafka-rest.kafka:8082/v3/clusters".to_string()
+            ),
+        ]
+    );
+    assert_eq!(once.prometheus.http_check_timeout.as_secs(), 5);
+    let err = Cli::try_parse_from(["sts-stepper", "once", "--http-check", "http://es:9200"])
+        .expect_err("a URL alone")
+        .to_string();
+    assert!(
+        err.contains("--http-check") && err.contains("expected NAME=URL"),
+        "{err}"
+    );
 }

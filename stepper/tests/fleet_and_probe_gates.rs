@@ -476,6 +476,7 @@ fn evaluate_owner_condition(
     let probes = Probes {
         owner,
         prometheus: None,
+        http: None,
     };
     let ev = eval_set(&v, &pods("web", 3, 3), FleetView::default(), &probes);
     assert_eq!(ev.verdict, want);
@@ -650,6 +651,7 @@ fn needs_asks_for_the_owner_then_the_queries_then_plans_a_step() {
         Probes {
             owner: healthy_owner(),
             prometheus: None,
+            http: None,
         },
     );
     assert_eq!(
@@ -672,6 +674,7 @@ fn needs_asks_for_the_owner_then_the_queries_then_plans_a_step() {
         Probes {
             owner: Some(OwnerProbe::NotFound),
             prometheus: None,
+            http: None,
         },
     );
     assert_eq!(plan::needs(&snap, &opts(), now(), &probes), vec![]);
@@ -1330,6 +1333,7 @@ fn outcomes(o: Vec<QueryOutcome>) -> Option<Probes> {
     Some(Probes {
         owner: None,
         prometheus: Some(o),
+        http: None,
     })
 }
 
@@ -2069,6 +2073,7 @@ fn the_real_staged_fixture_with_an_owner_condition_needs_its_owner() {
         Probes {
             owner: Some(found(moco_cluster("True", "Healthy", ""))),
             prometheus: None,
+            http: None,
         },
     );
     assert_eq!(

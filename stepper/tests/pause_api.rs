@@ -169,7 +169,7 @@ async fn resume_removes_the_pause_and_the_check_counts_each_pinned_to_what_it_re
     let note = event["note"].as_str().expect("note");
     assert!(
         note.contains("resumed by alice")
-            && note.contains("Prometheus check counts cleared")
+            && note.contains("Prometheus and HTTP check counts cleared")
             && note.contains("was paused: PrometheusCheck failed 3 times"),
         "{note}"
     );

@@ -569,7 +569,7 @@ fn the_canary_plan_holds_at_each_point_until_the_resume_and_the_bake_time() {
             ("RolloutPaused", "pause point 1 of 2"),
             (
                 "RolloutResumed",
-                "resumed by a person; Prometheus check counts cleared (was paused"
+                "resumed by a person; Prometheus and HTTP check counts cleared (was paused"
             ),
             ("RolloutPaused", "pause point 2 of 2"),
             ("RolloutResumed", "resumed by the stepper"),

@@ -33,6 +33,9 @@ for every StatefulSet with a staged update it lowers the partition by one step (
   OwnerNotHealthy    the controller owner's condition <prefix>/owner-condition is not True
   PrometheusCheck    <prefix>/prometheus-query* not yet non-empty success-threshold times in a
                      row; failure-limit failures pause the rollout
+  HttpCheck          the value at <prefix>/http-check-jsonpath of the --http-check endpoint that
+                     <prefix>/http-check names not yet <prefix>/http-check-expect
+                     success-threshold times in a row
   Throttled          --max-steps-per-pass / --max-steps-per-minute spent (the whole fleet)
 
 A canary plan, <prefix>/pause-at: \"1,50%:600\", pauses the set after the step that brings the

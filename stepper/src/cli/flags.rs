@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use jiff::SignedDuration;
 
-use crate::cli::values::parse_duration;
+use crate::cli::values::{parse_duration, parse_http_check};
 
 /// Which StatefulSets a listing subcommand (`status`, `once`, `watch`) covers besides `-n`.
 #[derive(Debug, Args, Clone, Default, PartialEq, Eq)]
@@ -34,7 +34,8 @@ pub struct GateArgs {
     pub no_pdb_gate: bool,
 }
 
-/// Where the PrometheusCheck gate sends its queries (`once`, `watch`, `status`, `step`).
+/// Where the PrometheusCheck gate sends its queries and the HttpCheck gate its GETs (`once`, `watch`,
+/// `status`, `step`).
 #[derive(Debug, Args, Clone, PartialEq, Eq)]
 #[command(next_help_heading = "Prometheus check")]
 pub struct PrometheusArgs {
@@ -53,7 +54,8 @@ pub struct PrometheusArgs {
     pub check_concurrency: std::num::NonZeroUsize,
 
     /// The whole pass's time for its checks' reads; a read not done by then is an error of its
-    /// check, never a failure. Default: twice --prometheus-timeout.
+    /// check, never a failure. Default: twice the longer of --prometheus-timeout and
+    /// --http-check-timeout.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub check_deadline: Option<SignedDuration>,
 
@@ -73,6 +75,17 @@ pub struct PrometheusArgs {
     /// roots (TLS is always verified).
     #[arg(long, value_name = "FILE")]
     pub prometheus_ca_file: Option<PathBuf>,
+
+    /// An endpoint the HttpCheck gate may GET, as NAME=URL (repeatable), e.g.
+    /// es-health=http://elasticsearch.search:9200/_cluster/health. A set's <prefix>/http-check names
+    /// it; annotations never carry a URL. Without it such sets never step.
+    #[arg(long = "http-check", value_parser = parse_http_check, value_name = "NAME=URL", help_heading = "HTTP check")]
+    pub http_check: Vec<(String, String)>,
+
+    /// Timeout of one HTTP check's GET (connect and answer); a timeout is an error of the check (it
+    /// holds the step; never a failure).
+    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION", help_heading = "HTTP check")]
+    pub http_check_timeout: SignedDuration,
 }
 
 impl Default for PrometheusArgs {
@@ -87,6 +100,8 @@ impl Default for PrometheusArgs {
             prometheus_username: None,
             prometheus_password_file: None,
             prometheus_ca_file: None,
+            http_check: Vec::new(),
+            http_check_timeout: SignedDuration::from_secs(10),
         }
     }
 }

@@ -4,6 +4,8 @@
 use jiff::SignedDuration;
 use sts_safe_rollout_rules::annotations;
 
+use crate::config::http_check::is_dns_label;
+
 /// A StatefulSet named on the command line, its namespace resolved (see [`TargetRef::resolve`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -100,5 +102,61 @@ pub fn parse_duration(s: &str) -> Result<SignedDuration, String> {
         _ => Err(format!(
             "{s:?}: expected a positive duration such as 30s, 5m or 1h30m"
         )),
+    }
+}
+
+/// Reads one `--http-check` value, `NAME=URL`: NAME a DNS label, URL http(s).
+///
+/// # Errors
+/// A message naming the flag and the expected form.
+pub fn parse_http_check(s: &str) -> Result<(String, String), String> {
+    let form = "expected NAME=URL, NAME a DNS label and URL http:// or https://, e.g. \
+                es-health=http://elasticsearch.search:9200/_cluster/health";
+    let Some((name, url)) = s.split_once('=') else {
+        return Err(format!("--http-check {s:?}: no '='; {form}"));
+    };
+    if !is_dns_label(name) {
+        return Err(format!(
+            "--http-check {s:?}: NAME {name:?} is not a DNS label (a-z, 0-9, '-', at most 63); {form}"
+        ));
+    }
+    let valid = ["http://", "https://"]
+        .iter()
+        .any(|p| url.starts_with(p) && url.len() > p.len());
+    if !valid || url.contains(char::is_whitespace) {
+        return Err(format!(
+            "--http-check {s:?}: URL {url:?} is not an http(s) URL; {form}"
+        ));
+    }
+    Ok((name.to_string(), url.to_string()))
+}
+
+#[cfg(test)]
+mod http_check_tests {
+    use super::*;
+
+    #[test]
+    fn the_flag_is_name_equals_url() {
+        assert_eq!(
+            parse_http_check("es=http://es:9200/_cluster/health"),
+            Ok(("es".into(), "http://es:9200/_cluster/health".into()))
+        );
+        assert!(parse_http_check("kafka-rest=https://k.example/v3/clusters?x=1=2").is_ok());
+        for bad in [
+            "es",
+            "=http://es",
+            "Es=http://es",
+            "es_1=http://es",
+            "es=ftp://es",
+            "es=http://",
+            "es=es:9200",
+            "es=http://a b",
+        ] {
+            let e = parse_http_check(bad).expect_err(bad);
+            assert!(
+                e.starts_with("--http-check ") && e.contains("expected NAME=URL"),
+                "{e}"
+            );
+        }
     }
 }

@@ -17,6 +17,7 @@ pub mod cached;
 pub mod cached_pod;
 pub mod caches;
 pub mod forward;
+pub mod http_check;
 pub mod kube;
 pub mod pod_index;
 pub mod prometheus;
@@ -32,6 +33,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use crate::config::{Keys, SetConfig};
+use crate::gates::http_check::HttpAnswer;
 use crate::gates::prometheus::QueryOutcome;
 use crate::plan::events::EventNote;
 
@@ -290,9 +292,43 @@ pub trait Cluster: Sync {
 /// [`crate::cluster::prometheus::PrometheusClient`] (the HTTP API), by [`NoPrometheus`] (no
 /// `--prometheus-url`: every query fails, so a set with a check never steps — fail closed), and by the
 /// simulation (its application-health signal).
+///
+/// The same source answers the `HttpCheck` gate's GETs ([`Prometheus::http_check`]): by default none
+/// is configured (fail closed); [`Checks`] holds both clients the flags configure.
 pub trait Prometheus: Sync {
     /// Runs `expr` now. Never fails: no answer is [`QueryOutcome::Error`].
     fn query(&self, expr: &str) -> impl Future<Output = QueryOutcome> + Send;
+
+    /// GETs the URL configured under the `--http-check` `name`. Never fails: no usable answer is
+    /// [`HttpAnswer::Error`]. By default no HTTP check is configured.
+    fn http_check(&self, name: &str) -> impl Future<Output = HttpAnswer> + Send {
+        std::future::ready(HttpAnswer::Error(format!(
+            "no HTTP check configured (--http-check {name}=URL)"
+        )))
+    }
+}
+
+/// The checks' clients the flags configure: Prometheus (`--prometheus-url`, `None` without it) and
+/// the HTTP checks (`--http-check`, `None` without any).
+#[derive(Clone, Debug, Default)]
+pub struct Checks {
+    /// The Prometheus client.
+    pub prometheus: Option<crate::cluster::prometheus::PrometheusClient>,
+    /// The HTTP checks' client.
+    pub http: Option<http_check::HttpChecks>,
+}
+
+impl Prometheus for Checks {
+    async fn query(&self, expr: &str) -> QueryOutcome {
+        self.prometheus.query(expr).await
+    }
+
+    async fn http_check(&self, name: &str) -> HttpAnswer {
+        match &self.http {
+            Some(http) => http.get(name).await,
+            None => NoPrometheus.http_check(name).await,
+        }
+    }
 }
 
 /// No Prometheus configured: every query is [`QueryOutcome::Error`] saying so.

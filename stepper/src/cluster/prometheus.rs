@@ -226,7 +226,7 @@ fn read_secret(path: &Path, flag: &str) -> Result<String, String> {
 
 /// The error and its sources on one line (reqwest's top-level message alone says only
 /// "error sending request").
-fn one_line(e: &dyn std::error::Error) -> String {
+pub(crate) fn one_line(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

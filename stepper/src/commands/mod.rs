@@ -30,9 +30,10 @@ pub use step::{Forced, step_once, step_once_with};
 pub use wait::check_complete;
 
 use crate::cli::{Cli, Command, GateArgs, GlobalArgs, PassArgs, PrometheusArgs, Target, TargetRef};
+use crate::cluster::http_check::HttpChecks;
 use crate::cluster::kube::{KubeCluster, Scope};
 use crate::cluster::prometheus::{Auth, PrometheusClient, PrometheusConfig};
-use crate::cluster::{Cluster, ClusterError, Prometheus};
+use crate::cluster::{Checks, Cluster, ClusterError, Prometheus};
 use crate::config::Keys;
 use crate::gates::GateOptions;
 use crate::pass::PodReads;
@@ -164,6 +165,7 @@ impl Context {
                 max_steps_per_pass: pass.max_steps_per_pass,
                 max_steps_per_minute: pass.max_steps_per_minute,
                 recover_stuck_pods: pass.recover_stuck_pods,
+                http_checks: None,
             },
             dry_run,
             pod_reads,
@@ -184,16 +186,48 @@ enum Listing {
 }
 
 /// How a pass runs its checks' reads, from `--check-concurrency` and `--check-deadline` (default:
-/// twice `--prometheus-timeout`: a query started late in the pass still gets its whole timeout, and a
-/// pass whose checks all hang ends after two timeouts whatever the fleet's size).
+/// twice the longer of `--prometheus-timeout` and `--http-check-timeout`: a read started late in the
+/// pass still gets its whole timeout, and a pass whose checks all hang ends after two timeouts
+/// whatever the fleet's size).
 pub fn probe_options(g: &PrometheusArgs) -> ProbeOptions {
+    let longest = g.prometheus_timeout.max(g.http_check_timeout);
     ProbeOptions {
         concurrency: g.check_concurrency.get(),
         deadline: Some(to_std(
             g.check_deadline
-                .unwrap_or_else(|| g.prometheus_timeout.saturating_mul(2)),
+                .unwrap_or_else(|| longest.saturating_mul(2)),
         )),
     }
+}
+
+/// The checks' clients from the `--prometheus-*` and `--http-check*` flags.
+///
+/// # Errors
+/// A bad URL or CA file, a check name given twice, naming the flag.
+pub fn checks(g: &PrometheusArgs) -> Result<Checks> {
+    let http = if g.http_check.is_empty() {
+        None
+    } else {
+        let timeout = to_std(g.http_check_timeout);
+        Some(HttpChecks::new(&g.http_check, timeout).map_err(anyhow::Error::msg)?)
+    };
+    Ok(Checks {
+        prometheus: prometheus(g)?,
+        http,
+    })
+}
+
+/// What a pass needs of the check flags: the reads' bound and deadline ([`probe_options`]) and the
+/// configured HTTP check names (a set naming another is `InvalidAnnotation`).
+pub fn check_options(g: &PrometheusArgs, checks: &Checks, opts: &mut PassOptions) {
+    opts.probes = probe_options(g);
+    opts.gates.http_checks = Some(
+        checks
+            .http
+            .as_ref()
+            .map(HttpChecks::names)
+            .unwrap_or_default(),
+    );
 }
 
 /// The Prometheus client from the `--prometheus-*` flags; `None` without `--prometheus-url`.

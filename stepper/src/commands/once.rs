@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::{Context, Exit, probe_options, prometheus, timed_pass};
+use super::{Context, Exit, check_options, checks, timed_pass};
 use crate::cli::OnceArgs;
 use crate::cli::namespace::controller_namespaces;
 use crate::pass::PodReads;
@@ -20,8 +20,8 @@ pub async fn run(ctx: &Context, args: &OnceArgs) -> Result<Exit> {
         Some(&args.pass),
         args.dry_run,
     );
-    opts.probes = probe_options(&args.prometheus);
-    let prometheus = prometheus(&args.prometheus)?;
+    let prometheus = checks(&args.prometheus)?;
+    check_options(&args.prometheus, &prometheus, &mut opts);
     let report = timed_pass(&cluster, &prometheus, &opts, None).await?;
     Ok(if report.any_errored() {
         Exit::Failed

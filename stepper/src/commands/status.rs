@@ -43,7 +43,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
         Some(t) => ctx.cluster_of(t, Listing::TargetNamespace),
         None => ctx.cluster_over(namespaces.clone(), args.scope.selector.clone()),
     };
-    let prometheus = super::prometheus(&args.prometheus)?;
+    let prometheus = super::checks(&args.prometheus)?;
     // `status` predicts what a stepper with stuck-pod recovery on would do with a stuck pod.
     let mut opts = ctx.pass_options(
         super::pod_reads_of(target.as_ref()),
@@ -52,7 +52,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
         false,
     );
     opts.gates.recover_stuck_pods = true;
-    opts.probes = super::probe_options(&args.prometheus);
+    super::check_options(&args.prometheus, &prometheus, &mut opts);
     let items = status_items(
         &cluster,
         &prometheus,

@@ -9,6 +9,8 @@
 //! Layer `config` (pure): may import `model` (ARCHITECTURE.md, "Layers").
 
 pub mod check;
+mod group_owner;
+pub mod http_check;
 pub mod pause_at;
 
 use std::sync::Arc;
@@ -18,6 +20,8 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use sts_safe_rollout_rules::annotations as names;
 
 pub use check::{CheckConfig, DEFAULT_PERIOD_SECONDS, Query, check_config};
+pub use group_owner::{owner_condition, rollout_group};
+pub use http_check::{Expect, HttpCheckConfig};
 pub use pause_at::{PassedPoints, PausePlan, PausePoint, PointAt, pause_at};
 
 use crate::model::reasons::Reason;
@@ -43,6 +47,10 @@ pub struct Keys {
     pub check_error_limit: String,
     pub recent_steps: String,
     pub prometheus_check: String,
+    pub http_check: String,
+    pub http_check_jsonpath: String,
+    pub http_check_expect: String,
+    pub http_check_state: String,
     pub recover_after_seconds: String,
     pub force_rolling_update: String,
     pub initialized: String,
@@ -74,6 +82,10 @@ impl Keys {
             check_error_limit: k(names::CHECK_ERROR_LIMIT),
             recent_steps: k(names::RECENT_STEPS),
             prometheus_check: k(names::PROMETHEUS_CHECK),
+            http_check: k(names::HTTP_CHECK),
+            http_check_jsonpath: k(names::HTTP_CHECK_JSONPATH),
+            http_check_expect: k(names::HTTP_CHECK_EXPECT),
+            http_check_state: k(names::HTTP_CHECK_STATE),
             recover_after_seconds: k(names::RECOVER_AFTER_SECONDS),
             force_rolling_update: k(names::FORCE_ROLLING_UPDATE),
             initialized: k(names::INITIALIZED),
@@ -127,6 +139,8 @@ pub struct Stamps {
     pub degraded_reason: Option<String>,
     /// `prometheus-check` as written (JSON, see [`crate::gates::prometheus::CheckState`]), when present.
     pub prometheus_check: Option<String>,
+    /// `http-check-state` as written (JSON, see [`crate::gates::check::CheckState`]), when present.
+    pub http_check_state: Option<String>,
     /// `pause-points-passed` as written (JSON, see [`PassedPoints`]), when present.
     pub pause_points_passed_raw: Option<String>,
     /// `pause-points-passed`, when present and readable (for any revision: the gates check which).
@@ -163,6 +177,8 @@ pub struct SetConfig {
     pub owner_condition: Option<String>,
     /// The Prometheus check (`prometheus-query*` and its settings), when configured and readable.
     pub prometheus: Option<CheckConfig>,
+    /// The HTTP check (`http-check` and its settings), when configured and readable.
+    pub http_check: Option<HttpCheckConfig>,
     /// Seconds from `recover-after-seconds` (stuck-pod recovery, `--recover-stuck-pods`): `Ok(None)`
     /// when absent (the flag's default applies); an unreadable value is also [`SetConfig::invalid`], and
     /// no pod of the set is recovered.
@@ -170,7 +186,7 @@ pub struct SetConfig {
     /// What the stepper wrote on the set.
     pub stamps: Stamps,
     /// The first unreadable annotation, in gate order (`step`, `pause-at`, `initial-delay-seconds`, with a delay
-    /// `last-partition-update`, `rollout-group`, `owner-condition`, the Prometheus check,
+    /// `last-partition-update`, `rollout-group`, `owner-condition`, the Prometheus check, the HTTP check,
     /// `recover-after-seconds`): the detail of
     /// gate `InvalidAnnotation`.
     pub invalid: Option<String>,
@@ -205,6 +221,7 @@ impl SetConfig {
         let rollout_group = keep(&mut errors, rollout_group(set, keys)).flatten();
         let owner_condition = keep(&mut errors, owner_condition(set, keys)).flatten();
         let prometheus = keep(&mut errors, check_config(set, keys)).flatten();
+        let http_check = keep(&mut errors, http_check::http_check_config(set, keys)).flatten();
         let recover_after = recover_after_seconds(get(&keys.recover_after_seconds), keys);
         if let Err(e) = &recover_after {
             errors.push(e.clone());
@@ -223,6 +240,7 @@ impl SetConfig {
             rollout_group: rollout_group.map(str::to_string),
             owner_condition: owner_condition.map(str::to_string),
             prometheus,
+            http_check,
             recover_after_seconds: recover_after,
             stamps: Stamps {
                 last_partition_update_raw: owned(&keys.last_partition_update),
@@ -237,6 +255,7 @@ impl SetConfig {
                 completed_revision: owned(&keys.completed_revision),
                 degraded_reason: owned(&keys.degraded_reason),
                 prometheus_check: owned(&keys.prometheus_check),
+                http_check_state: owned(&keys.http_check_state),
                 pause_points_passed_raw: owned(&keys.pause_points_passed),
                 pause_points_passed: get(&keys.pause_points_passed).and_then(PassedPoints::parse),
             },
@@ -256,7 +275,7 @@ fn keep<T>(errors: &mut Vec<String>, result: Result<T, String>) -> Option<T> {
 }
 
 /// The annotation `key` of `set`, if present.
-fn annotation<'a>(set: &'a StatefulSet, key: &str) -> Option<&'a str> {
+pub(crate) fn annotation<'a>(set: &'a StatefulSet, key: &str) -> Option<&'a str> {
     set.metadata
         .annotations
         .as_ref()?
@@ -355,34 +374,4 @@ pub fn last_partition_update(
             keys.last_partition_update
         )
     })
-}
-
-/// `rollout-group`, `None` when absent.
-///
-/// # Errors
-/// An empty value (reason `InvalidAnnotation`).
-pub fn rollout_group<'a>(set: &'a StatefulSet, keys: &Keys) -> Result<Option<&'a str>, String> {
-    match annotation(set, &keys.rollout_group) {
-        Some(g) if g.trim().is_empty() => Err(format!(
-            "{}: empty; expected a group name (\"kafka\")",
-            keys.rollout_group
-        )),
-        other => Ok(other),
-    }
-}
-
-/// `owner-condition`, `None` when absent.
-///
-/// # Errors
-/// A value that is not a condition type (empty, or with whitespace or `/`).
-pub fn owner_condition<'a>(set: &'a StatefulSet, keys: &Keys) -> Result<Option<&'a str>, String> {
-    match annotation(set, &keys.owner_condition) {
-        Some(c) if c.is_empty() || c.contains(char::is_whitespace) || c.contains('/') => {
-            Err(format!(
-                "{}: {c:?} is not a condition type; expected a name such as \"Healthy\" or \"Ready\"",
-                keys.owner_condition
-            ))
-        }
-        other => Ok(other),
-    }
 }

@@ -11,8 +11,10 @@
 //! Layer `gates` (pure): may import `config`, `model` (ARCHITECTURE.md, "Layers").
 
 pub mod check;
+pub mod http_check;
 mod next_step;
 mod on_fleet;
+mod on_http_check;
 mod on_pods;
 mod on_prometheus;
 mod on_set;
@@ -31,6 +33,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 pub use next_step::{NextStep, next_step, step_target};
 pub use on_fleet::{check_group, check_owner, group_busy, group_holder, owner_not_healthy};
+pub use on_http_check::http_check;
+pub use on_http_check::unknown_check;
 pub use on_pods::{
     check_pdbs, check_pods_ready, check_step_done, pdb_blocked, pod_not_ready,
     pods_below_partition_ready, replaced_while_down, step_in_progress,
@@ -94,6 +98,8 @@ pub struct Probes {
     /// The outcomes of the Prometheus queries run in this pass, in the check's query order (`None`:
     /// not run).
     pub prometheus: Option<Vec<prometheus::QueryOutcome>>,
+    /// The HTTP check's answer read in this pass (`None`: not read).
+    pub http: Option<http_check::HttpAnswer>,
 }
 
 /// A read the pass must do before the set's verdict is final (the I/O gates run only for sets that
@@ -104,13 +110,15 @@ pub enum Need {
     Owner(OwnerReference),
     /// Run these queries (for `PrometheusCheck`).
     Queries(Vec<prometheus::Query>),
+    /// GET the URL configured under this `--http-check` name (for `HttpCheck`).
+    Http(String),
 }
 
 /// True when a set with annotations `config` can ever need a read ([`Need`]): only the I/O gates ask,
-/// and only for a set with `<prefix>/owner-condition` (`OwnerNotHealthy`) or a Prometheus check
-/// (`PrometheusCheck`). The pass asks the others for nothing.
+/// and only for a set with `<prefix>/owner-condition` (`OwnerNotHealthy`), a Prometheus check
+/// (`PrometheusCheck`) or an HTTP check (`HttpCheck`). The pass asks the others for nothing.
 pub fn may_need_reads(config: &SetConfig) -> bool {
-    config.owner_condition.is_some() || config.prometheus.is_some()
+    config.owner_condition.is_some() || config.prometheus.is_some() || config.http_check.is_some()
 }
 
 /// What the rest of the fleet means for one set: the StatefulSet that holds its rollout group
@@ -214,6 +222,7 @@ pub const GATES: &[GateEntry] = &[
     gate(Reason::GroupBusy, Reads::List, group_busy),
     gate(Reason::OwnerNotHealthy, Reads::Probe, owner_not_healthy),
     gate(Reason::PrometheusCheck, Reads::Probe, prometheus_check),
+    gate(Reason::HttpCheck, Reads::Probe, http_check),
 ];
 
 /// The first gate judged from the StatefulSet list alone ([`Reads::List`]: `Paused`,
@@ -315,6 +324,9 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
     }
     if reached(Reason::PrometheusCheck) {
         on_prometheus::effects(input, &mut ev);
+    }
+    if reached(Reason::HttpCheck) {
+        on_http_check::effects(input, &mut ev);
     }
     pause_points::effects(input, &mut ev);
     ev

@@ -58,7 +58,10 @@ pub fn paused(input: &GateInput<'_>) -> Result<(), Blocked> {
 pub fn invalid_annotation(input: &GateInput<'_>) -> Result<(), Blocked> {
     match &input.config.invalid {
         Some(detail) => Err(Blocked::new(Reason::InvalidAnnotation, detail.clone())),
-        None => Ok(()),
+        None => match super::unknown_check(input) {
+            Some(detail) => Err(Blocked::new(Reason::InvalidAnnotation, detail)),
+            None => Ok(()),
+        },
     }
 }
 

@@ -21,6 +21,11 @@ pub struct GateOptions {
     /// sets' pods are read too); off, a stuck pod past its recovery time is only recorded
     /// (`degraded-reason: StuckPod: …`).
     pub recover_stuck_pods: bool,
+    /// The names of the `--http-check NAME=URL` flags, sorted: a set's `http-check` naming another is
+    /// `InvalidAnnotation`. `None` where the flags are not known (`wait`, the simulation, the
+    /// library's default): the name is then not judged, and a check the stepper cannot make is an
+    /// error of the check (held, fail closed).
+    pub http_checks: Option<Vec<String>>,
 }
 
 impl Default for GateOptions {
@@ -31,6 +36,7 @@ impl Default for GateOptions {
             max_steps_per_pass: None,
             max_steps_per_minute: None,
             recover_stuck_pods: false,
+            http_checks: None,
         }
     }
 }

@@ -34,6 +34,10 @@ pub enum Reason {
     /// The Prometheus check (`<prefix>/prometheus-query*`) has not passed `success-threshold` times in a
     /// row yet: a query returned an empty result (a failure), or Prometheus gave no answer (an error).
     PrometheusCheck,
+    /// The HTTP check (`<prefix>/http-check`, a URL named by `--http-check`) has not passed
+    /// `success-threshold` times in a row yet: the value at `http-check-jsonpath` did not match
+    /// `http-check-expect` (a failure), or the endpoint gave no usable answer (an error).
+    HttpCheck,
     /// The fleet's step budget is spent: `--max-steps-per-pass` steps in this pass, or
     /// `--max-steps-per-minute` steps (by `<prefix>/last-partition-update`) in the last 60 seconds.
     Throttled,
@@ -43,7 +47,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in gate order (the order [`crate::gates::GATES`] checks them), `ApiError` last.
-    pub const ALL: [Reason; 12] = [
+    pub const ALL: [Reason; 13] = [
         Reason::Paused,
         Reason::InvalidAnnotation,
         Reason::NotObserved,
@@ -54,6 +58,7 @@ impl Reason {
         Reason::GroupBusy,
         Reason::OwnerNotHealthy,
         Reason::PrometheusCheck,
+        Reason::HttpCheck,
         Reason::Throttled,
         Reason::ApiError,
     ];
@@ -71,6 +76,7 @@ impl Reason {
             Reason::GroupBusy => "GroupBusy",
             Reason::OwnerNotHealthy => "OwnerNotHealthy",
             Reason::PrometheusCheck => "PrometheusCheck",
+            Reason::HttpCheck => "HttpCheck",
             Reason::Throttled => "Throttled",
             Reason::ApiError => "ApiError",
         }

@@ -18,6 +18,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use tracing::{debug, warn};
 
 use crate::cluster::{Cluster, ClusterError, Prometheus};
+use crate::gates::http_check::HttpAnswer;
 use crate::gates::prometheus::QueryOutcome;
 use crate::gates::{Need, OwnerProbe};
 use crate::plan::{Planner, ProbeMap, Snapshot};
@@ -55,6 +56,10 @@ enum Job {
         query: usize,
         expr: String,
     },
+    Http {
+        set: usize,
+        name: String,
+    },
 }
 
 /// What one [`Job`] read.
@@ -67,6 +72,10 @@ enum Read {
         set: usize,
         query: usize,
         outcome: QueryOutcome,
+    },
+    Http {
+        set: usize,
+        answer: HttpAnswer,
     },
 }
 
@@ -87,17 +96,22 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
     let mut probes = ProbeMap::new();
     let mut errors = HashMap::new();
     let mut unanswered: Vec<String> = Vec::new();
-    // Each round answers one read per set; a set has at most two I/O gates.
-    for _ in 0..3 {
+    // Each round answers one read per set; a set has at most three I/O gates.
+    for _ in 0..4 {
         let needs = planner.needs(now, &probes);
         if needs.is_empty() {
             break;
         }
         let mut jobs = Vec::new();
         let mut counts: HashMap<usize, usize> = HashMap::new();
+        let mut http_sets = Vec::new();
         for (set, need) in needs {
             match need {
                 Need::Owner(owner) => jobs.push(Job::Owner { set, owner }),
+                Need::Http(name) => {
+                    http_sets.push(set);
+                    jobs.push(Job::Http { set, name });
+                }
                 Need::Queries(queries) => {
                     counts.insert(set, queries.len());
                     jobs.extend(
@@ -140,6 +154,12 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
                         *slot = Some(outcome);
                     }
                 }
+                Read::Http { set, answer } => {
+                    if let HttpAnswer::Error(cause) = &answer {
+                        unanswered.push(cause.clone());
+                    }
+                    probes.entry(set).or_default().http = Some(answer);
+                }
             }
         }
         let cut = || {
@@ -148,6 +168,17 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
                 opts.deadline.unwrap_or_default()
             ))
         };
+        for set in http_sets {
+            let slot = &mut probes.entry(set).or_default().http;
+            if slot.is_none() {
+                // The deadline cut the GET: an error of the check, never a failure.
+                let QueryOutcome::Error(cause) = cut() else {
+                    continue;
+                };
+                unanswered.push(cause.clone());
+                *slot = Some(HttpAnswer::Error(cause));
+            }
+        }
         for (set, got) in outcomes {
             let got: Vec<QueryOutcome> = got.into_iter().map(|o| o.unwrap_or_else(cut)).collect();
             for o in &got {
@@ -160,7 +191,7 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
     }
     if let Some(first) = unanswered.first() {
         // One line per pass, not one per query (each set's gate says the rest when it changes).
-        warn!(queries = unanswered.len(), cause = %first, "Prometheus gave no answer to {} queries", unanswered.len());
+        warn!(queries = unanswered.len(), cause = %first, "checks got no answer to {} reads", unanswered.len());
     }
     (probes, errors)
 }
@@ -204,6 +235,20 @@ async fn run<C: Cluster, P: Prometheus>(
                         query,
                         outcome,
                     }
+                }
+                Job::Http { set, name } => {
+                    let answer = prometheus.http_check(&name).await;
+                    if let HttpAnswer::Error(cause) = &answer {
+                        let s = &snap.statefulsets[set].metadata;
+                        debug!(
+                            namespace = s.namespace.as_deref().unwrap_or(""),
+                            statefulset = s.name.as_deref().unwrap_or(""),
+                            check = %name,
+                            cause = %cause,
+                            "HTTP check gave no answer"
+                        );
+                    }
+                    Read::Http { set, answer }
                 }
             }
         })

@@ -181,9 +181,9 @@ impl EventNote {
     }
 
     /// The `RolloutResumed` Event (`Normal`) of a person's `resume`: `who` resumed it; `was` is the
-    /// `paused-reason` removed, if any. The Prometheus check's counts were cleared too.
+    /// `paused-reason` removed, if any. The Prometheus and HTTP checks' counts were cleared too.
     pub fn resumed(who: &str, was: Option<&str>) -> Self {
-        let mut note = format!("resumed by {who}; Prometheus check counts cleared");
+        let mut note = format!("resumed by {who}; Prometheus and HTTP check counts cleared");
         if let Some(was) = was {
             note.push_str(&format!(" (was paused: {was})"));
         }

@@ -41,7 +41,12 @@ pub fn pause_patch(set: &StatefulSet, config: &SetConfig, who: &str, reason: &st
 pub fn resume_patch(set: &StatefulSet, config: &SetConfig) -> Option<Patch> {
     let keys = &config.keys;
     let annotations = set.metadata.annotations.as_ref()?;
-    let mut removed = vec![&keys.paused, &keys.paused_reason, &keys.prometheus_check];
+    let mut removed = vec![
+        &keys.paused,
+        &keys.paused_reason,
+        &keys.prometheus_check,
+        &keys.http_check_state,
+    ];
     if annotations
         .get(&keys.degraded_reason)
         .is_some_and(|v| degraded_kind::of(v) == degraded_kind::FAILURE_LIMIT)

@@ -120,15 +120,20 @@ pub fn status_changes(
     }
     let mut guards = Vec::new();
     if !matches!(verdict, Verdict::Step { .. }) && !ev.changes.is_empty() {
-        let check_key = &keys.prometheus_check;
-        if ev.changes.iter().any(|(k, _)| k == check_key) {
-            guards.push(match &config.stamps.prometheus_check {
-                Some(old) => test(ptr(&["metadata", "annotations", check_key]), json!(old)),
-                None => test(
-                    ptr(&["metadata", "resourceVersion"]),
-                    json!(set.metadata.resource_version.clone().unwrap_or_default()),
-                ),
-            });
+        let checks = [
+            (&keys.prometheus_check, &config.stamps.prometheus_check),
+            (&keys.http_check_state, &config.stamps.http_check_state),
+        ];
+        for (check_key, stored) in checks {
+            if ev.changes.iter().any(|(k, _)| k == check_key) {
+                guards.push(match stored {
+                    Some(old) => test(ptr(&["metadata", "annotations", check_key]), json!(old)),
+                    None => test(
+                        ptr(&["metadata", "resourceVersion"]),
+                        json!(set.metadata.resource_version.clone().unwrap_or_default()),
+                    ),
+                });
+            }
         }
         if ev
             .changes

@@ -1,0 +1,249 @@
+//! The border for the HTTP check: its annotations into one [`HttpCheckConfig`].
+//!
+//! `<prefix>/http-check: <name>` names a URL configured on the stepper (`--http-check NAME=URL`), never
+//! a URL: whoever may edit a StatefulSet must not make the stepper call an address of their choosing.
+//! Whether the name is configured is the gates' to say (`InvalidAnnotation`, they know the flags);
+//! here the form is read:
+//!
+//! - `<prefix>/http-check-jsonpath`: a JSONPath (RFC 9535, as `jsonpath-rust` reads it) selecting
+//!   exactly one value of the endpoint's JSON answer, e.g. `$.status` or `$.brokers[0].state`;
+//! - `<prefix>/http-check-expect`: what that value must be — [`Expect`]'s grammar:
+//!   `green` (equal, as text), `in(green,yellow)` (one of), or a number compared: `>=3`, `>3`, `<=3`,
+//!   `<3`, `==3`.
+//!
+//! The counting annotations are the Prometheus check's ([`super::check::limits`]).
+
+use jsonpath_rust::parser::parse_json_path;
+use k8s_openapi::api::apps::v1::StatefulSet;
+
+use super::Keys;
+use super::check::{CheckLimits, limits};
+
+/// A set's HTTP check, read from its annotations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HttpCheckConfig {
+    /// The check's name (`http-check`'s value): which `--http-check NAME=URL` to call.
+    pub name: String,
+    /// The JSONPath of the value read from the answer (`http-check-jsonpath`).
+    pub jsonpath: String,
+    /// What the value must be (`http-check-expect`).
+    pub expect: Expect,
+    /// How its checks are counted.
+    pub limits: CheckLimits,
+}
+
+/// A numeric comparison of [`Expect::Compare`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// `>=`
+    Ge,
+    /// `>`
+    Gt,
+    /// `<=`
+    Le,
+    /// `<`
+    Lt,
+    /// `==`
+    Eq,
+}
+
+impl Op {
+    /// The operator as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Ge => ">=",
+            Op::Gt => ">",
+            Op::Le => "<=",
+            Op::Lt => "<",
+            Op::Eq => "==",
+        }
+    }
+
+    /// `value <op> bound`.
+    pub fn holds(self, value: f64, bound: f64) -> bool {
+        match self {
+            Op::Ge => value >= bound,
+            Op::Gt => value > bound,
+            Op::Le => value <= bound,
+            Op::Lt => value < bound,
+            Op::Eq => value == bound,
+        }
+    }
+}
+
+/// What the value must be (`http-check-expect`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expect {
+    /// `green`: the value, as text (a JSON string's content; a number, `true`/`false` or `null` as
+    /// written), equals this.
+    Equals(String),
+    /// `in(green,yellow)`: the value, as text, is one of these.
+    OneOf(Vec<String>),
+    /// `>=3` (also `>`, `<=`, `<`, `==`): the value is a number (or a string holding one) and compares so.
+    Compare(Op, f64),
+}
+
+/// The expected form, for messages.
+pub const EXPECT_FORM: &str = "expected a value (\"green\"), a list \"in(green,yellow)\", or a number comparison \">=3\" (>=, >, <=, <, ==)";
+
+/// Reads an `http-check-expect` value.
+///
+/// # Errors
+/// The reason the value is not of [`Expect`]'s grammar (without the annotation's name).
+pub fn parse_expect(value: &str) -> Result<Expect, String> {
+    let value = value.trim();
+    if value.is_empty() {
+        return Err("empty".into());
+    }
+    if let Some(list) = value.strip_prefix("in(") {
+        let list = list.strip_suffix(')').ok_or("in( without its closing )")?;
+        let items: Vec<String> = list.split(',').map(|i| i.trim().to_string()).collect();
+        if items.iter().any(String::is_empty) {
+            return Err("an empty item in in(…)".into());
+        }
+        return Ok(Expect::OneOf(items));
+    }
+    for (text, op) in [
+        (">=", Op::Ge),
+        ("<=", Op::Le),
+        ("==", Op::Eq),
+        (">", Op::Gt),
+        ("<", Op::Lt),
+    ] {
+        if let Some(n) = value.strip_prefix(text) {
+            return match n.trim().parse::<f64>() {
+                Ok(n) if n.is_finite() => Ok(Expect::Compare(op, n)),
+                _ => Err(format!("{:?} after {text} is not a number", n.trim())),
+            };
+        }
+    }
+    if value.starts_with(['>', '<', '=', '!']) {
+        return Err("an unknown comparison".into());
+    }
+    Ok(Expect::Equals(value.to_string()))
+}
+
+/// Checks an `http-check-jsonpath` value: a JSONPath starting at the root (`$`).
+///
+/// # Errors
+/// Why it is not one (without the annotation's name).
+pub fn check_jsonpath(value: &str) -> Result<(), String> {
+    if !value.starts_with('$') {
+        return Err("does not start with $".into());
+    }
+    parse_json_path(value)
+        .map(|_| ())
+        .map_err(|e| format!("not a JSONPath: {e}"))
+}
+
+/// Reads the set's HTTP check: `Ok(None)` without `http-check` (then `http-check-jsonpath` and
+/// `http-check-expect` must be absent too: a check half configured is never silently dropped).
+///
+/// # Errors
+/// A one-line message naming the annotation and the expected form.
+pub fn http_check_config(
+    set: &StatefulSet,
+    keys: &Keys,
+) -> Result<Option<HttpCheckConfig>, String> {
+    let all = set.metadata.annotations.as_ref();
+    let get = |key: &str| all.and_then(|a| a.get(key)).map(|v| v.trim());
+    let (jsonpath, expect) = (get(&keys.http_check_jsonpath), get(&keys.http_check_expect));
+    let Some(name) = get(&keys.http_check) else {
+        if let Some(key) = [
+            (&keys.http_check_jsonpath, jsonpath),
+            (&keys.http_check_expect, expect),
+        ]
+        .into_iter()
+        .find_map(|(k, v)| v.map(|_| k))
+        {
+            return Err(format!(
+                "{key}: set without {}; expected {} naming a check configured on the stepper (--http-check NAME=URL)",
+                keys.http_check, keys.http_check
+            ));
+        }
+        return Ok(None);
+    };
+    if !is_dns_label(name) {
+        return Err(format!(
+            "{}: {name:?} is not a check name; expected the NAME of a --http-check NAME=URL of the stepper (a DNS label such as \"es-health\")",
+            keys.http_check
+        ));
+    }
+    let Some(jsonpath) = jsonpath else {
+        return Err(format!(
+            "{}: missing; expected the JSONPath of the value to check, e.g. \"$.status\"",
+            keys.http_check_jsonpath
+        ));
+    };
+    check_jsonpath(jsonpath).map_err(|e| {
+        format!(
+            "{}: {jsonpath:?} {e}; expected a JSONPath such as \"$.status\" or \"$.a.b[0].c\"",
+            keys.http_check_jsonpath
+        )
+    })?;
+    let Some(expect) = expect else {
+        return Err(format!(
+            "{}: missing; {EXPECT_FORM}",
+            keys.http_check_expect
+        ));
+    };
+    let expect = parse_expect(expect)
+        .map_err(|e| format!("{}: {expect:?}: {e}; {EXPECT_FORM}", keys.http_check_expect))?;
+    Ok(Some(HttpCheckConfig {
+        name: name.to_string(),
+        jsonpath: jsonpath.to_string(),
+        expect,
+        limits: limits(set, keys)?,
+    }))
+}
+
+/// True for a DNS label (RFC 1123): 1–63 of `a-z`, `0-9`, `-`, starting and ending alphanumeric.
+pub fn is_dns_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_expect_grammar() {
+        assert_eq!(parse_expect("green"), Ok(Expect::Equals("green".into())));
+        assert_eq!(
+            parse_expect("in(green, yellow)"),
+            Ok(Expect::OneOf(vec!["green".into(), "yellow".into()]))
+        );
+        assert_eq!(parse_expect(">=3"), Ok(Expect::Compare(Op::Ge, 3.0)));
+        assert_eq!(parse_expect("> 2.5"), Ok(Expect::Compare(Op::Gt, 2.5)));
+        assert_eq!(parse_expect("<1"), Ok(Expect::Compare(Op::Lt, 1.0)));
+        assert_eq!(parse_expect("==0"), Ok(Expect::Compare(Op::Eq, 0.0)));
+        for bad in ["", " ", "in(green", "in(a,,b)", ">=x", "<", "!=3", "=>3"] {
+            assert!(parse_expect(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_jsonpath_is_checked() {
+        for good in ["$.status", "$.a.b[0].c", "$['number_of_nodes']"] {
+            assert_eq!(check_jsonpath(good), Ok(()), "{good}");
+        }
+        for bad in ["status", "$.a[", "$..[?", ""] {
+            assert!(check_jsonpath(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn dns_labels() {
+        assert!(is_dns_label("es-health"));
+        assert!(is_dns_label("kafka1"));
+        for bad in ["", "-a", "a-", "Es", "a_b", "a.b", &"a".repeat(64)] {
+            assert!(!is_dns_label(bad), "{bad:?}");
+        }
+    }
+}

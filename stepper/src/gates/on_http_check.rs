@@ -1,0 +1,137 @@
+//! Gate `HttpCheck`, and the read and annotation changes the check asks for.
+//!
+//! The check itself is [`crate::gates::http_check::check_result`], over the answer the pass read. Its
+//! writes mirror the Prometheus check's ([`super::on_prometheus`]): the counts in
+//! `<prefix>/http-check-state`, the pause after `failure-limit` failures, and the
+//! `degraded-reason: CheckErrors: …` record after `check-error-limit` errors in a row.
+
+use sts_safe_rollout_rules::annotations::TRUE;
+
+use super::{Evaluation, GateInput, Need};
+use crate::config::HttpCheckConfig;
+use crate::gates::check::{CheckResult, CheckState, current_state};
+use crate::gates::http_check::{check_result, degraded};
+use crate::model::reasons::degraded_kind::{self, CHECK_ERRORS, FAILURE_LIMIT};
+use crate::model::reasons::{Blocked, Reason};
+use crate::model::set;
+
+/// The check's config, its stored state for this observation, and its result at `input.now`; `None`
+/// when the set has no HTTP check.
+fn run<'a>(
+    input: &GateInput<'a>,
+) -> Option<(&'a HttpCheckConfig, Option<CheckState>, CheckResult)> {
+    let check = input.config.http_check.as_ref()?;
+    let revision = set::update_revision(input.set);
+    let partition = input.partition();
+    let stored = input.config.stamps.http_check_state.as_deref();
+    let state = current_state(stored, partition, revision);
+    let result = check_result(
+        check,
+        state.as_ref(),
+        input.probes.http.as_ref(),
+        partition,
+        revision,
+        input.now,
+    );
+    Some((check, state, result))
+}
+
+/// The `InvalidAnnotation` detail when the set's `http-check` names no `--http-check` of the stepper
+/// (the names the flags configure, [`crate::gates::GateOptions::http_checks`]); `None` when it does,
+/// or when the flags are not known.
+pub fn unknown_check(input: &GateInput<'_>) -> Option<String> {
+    let check = input.config.http_check.as_ref()?;
+    let configured = input.opts.http_checks.as_ref()?;
+    if configured.contains(&check.name) {
+        return None;
+    }
+    let names = if configured.is_empty() {
+        "none (no --http-check NAME=URL flag)".to_string()
+    } else {
+        configured.join(", ")
+    };
+    Some(format!(
+        "{}: {:?} names no check configured on the stepper; configured: {names}",
+        input.config.keys.http_check, check.name
+    ))
+}
+
+/// Gate `HttpCheck`: passes without a check, or when the check's result is [`CheckResult::Pass`];
+/// a due check not made yet, a wait and a pause block.
+pub fn http_check(input: &GateInput<'_>) -> Result<(), Blocked> {
+    let Some((check, _, result)) = run(input) else {
+        return Ok(());
+    };
+    let detail = match result {
+        CheckResult::Pass { .. } => return Ok(()),
+        CheckResult::Due => format!("check due ({}), not run yet", check.name),
+        CheckResult::Wait { detail, .. } => detail,
+        CheckResult::Pause { reason } => format!("{reason}: rollout paused"),
+    };
+    Err(Blocked::new(
+        Reason::HttpCheck,
+        format!("{}: {detail}", set::name(input.set)),
+    ))
+}
+
+/// Records in `ev` what the check asks for once the gate was reached: the GET when due, the state to
+/// write, or the pause (`paused`, `paused-reason`, and `degraded-reason: FailureLimit: …`) after
+/// `failure-limit` failures.
+pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
+    let Some((check, state, result)) = run(input) else {
+        return;
+    };
+    let keys = &input.config.keys;
+    let state_key = keys.http_check_state.clone();
+    match result {
+        CheckResult::Pass { state: recorded } => {
+            check_errors(input, check, recorded.as_ref().or(state.as_ref()), ev);
+            if let Some(s) = recorded {
+                ev.changes.push((state_key, Some(s.to_annotation())));
+            }
+        }
+        CheckResult::Due => ev.need = Some(Need::Http(check.name.clone())),
+        CheckResult::Wait {
+            state: recorded, ..
+        } => {
+            let now = recorded.as_ref().or(state.as_ref());
+            ev.expected_wait = !now.is_some_and(CheckState::last_did_not_pass);
+            check_errors(input, check, now, ev);
+            if let Some(s) = recorded {
+                ev.changes.push((state_key, Some(s.to_annotation())));
+            }
+        }
+        CheckResult::Pause { reason } => {
+            ev.changes.push((state_key, None));
+            ev.changes.push((keys.paused.clone(), Some(TRUE.into())));
+            ev.changes.push((
+                keys.paused_reason.clone(),
+                Some(format!("{reason} (at {})", input.now)),
+            ));
+            ev.changes.push((
+                keys.degraded_reason.clone(),
+                Some(format!("{FAILURE_LIMIT}: {reason}")),
+            ));
+        }
+    }
+}
+
+/// The `degraded-reason: CheckErrors: …` record for the check's state `now`, as the Prometheus
+/// check's: written once at `check-error-limit` errors in a row when nothing else is recorded,
+/// removed once the check got an answer again.
+fn check_errors(
+    input: &GateInput<'_>,
+    check: &HttpCheckConfig,
+    now: Option<&CheckState>,
+    ev: &mut Evaluation,
+) {
+    let recorded = input.config.stamps.degraded_reason.as_deref();
+    let key = &input.config.keys.degraded_reason;
+    match now.and_then(|s| degraded(check, s)) {
+        Some(value) if recorded.is_none() => ev.changes.push((key.clone(), Some(value))),
+        None if recorded.map(degraded_kind::of) == Some(CHECK_ERRORS) => {
+            ev.changes.push((key.clone(), None));
+        }
+        _ => {}
+    }
+}
