@@ -11,6 +11,7 @@
 //! Layer `gates` (pure): may import `config`, `model` (ARCHITECTURE.md, "Layers").
 
 pub mod check;
+mod check_effects;
 pub mod http_check;
 mod next_step;
 mod on_fleet;

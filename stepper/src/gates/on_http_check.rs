@@ -5,13 +5,11 @@
 //! `<prefix>/http-check-state`, the pause after `failure-limit` failures, and the
 //! `degraded-reason: CheckErrors: …` record after `check-error-limit` errors in a row.
 
-use sts_safe_rollout_rules::annotations::TRUE;
-
+use super::check_effects::{self, Reached};
 use super::{Evaluation, GateInput, Need};
 use crate::config::HttpCheckConfig;
 use crate::gates::check::{CheckResult, CheckState, current_state};
 use crate::gates::http_check::{check_result, degraded};
-use crate::model::reasons::degraded_kind::{self, CHECK_ERRORS, FAILURE_LIMIT};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 
@@ -74,64 +72,18 @@ pub fn http_check(input: &GateInput<'_>) -> Result<(), Blocked> {
     ))
 }
 
-/// Records in `ev` what the check asks for once the gate was reached: the GET when due, the state to
-/// write, or the pause (`paused`, `paused-reason`, and `degraded-reason: FailureLimit: …`) after
-/// `failure-limit` failures.
+/// Records in `ev` what the check asks for once the gate was reached ([`check_effects::record`]): the
+/// GET when due, the counts, the pause after `failure-limit` failures, the `CheckErrors` record.
 pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
     let Some((check, state, result)) = run(input) else {
         return;
     };
-    let keys = &input.config.keys;
-    let state_key = keys.http_check_state.clone();
-    match result {
-        CheckResult::Pass { state: recorded } => {
-            check_errors(input, check, recorded.as_ref().or(state.as_ref()), ev);
-            if let Some(s) = recorded {
-                ev.changes.push((state_key, Some(s.to_annotation())));
-            }
-        }
-        CheckResult::Due => ev.need = Some(Need::Http(check.name.clone())),
-        CheckResult::Wait {
-            state: recorded, ..
-        } => {
-            let now = recorded.as_ref().or(state.as_ref());
-            ev.expected_wait = !now.is_some_and(CheckState::last_did_not_pass);
-            check_errors(input, check, now, ev);
-            if let Some(s) = recorded {
-                ev.changes.push((state_key, Some(s.to_annotation())));
-            }
-        }
-        CheckResult::Pause { reason } => {
-            ev.changes.push((state_key, None));
-            ev.changes.push((keys.paused.clone(), Some(TRUE.into())));
-            ev.changes.push((
-                keys.paused_reason.clone(),
-                Some(format!("{reason} (at {})", input.now)),
-            ));
-            ev.changes.push((
-                keys.degraded_reason.clone(),
-                Some(format!("{FAILURE_LIMIT}: {reason}")),
-            ));
-        }
-    }
-}
-
-/// The `degraded-reason: CheckErrors: …` record for the check's state `now`, as the Prometheus
-/// check's: written once at `check-error-limit` errors in a row when nothing else is recorded,
-/// removed once the check got an answer again.
-fn check_errors(
-    input: &GateInput<'_>,
-    check: &HttpCheckConfig,
-    now: Option<&CheckState>,
-    ev: &mut Evaluation,
-) {
-    let recorded = input.config.stamps.degraded_reason.as_deref();
-    let key = &input.config.keys.degraded_reason;
-    match now.and_then(|s| degraded(check, s)) {
-        Some(value) if recorded.is_none() => ev.changes.push((key.clone(), Some(value))),
-        None if recorded.map(degraded_kind::of) == Some(CHECK_ERRORS) => {
-            ev.changes.push((key.clone(), None));
-        }
-        _ => {}
-    }
+    let reached = Reached {
+        state_key: &input.config.keys.http_check_state,
+        state,
+        result,
+        need: || Need::Http(check.name.clone()),
+        degraded: |s: &CheckState| degraded(check, s),
+    };
+    check_effects::record(input, ev, reached);
 }

@@ -2,11 +2,9 @@
 //!
 //! The check itself is [`crate::gates::prometheus::check_result`], over the queries the pass ran.
 
-use sts_safe_rollout_rules::annotations::TRUE;
-
+use super::check_effects::{self, Reached};
 use super::{Evaluation, GateInput, Need};
 use crate::gates::prometheus::{self, CheckConfig, CheckResult, CheckState};
-use crate::model::reasons::degraded_kind::{self, CHECK_ERRORS, FAILURE_LIMIT};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 
@@ -51,67 +49,19 @@ pub fn prometheus_check(input: &GateInput<'_>) -> Result<(), Blocked> {
     ))
 }
 
-/// Records in `ev` what the check asks for once the gate was reached: the queries to run when due,
-/// the state to write, or the pause (`paused`, `paused-reason`, and `degraded-reason:
-/// FailureLimit: …`) after `failure-limit` failures.
+/// Records in `ev` what the check asks for once the gate was reached ([`check_effects::record`]): the
+/// queries to run when due, the counts, the pause after `failure-limit` failures, the `CheckErrors`
+/// record ([`prometheus::degraded`]).
 pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
     let Some((check, state, result)) = run(input) else {
         return;
     };
-    let keys = &input.config.keys;
-    let state_key = keys.prometheus_check.clone();
-    match result {
-        CheckResult::Pass { state: recorded } => {
-            check_errors(input, check, recorded.as_ref().or(state.as_ref()), ev);
-            if let Some(s) = recorded {
-                ev.changes.push((state_key, Some(s.to_annotation())));
-            }
-        }
-        CheckResult::Due => ev.need = Some(Need::Queries(check.queries.clone())),
-        CheckResult::Wait {
-            state: recorded, ..
-        } => {
-            // The state this pass recorded, else the stored one the check waited on.
-            let now = recorded.as_ref().or(state.as_ref());
-            ev.expected_wait = !now.is_some_and(CheckState::last_did_not_pass);
-            check_errors(input, check, now, ev);
-            if let Some(s) = recorded {
-                ev.changes.push((state_key, Some(s.to_annotation())));
-            }
-        }
-        CheckResult::Pause { reason } => {
-            ev.changes.push((state_key, None));
-            ev.changes.push((keys.paused.clone(), Some(TRUE.into())));
-            ev.changes.push((
-                keys.paused_reason.clone(),
-                Some(format!("{reason} (at {})", input.now)),
-            ));
-            // The record GitOps tools report as Degraded; `resume` removes it with the pause.
-            ev.changes.push((
-                keys.degraded_reason.clone(),
-                Some(format!("{FAILURE_LIMIT}: {reason}")),
-            ));
-        }
-    }
-}
-
-/// The `degraded-reason: CheckErrors: …` record ([`prometheus::degraded`]) for the check's state
-/// `now`: written once when the consecutive errors reach `check-error-limit` and nothing else is
-/// recorded (the value stays as first written until cleared: one `RolloutDegraded` Event per
-/// outage), removed once the check got an answer again. Another kind of record is left alone.
-fn check_errors(
-    input: &GateInput<'_>,
-    check: &CheckConfig,
-    now: Option<&CheckState>,
-    ev: &mut Evaluation,
-) {
-    let recorded = input.config.stamps.degraded_reason.as_deref();
-    let key = &input.config.keys.degraded_reason;
-    match now.and_then(|s| prometheus::degraded(check, s)) {
-        Some(value) if recorded.is_none() => ev.changes.push((key.clone(), Some(value))),
-        None if recorded.map(degraded_kind::of) == Some(CHECK_ERRORS) => {
-            ev.changes.push((key.clone(), None));
-        }
-        _ => {}
-    }
+    let reached = Reached {
+        state_key: &input.config.keys.prometheus_check,
+        state,
+        result,
+        need: || Need::Queries(check.queries.clone()),
+        degraded: |s: &CheckState| prometheus::degraded(check, s),
+    };
+    check_effects::record(input, ev, reached);
 }
