@@ -1,7 +1,7 @@
 //! The repository stands alone: a stranger who clones it, with nothing beside it, runs `make demo` and
 //! `make test`. This test fails when a file of the repository reads or cites something outside it:
 //!
-//! - a relative path that climbs out of the repository (`../shared/fixtures`, `../../shared/crds`) from
+//! - a relative path that climbs out of the repository (one or two `..` up, then `shared/fixtures`) from
 //!   where it could be resolved — the file's own folder, its crate's folder (`CARGO_MANIFEST_DIR`), the
 //!   repository's root (scripts and the Makefile run there) — and names the folder `shared` or something
 //!   that exists out there (so a path that only exists beside a developer's checkout is caught where it
@@ -171,9 +171,20 @@ fn the_check_catches_paths_outside_and_passes_paths_inside() {
     let doc = root.join("docs/gitops.md");
     let script = root.join("scripts/demo-policy.sh");
     let caught = |text: &str, file: &Path| !problems(text, file, &root).is_empty();
-    assert!(caught(r#".join("../../shared/fixtures/api")"#, &test_file));
-    assert!(caught("SHARED=${SHARED:-../shared}", &script));
-    assert!(caught("dir=../shared/fixtures/admission", &script));
+    // The examples are put together here, so that no line of this file names such a path itself.
+    let (up, shared) = ("../", "shared");
+    assert!(caught(
+        &format!(r#".join("{up}{up}{shared}/fixtures/api")"#),
+        &test_file
+    ));
+    assert!(caught(
+        &format!("SHARED=${{SHARED:-{up}{shared}}}"),
+        &script
+    ));
+    assert!(caught(
+        &format!("dir={up}{shared}/fixtures/admission"),
+        &script
+    ));
     assert!(caught("read /work/shared/crds/x.yaml", &script));
     assert!(caught("see DESIGN.md", &doc));
     assert!(!caught(r#".join("../fixtures/api")"#, &test_file));
