@@ -27,7 +27,10 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 RUNNER=${RUNNER:-target/debug/runner}
-STEPPER_STATIC=${STEPPER_STATIC:-target/x86_64-unknown-linux-musl/image/sts-stepper}
+# The Cargo profile STEPPER_STATIC was built in (make image builds it again if it is not fresh): make
+# registry-tests uses static-test, unoptimized (the round trip measures nothing).
+STEPPER_PROFILE=${STEPPER_PROFILE:-image}
+STEPPER_STATIC=${STEPPER_STATIC:-target/x86_64-unknown-linux-musl/$STEPPER_PROFILE/sts-stepper}
 TAG=v0.0.0-registry-test
 
 missing=()
@@ -184,7 +187,7 @@ fi
 echo "== stepper image: $image"
 started=$(date +%s)
 make --no-print-directory image push-image REGISTRY="$REGISTRY" TAG="$TAG" TLS_VERIFY=false \
-    BUILDAH="$buildah_cmd" DIST="$tmp/dist" STEPPER_STATIC="$STEPPER_STATIC"
+    BUILDAH="$buildah_cmd" DIST="$tmp/dist" STEPPER_STATIC="$STEPPER_STATIC" STEPPER_PROFILE="$STEPPER_PROFILE"
 echo "image build and push: $(elapsed "$started")"
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 

@@ -175,7 +175,7 @@ EOF
   run_setup
   [ "$status" -eq 0 ]
   [[ "$output" == *"cargo-cyclonedx (crate cargo-cyclonedx@0.5.9: "* ]]
-  grep -qx 'cargo install --locked --quiet cargo-cyclonedx --version 0.5.9' "$calls"
+  grep -qx 'cargo install --locked --debug --quiet cargo-cyclonedx --version 0.5.9' "$calls"
   ! grep -q '^apt-get' "$calls"
   [[ "$output" == *"installed; all 11 tools"* ]]
 }
@@ -184,7 +184,7 @@ EOF
   rm "$bin/cargo-cyclonedx" "$bin/prometheus"
   run_setup
   [ "$status" -eq 1 ]
-  [[ "$output" == *"cargo install --locked cargo-cyclonedx --version 0.5.9"* ]]
+  [[ "$output" == *"cargo install --locked --debug cargo-cyclonedx --version 0.5.9"* ]]
   ! grep -q '^cargo install' "$calls"
 }
 

@@ -31,8 +31,9 @@ TOOLS=(
     "test python3         python3          deploy/validate.sh"
     "test python3:venv    python3-venv     deploy/validate.sh, scripts/monitoring-test.sh: a venv for their PyPI packages"
 )
-# Tools no Debian package provides, installed with `cargo install --locked CRATE --version V` (into cargo's
-# bin directory, ~/.cargo/bin, no root needed). Each row: the scope, the command, CRATE@VERSION, what needs it.
+# Tools no Debian package provides, installed with `cargo install --locked --debug CRATE --version V` (into
+# cargo's bin directory, ~/.cargo/bin, no root needed; --debug: unoptimized, built in about half the time of a
+# release build, and these tools run a few times per test run, where speed does not matter). Each row: the scope, the command, CRATE@VERSION, what needs it.
 CARGO_TOOLS=(
     "test cargo-cyclonedx  cargo-cyclonedx@0.5.9  make sbom: the CycloneDX SBOMs of the policy and the stepper image"
 )
@@ -104,7 +105,7 @@ check_cargo_tools() {
 cargo_commands() {
     local crate
     for crate in "${missing_crates[@]}"; do
-        echo "  cargo install --locked ${crate%@*} --version ${crate#*@}"
+        echo "  cargo install --locked --debug ${crate%@*} --version ${crate#*@}"
     done
 }
 
@@ -196,8 +197,8 @@ fi
 
 if [ ${#missing_crates[@]} -gt 0 ]; then
     for crate in "${missing_crates[@]}"; do
-        say "installing ${crate%@*} ${crate#*@} with cargo install --locked (a few minutes: it is compiled)"
-        cargo install --locked --quiet "${crate%@*}" --version "${crate#*@}"
+        say "installing ${crate%@*} ${crate#*@} with cargo install --locked --debug (it is compiled: 2 minutes)"
+        cargo install --locked --debug --quiet "${crate%@*}" --version "${crate#*@}"
     done
 fi
 
