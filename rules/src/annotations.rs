@@ -87,10 +87,37 @@ pub const DEGRADED_REASON: &str = "degraded-reason";
 /// kubernetes#67250).
 pub const RECOVER_AFTER_SECONDS: &str = "recover-after-seconds";
 
+/// `"true"`: before each step, ask the application on every pod the step would replace (the approval
+/// handshake, docs/approvals.md): the stepper writes [`UPDATE_REQUESTED`] on those pods and steps only
+/// once each carries [`UPDATE_APPROVED`] for the same revision (stepper gate `ApprovalPending`).
+pub const PRE_UPDATE_APPROVAL: &str = "pre-update-approval";
+/// Seconds the stepper waits for the approvals of one step, from the earliest [`UPDATE_REQUESTED_AT`]
+/// of its pods (default 600); past it the rollout is Degraded (`degraded-reason: ApprovalTimeout: …`)
+/// and never stepped until the approvals come.
+pub const APPROVAL_TIMEOUT_SECONDS: &str = "approval-timeout-seconds";
+/// A label selector over the set's pods (`role=primary`): a step never replaces a pod it selects. With
+/// the handshake the pod is asked to move the role first ([`UPDATE_REQUEST_PHASE`] `Switchover`);
+/// without it the set blocks `PrimaryNotMoved` until a person moves the role.
+pub const PRIMARY_SELECTOR: &str = "primary-selector";
+/// On a pod, written by the stepper: the `status.updateRevision` the next step would bring to this pod,
+/// asking the application to approve it.
+pub const UPDATE_REQUESTED: &str = "update-requested";
+/// On a pod, written by the stepper with [`UPDATE_REQUESTED`]: when it asked (RFC 3339).
+pub const UPDATE_REQUESTED_AT: &str = "update-requested-at";
+/// On a pod, written by the stepper with [`UPDATE_REQUESTED`]: `Update`, or `Switchover` for a pod the
+/// [`PRIMARY_SELECTOR`] selects (move the role away, then approve).
+pub const UPDATE_REQUEST_PHASE: &str = "update-request-phase";
+/// On a pod, written by the application: the revision it approves replacing this pod with (equal to
+/// [`UPDATE_REQUESTED`]; an approval of another revision does not count).
+pub const UPDATE_APPROVED: &str = "update-approved";
+/// On a pod, written by the application: why the pod must not be replaced now. Blocks the step
+/// (`ApprovalPending`, a Warning Event `ApprovalDenied`) while present.
+pub const UPDATE_DENIED: &str = "update-denied";
+
 /// Every annotation name the policy and the stepper read or write (the user-facing API;
 /// docs/annotations.md lists the same names, checked by `make docs-check`). `prometheus-query-<N>` is the numbered form of
 /// [`PROMETHEUS_QUERY`].
-pub const ALL: [&str; 27] = [
+pub const ALL: [&str; 35] = [
     STEP,
     INITIAL_DELAY_SECONDS,
     PAUSED,
@@ -118,6 +145,14 @@ pub const ALL: [&str; 27] = [
     BLOCKED_REASON,
     COMPLETED_REVISION,
     DEGRADED_REASON,
+    PRE_UPDATE_APPROVAL,
+    APPROVAL_TIMEOUT_SECONDS,
+    PRIMARY_SELECTOR,
+    UPDATE_REQUESTED,
+    UPDATE_REQUESTED_AT,
+    UPDATE_REQUEST_PHASE,
+    UPDATE_APPROVED,
+    UPDATE_DENIED,
 ];
 
 /// The value an annotation must have to count as set (`"true"`, exactly, as Kubernetes' own boolean

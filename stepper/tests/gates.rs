@@ -813,7 +813,9 @@ fn the_gate_list_runs_in_reason_order_and_marks_the_pod_gates() {
         [
             Reason::PodNotReady,
             Reason::StepInProgress,
-            Reason::PdbBlocked
+            Reason::PdbBlocked,
+            Reason::PrimaryNotMoved,
+            Reason::ApprovalPending
         ]
     );
 }

@@ -381,6 +381,7 @@ impl Cluster for CachedCluster<'_> {
         patch_statefulset,
         get_owner,
         delete_pod,
+        patch_pod,
         publish_event,
     );
 }

@@ -152,6 +152,18 @@ macro_rules! forward_cluster {
             self.$field.delete_pod(namespace, name, uid, resource_version)
         }
     };
+    (@one $field:ident patch_pod) => {
+        fn patch_pod(
+            &self,
+            namespace: &str,
+            name: &str,
+            patch: &::json_patch::Patch,
+        ) -> impl ::std::future::Future<
+            Output = Result<$crate::cluster::PodPatched, $crate::cluster::ClusterError>,
+        > + Send {
+            self.$field.patch_pod(namespace, name, patch)
+        }
+    };
     (@one $field:ident publish_event) => {
         fn publish_event(
             &self,

@@ -18,7 +18,7 @@ use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
 use crate::cluster::api_error;
-use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome};
+use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, PodPatched};
 use crate::plan::events::{EventNote, EventType};
 
 /// The field manager and Event reporting controller name.
@@ -318,6 +318,41 @@ impl Cluster for KubeCluster {
                 message: format!(
                     "{}; stuck-pod recovery needs pod delete: apply the opt-in kustomize Component \
                      deploy/stepper/recovery/, or run without --recover-stuck-pods",
+                    one_line(&api_error::classify(&status))
+                ),
+            }),
+            Err(e) => Err(error(action(), e)),
+        }
+    }
+
+    async fn patch_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch: &json_patch::Patch,
+    ) -> Result<PodPatched, ClusterError> {
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+        let params = PatchParams {
+            field_manager: Some(MANAGER.into()),
+            ..PatchParams::default()
+        };
+        let action = || format!("patch pod {namespace}/{name}");
+        match api
+            .patch(name, &params, &Patch::Json::<()>(patch.clone()))
+            .await
+        {
+            Ok(_) => Ok(PodPatched::Applied),
+            Err(kube::Error::Api(status))
+                if api_error::classify(&status).is_retried_next_pass() =>
+            {
+                Ok(PodPatched::Conflict(one_line(&status.message)))
+            }
+            Err(kube::Error::Api(status)) if status.code == 403 => Err(ClusterError::Refused {
+                action: action(),
+                code: 403,
+                message: format!(
+                    "{}; the approval handshake (pre-update-approval) needs pod patch: apply the \
+                     opt-in kustomize Component deploy/stepper/approvals/",
                     one_line(&api_error::classify(&status))
                 ),
             }),

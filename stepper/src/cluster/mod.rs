@@ -58,6 +58,17 @@ pub enum DeleteOutcome {
     Conflict(String),
 }
 
+/// What became of a pod PATCH pinned by a `test` op on the pod's uid (the approval handshake's
+/// requests, [`Cluster::patch_pod`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PodPatched {
+    /// The API server applied it.
+    Applied,
+    /// The pod is gone or changed since the read (404, 409, a failed `test` op): nothing was written;
+    /// re-read next pass. The string is the API server's message.
+    Conflict(String),
+}
+
 /// A failed request to the cluster. Every variant names what was attempted (`action`: `list pods in
 /// all namespaces`, `patch statefulset demo/web`) and the cause in one line.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -279,6 +290,24 @@ pub trait Cluster: Sync {
         uid: &str,
         resource_version: &str,
     ) -> impl Future<Output = Result<DeleteOutcome, ClusterError>> + Send;
+
+    /// PATCH pod `namespace/name` with a JSON Patch pinned to its uid (the approval handshake's
+    /// requests, [`crate::plan::patch::pod_patch`]); needs `patch` on pods, which only the opt-in RBAC
+    /// of `deploy/stepper/approvals/` grants. The default writes nothing and fails: a cluster that
+    /// cannot write pods (the simulation, for now) never lets a handshake pass.
+    fn patch_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        _patch: &json_patch::Patch,
+    ) -> impl Future<Output = Result<PodPatched, ClusterError>> + Send {
+        let e = ClusterError::Refused {
+            action: format!("patch pod {namespace}/{name}"),
+            code: 405,
+            message: "this cluster does not write pods".into(),
+        };
+        async move { Err(e) }
+    }
 
     /// Publish an Event regarding `object`.
     fn publish_event(

@@ -109,7 +109,7 @@ pub fn check_config(set: &StatefulSet, keys: &Keys) -> Result<Option<CheckConfig
         return Ok(None);
     };
     let mut queries: Vec<(u32, Query)> = Vec::new();
-    let own = format!("{}/", keys.prefix);
+    let own = format!("{}/", keys.prefix());
     for (k, v) in all {
         let Some(name) = k.strip_prefix(&own) else {
             continue;

@@ -8,9 +8,11 @@
 //!
 //! Layer `config` (pure): may import `model` (ARCHITECTURE.md, "Layers").
 
+pub mod approval;
 pub mod check;
 mod group_owner;
 pub mod http_check;
+mod keys;
 pub mod pause_at;
 
 use std::sync::Arc;
@@ -19,103 +21,15 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use sts_safe_rollout_rules::annotations as names;
 
+pub use approval::{ApprovalConfig, PrimarySelector};
 pub use check::{CheckConfig, DEFAULT_PERIOD_SECONDS, Query, check_config};
 pub use group_owner::{owner_condition, rollout_group};
 pub use http_check::{Expect, HttpCheckConfig};
+pub use keys::Keys;
 pub use pause_at::{PassedPoints, PausePlan, PausePoint, PointAt, pause_at};
 
 use crate::model::reasons::Reason;
 use crate::model::set;
-
-/// The full annotation keys (`<prefix>/<name>`) for one prefix, built once from `--annotation-prefix`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[allow(missing_docs)] // one field per name of `sts_safe_rollout_rules::annotations`, same meaning
-pub struct Keys {
-    prefix: String,
-    pub step: String,
-    pub initial_delay_seconds: String,
-    pub paused: String,
-    pub paused_reason: String,
-    pub pause_at: String,
-    pub pause_points_passed: String,
-    pub rollout_group: String,
-    pub owner_condition: String,
-    pub prometheus_query: String,
-    pub check_period_seconds: String,
-    pub success_threshold: String,
-    pub failure_limit: String,
-    pub check_error_limit: String,
-    pub recent_steps: String,
-    pub prometheus_check: String,
-    pub http_check: String,
-    pub http_check_jsonpath: String,
-    pub http_check_expect: String,
-    pub http_check_state: String,
-    pub recover_after_seconds: String,
-    pub force_rolling_update: String,
-    pub initialized: String,
-    pub guarded: String,
-    pub last_partition_update: String,
-    pub blocked_reason: String,
-    pub completed_revision: String,
-    pub degraded_reason: String,
-}
-
-impl Keys {
-    /// The keys under `prefix` (already validated: a DNS subdomain).
-    pub fn new(prefix: &str) -> Self {
-        let k = |name: &str| names::key(prefix, name);
-        Keys {
-            prefix: prefix.to_string(),
-            step: k(names::STEP),
-            initial_delay_seconds: k(names::INITIAL_DELAY_SECONDS),
-            paused: k(names::PAUSED),
-            paused_reason: k(names::PAUSED_REASON),
-            pause_at: k(names::PAUSE_AT),
-            pause_points_passed: k(names::PAUSE_POINTS_PASSED),
-            rollout_group: k(names::ROLLOUT_GROUP),
-            owner_condition: k(names::OWNER_CONDITION),
-            prometheus_query: k(names::PROMETHEUS_QUERY),
-            check_period_seconds: k(names::CHECK_PERIOD_SECONDS),
-            success_threshold: k(names::SUCCESS_THRESHOLD),
-            failure_limit: k(names::FAILURE_LIMIT),
-            check_error_limit: k(names::CHECK_ERROR_LIMIT),
-            recent_steps: k(names::RECENT_STEPS),
-            prometheus_check: k(names::PROMETHEUS_CHECK),
-            http_check: k(names::HTTP_CHECK),
-            http_check_jsonpath: k(names::HTTP_CHECK_JSONPATH),
-            http_check_expect: k(names::HTTP_CHECK_EXPECT),
-            http_check_state: k(names::HTTP_CHECK_STATE),
-            recover_after_seconds: k(names::RECOVER_AFTER_SECONDS),
-            force_rolling_update: k(names::FORCE_ROLLING_UPDATE),
-            initialized: k(names::INITIALIZED),
-            guarded: k(names::GUARDED),
-            last_partition_update: k(names::LAST_PARTITION_UPDATE),
-            blocked_reason: k(names::BLOCKED_REASON),
-            completed_revision: k(names::COMPLETED_REVISION),
-            degraded_reason: k(names::DEGRADED_REASON),
-        }
-    }
-
-    /// The prefix these keys are under (the simulation's admission reads it, as the policy's setting).
-    pub fn prefix(&self) -> &str {
-        &self.prefix
-    }
-
-    /// True for an annotation key under this prefix (`<prefix>/<name>`, any name): the only annotations
-    /// the stepper reads ([`SetConfig::parse`], [`check::check_config`]) or writes.
-    pub fn owns(&self, key: &str) -> bool {
-        key.strip_prefix(self.prefix.as_str())
-            .is_some_and(|rest| rest.starts_with('/'))
-    }
-}
-
-impl Default for Keys {
-    /// The keys under [`names::DEFAULT_PREFIX`].
-    fn default() -> Self {
-        Keys::new(names::DEFAULT_PREFIX)
-    }
-}
 
 /// The state the stepper keeps on the set (annotations it writes), as read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -179,6 +93,10 @@ pub struct SetConfig {
     pub prometheus: Option<CheckConfig>,
     /// The HTTP check (`http-check` and its settings), when configured and readable.
     pub http_check: Option<HttpCheckConfig>,
+    /// The approval handshake (`pre-update-approval`, `approval-timeout-seconds`), when on and readable.
+    pub approval: Option<ApprovalConfig>,
+    /// `primary-selector`, when set and a label selector.
+    pub primary: Option<PrimarySelector>,
     /// Seconds from `recover-after-seconds` (stuck-pod recovery, `--recover-stuck-pods`): `Ok(None)`
     /// when absent (the flag's default applies); an unreadable value is also [`SetConfig::invalid`], and
     /// no pod of the set is recovered.
@@ -187,7 +105,7 @@ pub struct SetConfig {
     pub stamps: Stamps,
     /// The first unreadable annotation, in gate order (`step`, `pause-at`, `initial-delay-seconds`, with a delay
     /// `last-partition-update`, `rollout-group`, `owner-condition`, the Prometheus check, the HTTP check,
-    /// `recover-after-seconds`): the detail of
+    /// the handshake's timeout, `primary-selector`, `recover-after-seconds`): the detail of
     /// gate `InvalidAnnotation`.
     pub invalid: Option<String>,
 }
@@ -222,6 +140,8 @@ impl SetConfig {
         let owner_condition = keep(&mut errors, owner_condition(set, keys)).flatten();
         let prometheus = keep(&mut errors, check_config(set, keys)).flatten();
         let http_check = keep(&mut errors, http_check::http_check_config(set, keys)).flatten();
+        let approval = keep(&mut errors, approval::approval_config(set, keys)).flatten();
+        let primary = keep(&mut errors, approval::primary_selector(set, keys)).flatten();
         let recover_after = recover_after_seconds(get(&keys.recover_after_seconds), keys);
         if let Err(e) = &recover_after {
             errors.push(e.clone());
@@ -241,6 +161,8 @@ impl SetConfig {
             owner_condition: owner_condition.map(str::to_string),
             prometheus,
             http_check,
+            approval,
+            primary,
             recover_after_seconds: recover_after,
             stamps: Stamps {
                 last_partition_update_raw: owned(&keys.last_partition_update),

@@ -10,10 +10,12 @@
 //!
 //! Layer `gates` (pure): may import `config`, `model` (ARCHITECTURE.md, "Layers").
 
+pub mod approval;
 pub mod check;
 mod check_effects;
 pub mod http_check;
 mod next_step;
+mod on_approval;
 mod on_fleet;
 mod on_http_check;
 mod on_pods;
@@ -33,6 +35,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 pub use next_step::{NextStep, next_step, step_target};
+pub use on_approval::{approval_pending, primary_not_moved};
 pub use on_fleet::{check_group, check_owner, group_busy, group_holder, owner_not_healthy};
 pub use on_http_check::http_check;
 pub use on_http_check::unknown_check;
@@ -211,7 +214,9 @@ const fn gate(reason: Reason, reads: Reads, check: Gate) -> GateEntry {
 }
 
 /// The gates in docs/design.md's order ("The stepper: one pass"), after the set is found guarded and staged
-/// with partition > 0. The first that fails decides.
+/// with partition > 0. The first that fails decides. The application is asked last (`PrimaryNotMoved`,
+/// `ApprovalPending`): only once every Kubernetes fact and check passes, so no request is written for a
+/// step another gate would refuse.
 pub const GATES: &[GateEntry] = &[
     gate(Reason::Paused, Reads::List, paused),
     gate(Reason::InvalidAnnotation, Reads::List, invalid_annotation),
@@ -224,6 +229,8 @@ pub const GATES: &[GateEntry] = &[
     gate(Reason::OwnerNotHealthy, Reads::Probe, owner_not_healthy),
     gate(Reason::PrometheusCheck, Reads::Probe, prometheus_check),
     gate(Reason::HttpCheck, Reads::Probe, http_check),
+    gate(Reason::PrimaryNotMoved, Reads::Pods, primary_not_moved),
+    gate(Reason::ApprovalPending, Reads::Pods, approval_pending),
 ];
 
 /// The first gate judged from the StatefulSet list alone ([`Reads::List`]: `Paused`,
@@ -260,6 +267,8 @@ pub struct Evaluation {
     /// What the canary plan writes ([`pause_points`]): a pause now (with a `Paused` block), or with a
     /// step its bake-time resume and the pause at the point it reaches.
     pub canary: Option<Box<pause_points::PlanEffect>>,
+    /// The writes on the set's pods the approval handshake asks for ([`approval::pod_writes`]).
+    pub pod_writes: Vec<approval::PodWrite>,
 }
 
 impl Evaluation {
@@ -270,6 +279,7 @@ impl Evaluation {
             changes: Vec::new(),
             expected_wait: false,
             canary: None,
+            pod_writes: Vec::new(),
         }
     }
 }
@@ -328,6 +338,9 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
     }
     if reached(Reason::HttpCheck) {
         on_http_check::effects(input, &mut ev);
+    }
+    if reached(Reason::PrimaryNotMoved) || blocked_by == Some(Reason::ApprovalPending) {
+        on_approval::effects(input, &mut ev);
     }
     pause_points::effects(input, &mut ev);
     ev

@@ -4,7 +4,7 @@
 use k8s_openapi::api::core::v1::ObjectReference;
 
 use crate::cluster::forward::forward_cluster;
-use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome};
+use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, PodPatched};
 use crate::leader::Leadership;
 use crate::plan::events::EventNote;
 
@@ -67,6 +67,16 @@ impl<C: Cluster> Cluster for LeaderCluster<'_, C> {
         self.inner
             .delete_pod(namespace, name, uid, resource_version)
             .await
+    }
+
+    async fn patch_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch: &json_patch::Patch,
+    ) -> Result<PodPatched, ClusterError> {
+        self.check(format!("patch pod {namespace}/{name}"))?;
+        self.inner.patch_pod(namespace, name, patch).await
     }
 
     async fn publish_event(

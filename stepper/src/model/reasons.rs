@@ -38,6 +38,14 @@ pub enum Reason {
     /// `success-threshold` times in a row yet: the value at `http-check-jsonpath` did not match
     /// `http-check-expect` (a failure), or the endpoint gave no usable answer (an error).
     HttpCheck,
+    /// `<prefix>/primary-selector` selects a pod the next step would replace: the primary role must move
+    /// to another pod first (with the approval handshake the pod is asked to switch over; without it a
+    /// person moves the role, or forces the step).
+    PrimaryNotMoved,
+    /// `<prefix>/pre-update-approval: "true"` and a pod the next step would replace has not approved
+    /// the update revision (`<prefix>/update-approved`), or denied it (`<prefix>/update-denied`), or
+    /// did not answer within `approval-timeout-seconds`.
+    ApprovalPending,
     /// The fleet's step budget is spent: `--max-steps-per-pass` steps in this pass, or
     /// `--max-steps-per-minute` steps (by `<prefix>/last-partition-update`) in the last 60 seconds.
     Throttled,
@@ -47,7 +55,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in gate order (the order [`crate::gates::GATES`] checks them), `ApiError` last.
-    pub const ALL: [Reason; 13] = [
+    pub const ALL: [Reason; 15] = [
         Reason::Paused,
         Reason::InvalidAnnotation,
         Reason::NotObserved,
@@ -59,6 +67,8 @@ impl Reason {
         Reason::OwnerNotHealthy,
         Reason::PrometheusCheck,
         Reason::HttpCheck,
+        Reason::PrimaryNotMoved,
+        Reason::ApprovalPending,
         Reason::Throttled,
         Reason::ApiError,
     ];
@@ -77,6 +87,8 @@ impl Reason {
             Reason::OwnerNotHealthy => "OwnerNotHealthy",
             Reason::PrometheusCheck => "PrometheusCheck",
             Reason::HttpCheck => "HttpCheck",
+            Reason::PrimaryNotMoved => "PrimaryNotMoved",
+            Reason::ApprovalPending => "ApprovalPending",
             Reason::Throttled => "Throttled",
             Reason::ApiError => "ApiError",
         }
@@ -88,8 +100,8 @@ impl Reason {
     }
 
     /// True for reasons that are part of a healthy rollout's rhythm (a person's hold, the controller
-    /// catching up, the settle delay, the group's or the fleet's turn): their Events are `Normal`; the
-    /// others are `Warning`.
+    /// catching up, the settle delay, the group's or the fleet's turn, the application's answer): their
+    /// Events are `Normal`; the others are `Warning`.
     pub fn is_expected_wait(self) -> bool {
         matches!(
             self,
@@ -98,6 +110,7 @@ impl Reason {
                 | Reason::StepInProgress
                 | Reason::Settling
                 | Reason::GroupBusy
+                | Reason::ApprovalPending
                 | Reason::Throttled
         )
     }
@@ -144,6 +157,10 @@ pub mod degraded_kind {
     /// A check (Prometheus) got no answer `check-error-limit` times in a row: the rollout is held, not
     /// paused, until it gets one.
     pub const CHECK_ERRORS: &str = "CheckErrors";
+
+    /// The approval handshake got no answer within `approval-timeout-seconds`: the rollout is held,
+    /// never stepped, until the approvals come.
+    pub const APPROVAL_TIMEOUT: &str = "ApprovalTimeout";
 
     /// The kind of a `degraded-reason` value: the text before the first `:` (trimmed), or the whole
     /// value.

@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use tracing::warn;
 
-use crate::cluster::{Cluster, ClusterError, NoPrometheus, PatchOutcome, Prometheus};
+use crate::cluster::{Cluster, ClusterError, NoPrometheus, PatchOutcome, PodPatched, Prometheus};
 use crate::gates::Verdict;
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
@@ -19,7 +19,9 @@ use crate::pass::reads;
 use crate::pass::recovery;
 use crate::pass::rejected::{self, refusal};
 use crate::pass::report::{Outcome, PassReport, SetReport};
+use crate::plan::approval_events::pod_write_events;
 use crate::plan::events::EventNote;
+use crate::plan::patch::pod_patch;
 use crate::plan::rejected::{RefusedWrite, Rejection};
 use crate::plan::{Planner, SetPlan, Snapshot};
 
@@ -136,10 +138,30 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
     let mut event_errors = Vec::new();
     let mut stamp = None;
     let mut refused: Option<(Rejection, Option<Box<StatefulSet>>)> = None;
-    let mut wrote = dry_run && (p.status_annotations.is_some() || p.step.is_some());
+    let mut wrote = dry_run && !p.writes_nothing();
     let (outcome, error) = 'outcome: {
         if dry_run {
             break 'outcome (verdict_outcome(&p.verdict, true), None);
+        }
+        // The approval handshake's pod writes first: a request stands whatever becomes of the set's
+        // own write; a step among them was decided with every approval in.
+        if !p.pod_writes.is_empty() {
+            let mut written = Vec::new();
+            for w in &p.pod_writes {
+                match cluster
+                    .patch_pod(&p.namespace, &w.name, &pod_patch(w))
+                    .await
+                {
+                    Ok(PodPatched::Applied) => written.push(w),
+                    Ok(PodPatched::Conflict(_)) => {} // the pod changed: re-read next pass
+                    Err(e) => break 'outcome api_error(e),
+                }
+            }
+            wrote |= !written.is_empty();
+            let revision = p.figures.update_revision.as_deref().unwrap_or("");
+            for ev in pod_write_events(&written, revision) {
+                publish(cluster, &p, &ev, &mut event_errors).await;
+            }
         }
         if let Some(patch) = &p.status_annotations {
             match cluster

@@ -15,14 +15,14 @@ use crate::config::SetConfig;
 use crate::gates::Verdict;
 use crate::gates::recovery::{self, Action, Finding};
 pub use crate::model::reasons::degraded_kind::{
-    CHECK_ERRORS, FAILURE_LIMIT, STUCK_POD, of as kind,
+    APPROVAL_TIMEOUT, CHECK_ERRORS, FAILURE_LIMIT, STUCK_POD, of as kind,
 };
 use crate::plan::events::EventNote;
 
-/// True when `recorded` (the `degraded-reason` as read) is a check's `CheckErrors` record: a step
-/// removes it (the check passed).
+/// True when `recorded` (the `degraded-reason` as read) is a record a gate holds the step on: a check's
+/// `CheckErrors`, or the handshake's `ApprovalTimeout`. A step removes it (the gate passed).
 pub fn is_check_errors(recorded: Option<&str>) -> bool {
-    recorded.map(kind) == Some(CHECK_ERRORS)
+    matches!(recorded.map(kind), Some(CHECK_ERRORS | APPROVAL_TIMEOUT))
 }
 
 /// True when a pass with `verdict` (not a step) removes a `CheckErrors` record `recorded`: nothing is
@@ -36,7 +36,9 @@ pub fn check_errors_cleared(recorded: Option<&str>, verdict: &Verdict) -> bool {
 /// `RolloutPaused`).
 pub fn announced_by_gates(key: &str, changes: &[(String, Option<String>)]) -> Option<EventNote> {
     changes.iter().find_map(|(k, v)| match v {
-        Some(v) if k == key && kind(v) == CHECK_ERRORS => Some(EventNote::degraded(v)),
+        Some(v) if k == key && matches!(kind(v), CHECK_ERRORS | APPROVAL_TIMEOUT) => {
+            Some(EventNote::degraded(v))
+        }
         _ => None,
     })
 }

@@ -9,7 +9,7 @@ pub const STATUS_WRITE_REJECTED: &str = "StatusWriteRejected";
 
 /// Every Event `reason` the stepper publishes (docs/events.md lists the same, checked by
 /// `tests/docs/`).
-pub const REASONS: [&str; 10] = [
+pub const REASONS: [&str; 13] = [
     "Stepped",
     "Blocked",
     "RolloutPaused",
@@ -20,6 +20,9 @@ pub const REASONS: [&str; 10] = [
     "RolloutDegraded",
     STEP_REJECTED,
     STATUS_WRITE_REJECTED,
+    "ApprovalRequested",
+    "Approved",
+    "ApprovalDenied",
 ];
 
 /// The Event's `type` (Kubernetes `core/v1` Event: `Normal` or `Warning`).
@@ -47,7 +50,7 @@ pub struct EventNote {
 impl EventNote {
     /// An Event with `note` cut to 1,000 bytes (at a character boundary): the API server refuses a
     /// longer `note` (events.k8s.io/v1: at most 1 kB).
-    fn new(type_: EventType, reason: &str, action: &str, note: String) -> Self {
+    pub(super) fn new(type_: EventType, reason: &str, action: &str, note: String) -> Self {
         let mut note = note;
         truncate(&mut note, 1000);
         EventNote {

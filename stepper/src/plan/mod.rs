@@ -5,6 +5,7 @@
 //!
 //! May import `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers"); never I/O.
 
+pub mod approval_events;
 pub mod canary;
 pub mod degraded;
 pub mod events;

@@ -8,9 +8,11 @@ use json_patch::{
     AddOperation, Patch, PatchOperation, RemoveOperation, ReplaceOperation, TestOperation,
 };
 use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
 
 use crate::config::SetConfig;
+use crate::gates::approval::PodWrite;
 use crate::gates::throttle;
 use crate::plan::{degraded, rejected};
 
@@ -24,16 +26,16 @@ pub fn test(path: PointerBuf, value: Value) -> PatchOperation {
     PatchOperation::Test(TestOperation { path, value })
 }
 
-/// Ops that apply annotation `changes` (`Some(value)` sets, `None` removes) to `set`'s observed
-/// annotations. When `metadata.annotations` is absent the whole map is added, guarded by a `test` op on
+/// Ops that apply annotation `changes` (`Some(value)` sets, `None` removes) to the observed
+/// annotations of an object with metadata `meta` (a StatefulSet; a pod, for the approval requests). When `metadata.annotations` is absent the whole map is added, guarded by a `test` op on
 /// `metadata.resourceVersion` so that a concurrent writer's annotations are never replaced. Removing a
 /// key that is absent is skipped.
 pub fn annotation_ops(
-    set: &StatefulSet,
+    meta: &ObjectMeta,
     changes: &[(String, Option<String>)],
 ) -> Vec<PatchOperation> {
     let mut ops = Vec::new();
-    match &set.metadata.annotations {
+    match &meta.annotations {
         None => {
             let map: serde_json::Map<String, Value> = changes
                 .iter()
@@ -42,7 +44,7 @@ pub fn annotation_ops(
             if map.is_empty() {
                 return ops;
             }
-            if let Some(rv) = &set.metadata.resource_version {
+            if let Some(rv) = &meta.resource_version {
                 ops.push(test(ptr(&["metadata", "resourceVersion"]), json!(rv)));
             }
             ops.push(PatchOperation::Add(AddOperation {
@@ -71,7 +73,7 @@ pub fn annotation_ops(
 
 /// A metadata-only JSON Patch applying annotation `changes`, or `None` when it would be empty.
 pub fn annotation_patch(set: &StatefulSet, changes: &[(String, Option<String>)]) -> Option<Patch> {
-    let ops = annotation_ops(set, changes);
+    let ops = annotation_ops(&set.metadata, changes);
     (!ops.is_empty()).then_some(Patch(ops))
 }
 
@@ -133,7 +135,7 @@ pub fn step_patch(
     if rejected::cleared_by_step(degraded_now) || degraded::is_check_errors(degraded_now) {
         changes.push((config.keys.degraded_reason.clone(), None));
     }
-    ops.extend(annotation_ops(set, &changes));
+    ops.extend(annotation_ops(&set.metadata, &changes));
     Patch(ops)
 }
 
@@ -167,7 +169,7 @@ pub fn fold_annotations(
 ) {
     patch
         .0
-        .extend(annotation_ops(&with_annotations(set), changes));
+        .extend(annotation_ops(&with_annotations(set).metadata, changes));
 }
 
 /// `set` with an (empty) annotations map when it has none: the step patch has already added the map,
@@ -176,4 +178,27 @@ fn with_annotations(set: &StatefulSet) -> StatefulSet {
     let mut s = set.clone();
     s.metadata.annotations.get_or_insert_with(Default::default);
     s
+}
+
+/// The JSON Patch of one pod write of the approval handshake: a `test` op pinning the pod's uid (a pod
+/// recreated since the read fails the test: a lost race, re-read next pass), then its annotation
+/// changes ([`annotation_ops`] over the pod as read).
+pub fn pod_patch(write: &PodWrite) -> Patch {
+    // The keys it removes were on the pod as read (`approval::pod_writes` removes only those).
+    let present = || {
+        write
+            .changes
+            .iter()
+            .filter(|(_, v)| v.is_none())
+            .map(|(k, _)| (k.clone(), String::new()))
+            .collect()
+    };
+    let meta = ObjectMeta {
+        annotations: write.annotated.then(present),
+        resource_version: Some(write.resource_version.clone()),
+        ..ObjectMeta::default()
+    };
+    let mut ops = vec![test(ptr(&["metadata", "uid"]), json!(write.uid))];
+    ops.extend(annotation_ops(&meta, &write.changes));
+    Patch(ops)
 }

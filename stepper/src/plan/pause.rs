@@ -64,6 +64,6 @@ pub fn resume_patch(set: &StatefulSet, config: &SetConfig) -> Option<Patch> {
         return None;
     }
     let changes: Vec<_> = removed.iter().map(|k| ((*k).clone(), None)).collect();
-    ops.extend(annotation_ops(set, &changes));
+    ops.extend(annotation_ops(&set.metadata, &changes));
     Some(Patch(ops))
 }

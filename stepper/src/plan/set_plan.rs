@@ -46,6 +46,9 @@ pub struct SetPlan {
     /// `None` when it has none. The status annotations record one past its recovery time that is
     /// not deleted (`degraded-reason: StuckPod: …`); the pass deletes one decided `Delete`.
     pub recovery: Option<Box<recovery::Finding>>,
+    /// The writes on the set's pods the approval handshake asks for (requests, answered and withdrawn
+    /// requests: [`crate::gates::approval::pod_writes`]), each its own merge patch.
+    pub pod_writes: Vec<gates::approval::PodWrite>,
     /// `metadata.annotations` was present on the set as read (a refused write's record adds a key
     /// to it, or the whole map: [`crate::plan::rejected::record_patch`]).
     pub annotated: bool,
@@ -67,9 +70,9 @@ impl SetPlan {
     }
 
     /// True when the plan has no write: no status annotations, no step (so a verdict that is not
-    /// [`Verdict::Step`], which always has its patch), hence no Event either.
+    /// [`Verdict::Step`], which always has its patch), no pod write, hence no Event either.
     pub fn writes_nothing(&self) -> bool {
-        self.status_annotations.is_none() && self.step.is_none()
+        self.status_annotations.is_none() && self.step.is_none() && self.pod_writes.is_empty()
     }
 }
 
@@ -80,10 +83,11 @@ pub(super) fn plan_evaluated(
     set: &Arc<StatefulSet>,
     config: Arc<SetConfig>,
     pods: &BTreeMap<u32, &Pod>,
-    ev: Evaluation,
+    mut ev: Evaluation,
     (read, stuck): (bool, Option<recovery::Finding>),
     now: Timestamp,
 ) -> SetPlan {
+    let pod_writes = std::mem::take(&mut ev.pod_writes);
     let stuck_pods = if read {
         StuckPods::Read(stuck.as_ref())
     } else {
@@ -104,6 +108,17 @@ pub(super) fn plan_evaluated(
             },
             writes,
         ) => {
+            if config.approval.is_some() {
+                let pods = gates::approval::step_pods(
+                    set,
+                    pods,
+                    (*from, *to),
+                    config.primary.as_ref(),
+                    &config.keys,
+                );
+                let names: Vec<&str> = pods.iter().map(|p| p.name).collect();
+                events.push(EventNote::approved(&names, update_revision));
+            }
             let mut step = patch::step_patch(set, &config, *from, *to, update_revision, now);
             patch::fold_annotations(set, &status.changes, &mut step);
             if let Some(w) = writes {
@@ -138,6 +153,7 @@ pub(super) fn plan_evaluated(
         status_events: events,
         step,
         recovery: stuck.map(Box::new),
+        pod_writes,
         annotated: set.metadata.annotations.is_some(),
     }
 }
