@@ -1,5 +1,5 @@
-//! The RBAC of deploy/stepper/: pod `delete` only in the opt-in Component `recovery/`, never in the
-//! default ClusterRole; the Component turns `--recover-stuck-pods` on in both the Deployment and the
+//! The RBAC of deploy/stepper/: pod `delete` only in the opt-in Component `recovery/`, pod `patch` only
+//! in the opt-in Component `approvals/`, neither in the default ClusterRole; the Component turns `--recover-stuck-pods` on in both the Deployment and the
 //! CronJob, with a flag the command line accepts after the manifest's subcommand.
 use serde_yaml::Value;
 use sts_stepper::cli::plugin::parse_from;
@@ -64,6 +64,29 @@ fn the_recovery_component_grants_pod_delete_and_nothing_else() {
     assert_eq!(binding["subjects"][0]["name"], "sts-stepper");
     assert_eq!(binding["subjects"][0]["namespace"], "sts-safe-rollout");
     assert_eq!(binding["roleRef"]["name"], "sts-stepper-recover-stuck-pods");
+}
+
+#[test]
+fn the_default_cluster_role_patches_no_pod_and_the_approvals_component_only_that() {
+    let base = grants("base/rbac.yaml");
+    assert!(
+        !base.iter().any(|(_, r, v)| r == "pods" && v == "patch"),
+        "{base:?}"
+    );
+    assert_eq!(
+        grants("approvals/rbac.yaml"),
+        [("".to_string(), "pods".to_string(), "patch".to_string())]
+    );
+    let binding = docs("approvals/rbac.yaml")
+        .into_iter()
+        .find(|d| d["kind"] == "ClusterRoleBinding")
+        .expect("binding");
+    assert_eq!(binding["subjects"][0]["name"], "sts-stepper");
+    assert_eq!(binding["subjects"][0]["namespace"], "sts-safe-rollout");
+    assert_eq!(binding["roleRef"]["name"], "sts-stepper-approvals");
+    let kz = &docs("approvals/kustomization.yaml")[0];
+    assert_eq!(kz["kind"], "Component");
+    assert_eq!(kz["resources"][0], "rbac.yaml");
 }
 
 #[test]
