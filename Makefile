@@ -213,7 +213,7 @@ deploy-manifests: ## Render deploy/ for $(POLICY_REF) and $(IMAGE) (and deploy/n
 # `demo` Cargo profile (every dependency unoptimized) and the runner without its `signing` feature build in
 # 3 min 54 s cold where the dev profile took 6 min 29 s (BENCHMARKS.md); `make test` builds the dev profile.
 DEMO_BIN := $(TARGET_DIR)/demo
-demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs guarded, then a canary plan
+demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs guarded, a canary plan, the primary last
 	scripts/setup.sh demo
 	$(MAKE) policy.wasm
 	$(CARGO) build --locked --profile demo -p runner -p sts-stepper --no-default-features
@@ -223,10 +223,13 @@ demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs
 	@echo
 	@echo "A canary plan (pause-at: 1,60%:30): held after 1 pod until a person's resume, then at 3 pods for a 30 s bake"
 	$(DEMO_BIN)/sts-stepper simulate --scenario scenarios/canary-pause-points.yaml
+	@echo
+	@echo "The primary last (pre-update-approval, primary-selector: role=primary): each pod approved by the application before its step; web-2, the primary, switches over to web-4 first; a 30 s denial holds the rollout"
+	$(DEMO_BIN)/sts-stepper simulate --scenario scenarios/primary-last.yaml
 
 SOAK_CASES ?= 100000
 soak: ## The simulation's property tests with $(SOAK_CASES) random rollouts each (optimized build)
-	time SIM_CASES=$(SOAK_CASES) $(CARGO) test --locked --profile soak -p sts-stepper --test sim_properties --test sim_canary
+	time SIM_CASES=$(SOAK_CASES) $(CARGO) test --locked --profile soak -p sts-stepper --test sim_properties --test sim_canary --test sim_approvals
 
 install: ## Install sts-stepper and the kubectl plugin link kubectl-safe_rollout into $(PREFIX)/bin
 	$(CARGO) build --locked --profile $(INSTALL_PROFILE) -p sts-stepper

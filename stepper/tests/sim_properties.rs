@@ -171,6 +171,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                         bad_images: bad.map(|b| vec![b.to_string()]).unwrap_or_default(),
                         annotations,
                         owner,
+                        application: None,
                     },
                     timing: TimingSpec {
                         pending_seconds: pending,

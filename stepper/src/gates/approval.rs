@@ -127,13 +127,15 @@ pub fn step_pods<'a>(
         .collect()
 }
 
-/// The handshake's state on `pod` for `revision`, asked with `phase`.
+/// The handshake's state on `pod` for `revision`, asked with `phase`. A pod asked to switch over
+/// (it holds the primary role) is never approved while it holds it: its approval counts once the role
+/// moved and it is asked `Update`; a request of another revision or phase is not this one.
 pub fn answer(pod: &Pod, keys: &Keys, revision: &str, phase: Phase) -> Answer {
     let get = |key: &str| pod_annotation(pod, key);
     if let Some(reason) = get(&keys.update_denied).filter(|r| !r.trim().is_empty()) {
         return Answer::Denied(reason.trim().to_string());
     }
-    if get(&keys.update_approved) == Some(revision) && phase == Phase::Update {
+    if phase == Phase::Update && get(&keys.update_approved) == Some(revision) {
         return Answer::Approved;
     }
     if get(&keys.update_requested) == Some(revision)
@@ -141,10 +143,6 @@ pub fn answer(pod: &Pod, keys: &Keys, revision: &str, phase: Phase) -> Answer {
     {
         let at = get(&keys.update_requested_at).and_then(|t| t.parse().ok());
         return Answer::Asked { at };
-    }
-    if get(&keys.update_approved) == Some(revision) {
-        // A primary's approval counts only once the role moved (it is then asked `Update`).
-        return Answer::Approved;
     }
     Answer::NotAsked
 }
@@ -303,4 +301,10 @@ pub fn pod_writes(
         writes.push(write(pod, withdraw(pod), PodWriteKind::Withdraw));
     }
     writes
+}
+
+/// The writes withdrawing every request on `all` (the set's pods by ordinal): a set with nothing left
+/// to step asks nothing.
+pub fn withdraw_all(all: &BTreeMap<u32, &Pod>, keys: &Keys, now: Timestamp) -> Vec<PodWrite> {
+    pod_writes(&[], all, "", keys, now)
 }

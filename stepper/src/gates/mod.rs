@@ -305,6 +305,14 @@ pub fn before_gates(set: &StatefulSet, config: &SetConfig) -> Option<Verdict> {
     None
 }
 
+/// True for a set with nothing left to step ([`before_gates`]) whose pods must be read to withdraw the
+/// approval requests on them (a rollback, a forced set): the handshake is on and the rollout was
+/// blocked when last seen (`blocked-reason` recorded; a pass that writes a request always blocks, and
+/// only a step, which withdraws the others, clears it).
+pub fn withdraws_requests(config: &SetConfig) -> bool {
+    config.approval.is_some() && config.stamps.blocked_reason.is_some()
+}
+
 /// The gates for one StatefulSet: [`before_gates`], then [`GATES`] in order; else a step to
 /// [`GateInput::target`]. When an I/O gate lacks its read, the evaluation is `Blocked` with
 /// [`Evaluation::need`] saying what to read.
@@ -312,6 +320,9 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
     if let Some(verdict) = before_gates(input.set, input.config) {
         let mut ev = Evaluation::of(verdict);
         pause_points::effects(input, &mut ev); // an idle set's plan pause is lifted
+        if input.config.approval.is_some() {
+            ev.pod_writes = approval::withdraw_all(input.pods, &input.config.keys, input.now);
+        }
         return ev;
     }
     let blocked = GATES.iter().find_map(|g| (g.check)(input).err());

@@ -10,6 +10,7 @@ pub mod canary;
 pub mod degraded;
 pub mod events;
 pub mod figures;
+mod needs_pods;
 pub mod patch;
 pub mod pause;
 pub mod planner;
@@ -19,5 +20,6 @@ pub mod set_status;
 pub mod status_annotations;
 
 pub use figures::Figures;
-pub use planner::{Planner, ProbeMap, Snapshot, needs, needs_pods, parse_configs, plan, plan_with};
+pub use needs_pods::needs_pods;
+pub use planner::{Planner, ProbeMap, Snapshot, needs, parse_configs, plan, plan_with};
 pub use set_plan::SetPlan;

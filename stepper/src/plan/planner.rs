@@ -7,7 +7,6 @@
 //! the JSON Patches to send. All rollout state is read from annotations on the StatefulSet and written
 //! back there, so a pass in a CronJob and a pass in `watch` plan the same.
 
-use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -21,7 +20,6 @@ use crate::gates::{self, Evaluation, FleetView, GateInput, GateOptions, Need, Pr
 use crate::gates::{pause_points, recovery, throttle};
 use crate::model::pods::{PdbView, controller_uid, pods_by_ordinal};
 use crate::model::reasons::{Blocked, Reason};
-use crate::model::set;
 use crate::plan::patch;
 use crate::plan::set_plan::{SetPlan, plan_evaluated};
 
@@ -48,17 +46,6 @@ pub struct Snapshot {
     /// `pods_read_for`; past the gates of the list it is blocked `ApiError` with this detail — a failed
     /// read blocks only the sets that needed it, never the fleet.
     pub read_failures: BTreeMap<usize, String>,
-}
-
-/// True when some StatefulSet of `sets` (owned or shared) is guarded, has a staged update and a
-/// partition > 0: only then do the gates need pods and PDBs, so a pass over a cluster with nothing
-/// staged costs one LIST.
-pub fn needs_pods<S: Borrow<StatefulSet>>(sets: &[S], keys: &Arc<Keys>) -> bool {
-    sets.iter().map(Borrow::borrow).any(|s| {
-        SetConfig::parse(s, keys).guarded(s)
-            && set::has_staged_update(s)
-            && set::partition(s).unwrap_or(0) > 0
-    })
 }
 
 /// What the I/O gates read for each StatefulSet of a snapshot, by its index in
@@ -185,7 +172,8 @@ impl<'s> Planner<'s> {
     /// StatefulSet list tells — guarded, staged, partition > 0 ([`gates::before_gates`]), past every
     /// gate judged from the list ([`gates::list_gate_block`]: `Paused`, `InvalidAnnotation`,
     /// `NotObserved`, `Settling`, `GroupBusy`) — and none when the fleet's step budget is spent
-    /// (`Throttled`, [`throttle::budget`]). Only they get pod and PDB reads (docs/design.md: "Reads follow
+    /// (`Throttled`, [`throttle::budget`]); and sets whose approval requests are withdrawn
+    /// ([`gates::withdraws_requests`]). Only they get pod and PDB reads (docs/design.md: "Reads follow
     /// the work"); the snapshot's pods are not read here.
     pub fn candidates(&self, now: Timestamp) -> Vec<usize> {
         let recent = self.steps_in_last_minute(now);
@@ -197,18 +185,20 @@ impl<'s> Planner<'s> {
         (0..sets.len())
             .filter(|&i| {
                 let (set, config) = (&sets[i], &self.configs[i]);
-                gates::before_gates(set, config).is_none()
-                    && gates::list_gate_block(&GateInput {
-                        set,
-                        config,
-                        pods: &no_pods,
-                        pdbs: &[],
-                        fleet: self.fleet(i),
-                        probes: &none,
-                        opts: self.opts,
-                        now,
-                    })
-                    .is_none()
+                if gates::before_gates(set, config).is_some() {
+                    return gates::withdraws_requests(config); // read to withdraw the requests
+                }
+                gates::list_gate_block(&GateInput {
+                    set,
+                    config,
+                    pods: &no_pods,
+                    pdbs: &[],
+                    fleet: self.fleet(i),
+                    probes: &none,
+                    opts: self.opts,
+                    now,
+                })
+                .is_none()
             })
             .collect()
     }

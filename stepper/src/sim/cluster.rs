@@ -10,11 +10,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Preconditions};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde::Deserialize;
 
 use super::world::World;
-use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, Prometheus};
+use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, PodPatched, Prometheus};
 use crate::gates::prometheus::QueryOutcome;
 use crate::plan::events::EventNote;
 
@@ -41,6 +41,8 @@ pub enum Call {
     Event,
     /// DELETE Pod ([`SimCluster::delete_pod`]).
     DeletePod,
+    /// PATCH Pod (the approval handshake's requests).
+    PatchPod,
 }
 
 /// What a faulty call answers.
@@ -85,10 +87,10 @@ pub struct ApiCounters {
 pub struct SimCluster {
     world: Mutex<World>,
     faults: Mutex<Vec<ApiFault>>,
-    counters: Mutex<ApiCounters>,
+    pub(super) counters: Mutex<ApiCounters>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -118,7 +120,7 @@ impl SimCluster {
     }
 
     /// The injected fault for `call` now, if one fires.
-    fn fault(&self, call: Call) -> Option<FaultKind> {
+    pub(super) fn fault(&self, call: Call) -> Option<FaultKind> {
         let mut world = self.world();
         let t = world.t;
         let faults = lock(&self.faults);
@@ -142,7 +144,7 @@ impl SimCluster {
         hit
     }
 
-    fn error(action: &str, kind: FaultKind) -> ClusterError {
+    pub(super) fn error(action: &str, kind: FaultKind) -> ClusterError {
         let (code, message) = match kind {
             FaultKind::Conflict => (
                 409,
@@ -155,40 +157,6 @@ impl SimCluster {
             message: message.to_string(),
             code,
         }
-    }
-
-    /// `DELETE` of pod `namespace/name` with uid and resourceVersion preconditions, through the faults,
-    /// then [`World::delete_pod_with_preconditions`]; [`Cluster::delete_pod`] makes 404/409 a Conflict.
-    ///
-    /// # Errors
-    /// [`ClusterError::Api`]: 404 no such pod, 409 a precondition failed or an injected conflict, 500.
-    pub fn delete_pod(
-        &self,
-        namespace: &str,
-        name: &str,
-        uid: &str,
-        resource_version: &str,
-    ) -> Result<(), ClusterError> {
-        let action = format!("delete pod {namespace}/{name}");
-        if let Some(kind) = self.fault(Call::DeletePod) {
-            return Err(Self::error(&action, kind));
-        }
-        let preconditions = Preconditions {
-            uid: Some(uid.to_string()),
-            resource_version: Some(resource_version.to_string()),
-        };
-        self.world()
-            .delete_pod_with_preconditions(namespace, name, &preconditions)
-            .map_err(|refusal| {
-                if refusal.code == 409 {
-                    lock(&self.counters).conflicts += 1;
-                }
-                ClusterError::Api {
-                    action,
-                    code: refusal.code,
-                    message: refusal.message,
-                }
-            })
     }
 
     pub(super) fn do_list_statefulsets(&self) -> Result<Vec<Arc<StatefulSet>>, ClusterError> {
@@ -373,6 +341,16 @@ impl Cluster for SimCluster {
             }
             Err(e) => Err(e),
         };
+        async move { r }
+    }
+
+    fn patch_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch: &json_patch::Patch,
+    ) -> impl Future<Output = Result<PodPatched, ClusterError>> + Send {
+        let r = self.do_patch_pod(namespace, name, patch);
         async move { r }
     }
 

@@ -61,6 +61,8 @@ pub struct SimPod {
     pub node_down: Option<(i64, i64)>,
     /// Second the Ready condition last turned true, while it is true (`lastTransitionTime`).
     pub ready_since: Option<i64>,
+    /// `metadata.annotations` (the approval handshake's requests and answers).
+    pub annotations: std::collections::BTreeMap<String, String>,
     served: Served,
 }
 
@@ -184,6 +186,7 @@ impl World {
             deleted_at: None,
             node_down: None,
             ready_since: None,
+            annotations: std::collections::BTreeMap::new(),
             served: (false, None, false, false),
         };
         pod.served = pod.served_at(self.t);

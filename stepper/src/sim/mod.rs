@@ -14,6 +14,8 @@
 //!   names the upstream function it follows), including `OrderedReady` waiting forever on a pod that
 //!   never becomes Ready (Kubernetes issue #67250);
 //! - [`kubelet`]: pod timing — Pending, Running, Ready, node failures, eviction, termination;
+//! - [`application`]: the application behind the pods — its primary, and an answerer of the approval
+//!   handshake (delays, denials, silence, a switchover that takes time);
 //! - [`oracle`]: the harm oracle — slots down, steps taken while a gate failed, restarts while
 //!   another pod was down;
 //! - [`cluster`]: [`cluster::SimCluster`], the [`crate::cluster::Cluster`] implementation, with API
@@ -45,6 +47,7 @@
 //!   (no admission, generation bumped).
 
 pub mod apiserver;
+pub mod application;
 pub mod cluster;
 pub mod controller;
 pub mod fleet;
@@ -52,5 +55,6 @@ pub mod history;
 pub mod kubelet;
 pub mod objects;
 pub mod oracle;
+mod pod_writes;
 pub mod scenario;
 pub mod world;

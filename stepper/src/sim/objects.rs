@@ -67,10 +67,17 @@ impl World {
                 namespace: Some(self.namespace()),
                 uid: Some(p.uid.clone()),
                 resource_version: Some(p.resource_version.to_string()),
-                labels: Some(BTreeMap::from([
-                    ("app".to_string(), name.clone()),
-                    (REVISION_LABEL.to_string(), p.revision.clone()),
-                ])),
+                labels: Some({
+                    let mut labels = BTreeMap::from([
+                        ("app".to_string(), name.clone()),
+                        (REVISION_LABEL.to_string(), p.revision.clone()),
+                    ]);
+                    if let Some(role) = self.application.as_ref().and_then(|a| a.role(p.ordinal)) {
+                        labels.insert("role".to_string(), role.to_string());
+                    }
+                    labels
+                }),
+                annotations: (!p.annotations.is_empty()).then(|| p.annotations.clone()),
                 owner_references: Some(vec![owner.clone()]),
                 deletion_timestamp: p.deleted_at.map(|d| Time(timestamp(d))),
                 ..ObjectMeta::default()

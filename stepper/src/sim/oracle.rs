@@ -116,6 +116,16 @@ impl World {
             app_unhealthy: self.app_unhealthy,
             update_revision: self.status_str("updateRevision"),
         });
+        let (to, update) = (self.partition(), self.status_str("updateRevision"));
+        let replaced: Vec<u32> = self
+            .pods
+            .values()
+            .filter(|p| (to..from).contains(&(p.ordinal as i32)) && p.revision != update)
+            .map(|p| p.ordinal)
+            .collect();
+        for ordinal in replaced {
+            self.note_replacement(ordinal);
+        }
     }
 
     /// Records the controller's rolling-update deletion of the pod at `ordinal`, just before it

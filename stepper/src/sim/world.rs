@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use sts_safe_rollout_rules::decision::Row;
 
 use super::apiserver::{admit, apply_defaults};
+use super::application::Application;
 use super::history::{Revision, template};
 use super::kubelet::{SimPod, Timing};
 use super::oracle::StepRecord;
@@ -85,6 +86,11 @@ pub struct World {
     pub events: Vec<(i64, String, String)>,
     /// Ordinals whose slot has held a Ready pod (a slot counts as down only once it has been up).
     pub ever_ready: BTreeMap<u32, bool>,
+    /// The application behind the pods, answering the approval handshake; `None`: none answers.
+    pub application: Option<Application>,
+    /// Pods a step exposed to replacement without their approval of the update revision, while denying
+    /// it, or while holding the primary role (see [`World::note_replacement`]): (second, ordinal, why).
+    pub unapproved_replacements: Vec<(i64, u32, String)>,
     rng: u64,
     next_uid: u64,
     next_pod_version: u64,
@@ -144,6 +150,8 @@ impl World {
             evicted: BTreeSet::new(),
             events: Vec::new(),
             ever_ready: BTreeMap::new(),
+            application: None,
+            unapproved_replacements: Vec::new(),
             rng: seed ^ 0x9e37_79b9_7f4a_7c15,
             next_uid: 0,
             next_pod_version: 0,
@@ -168,10 +176,12 @@ impl World {
     }
 
     /// Advances the clock to `t`: pods progress (Pending → Running → Ready, node failures, terminations
-    /// completing), then the StatefulSet controller syncs once.
+    /// completing), the application answers the stepper's requests on the pods
+    /// ([`World::answer_requests`]), then the StatefulSet controller syncs once.
     pub fn tick(&mut self, t: i64) {
         self.t = t;
         self.refresh_pods();
+        self.answer_requests();
         self.sync();
     }
 

@@ -151,6 +151,7 @@ pub fn case() -> impl Strategy<Value = Case> {
                         ("step".to_string(), step.to_string()),
                     ]),
                     owner: None,
+                    application: None,
                 },
                 timing: TimingSpec {
                     pending_seconds: pending,

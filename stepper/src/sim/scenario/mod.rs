@@ -14,7 +14,9 @@ pub mod spec;
 pub use frame::{Frame, PodView};
 pub use render::{render, render_summary};
 pub use run::{Player, Run, Summary, run};
-pub use spec::{Action, ApplySpec, Event, Scenario, SetSpec, StepperSpec, TimingSpec};
+pub use spec::{
+    Action, ApplicationSpec, ApplySpec, Event, Scenario, SetSpec, StepperSpec, TimingSpec,
+};
 
 /// Runs `text` (a scenario file) and renders it (the `simulate` subcommand).
 ///

@@ -172,6 +172,30 @@ pub(super) fn play(
             let patch = pause_patch(set, config, "a person", reason);
             Some((patch, EventNote::paused_by("a person", reason)))
         }),
+        Action::DenyUpdate {
+            pod,
+            reason,
+            seconds,
+        } => match world.application.as_mut() {
+            Some(app) => {
+                app.denials.insert(*pod, (reason.clone(), t + seconds));
+                format!(
+                    "the application denies the update of {name}-{pod} for {seconds}s: {reason}"
+                )
+            }
+            None => "denyUpdate: the scenario has no application".into(),
+        },
+        Action::SilentApplication(silent) => match world.application.as_mut() {
+            Some(app) => {
+                app.silent = *silent;
+                if *silent {
+                    "the application stops answering".into()
+                } else {
+                    "the application answers again".into()
+                }
+            }
+            None => "silentApplication: the scenario has no application".into(),
+        },
         Action::DeletePod(o) => {
             if world.delete_pod(*o) {
                 disruptions.fault_deleted.insert(*o);

@@ -133,12 +133,13 @@ pub fn render_summary(s: &Summary) -> String {
         _ => "no rollout".into(),
     };
     format!(
-        "summary:\n  rollout duration                     {duration}\n  max pods unavailable at once         {}\n  pods restarted while another was down {}\n  steps taken (while a gate failed)    {} ({})\n  steps while the app was unhealthy    {}\n  API conflicts / errors answered      {} / {}\n",
+        "summary:\n  rollout duration                     {duration}\n  max pods unavailable at once         {}\n  pods restarted while another was down {}\n  steps taken (while a gate failed)    {} ({})\n  steps while the app was unhealthy    {}\n  pods replaced unapproved or primary  {}\n  API conflicts / errors answered      {} / {}\n",
         s.max_down,
         s.restarts_while_down,
         s.steps,
         s.steps_while_gate_failed,
         s.steps_while_app_unhealthy,
+        s.unapproved_replacements,
         s.conflicts,
         s.api_errors
     )

@@ -14,6 +14,7 @@ use super::play::{Disruptions, play, stepper_pass};
 use super::spec::{Action, Event, Scenario, key};
 use crate::gates::GateOptions;
 use crate::pass::PassOptions;
+use crate::sim::application::Application;
 use crate::sim::cluster::{SIM_OWNER_API_VERSION, SIM_OWNER_UID, SimCluster};
 use crate::sim::kubelet::Timing;
 use crate::sim::oracle::StepRecord;
@@ -49,6 +50,10 @@ pub struct Summary {
     pub conflicts: u64,
     /// Errors (500) the API answered.
     pub api_errors: u64,
+    /// Pods a step exposed to replacement without their approval of the update revision, while denying
+    /// it, or while holding the primary role ([`World::unapproved_replacements`]): what the handshake
+    /// and the primary's selector must keep at 0.
+    pub unapproved_replacements: usize,
     /// Last second simulated.
     pub ended: i64,
 }
@@ -113,6 +118,11 @@ impl Player {
         let mut world = World::new(&shape, timing, !native, annotations::DEFAULT_PREFIX, seed)?;
         world.pdb_max_unavailable = scenario.set.pdb_max_unavailable;
         world.bad_images = scenario.set.bad_images.clone();
+        world.application = scenario
+            .set
+            .application
+            .as_ref()
+            .map(|a| Application::new(a.primary, a.answer_seconds, a.switchover_seconds));
         for (k, v) in &scenario.set.annotations {
             world.set["metadata"]["annotations"][key(k)] = json!(v);
         }
@@ -259,6 +269,7 @@ impl Player {
             .count();
         summary.steps_unobserved = world.steps.iter().filter(|s| !s.observed).count();
         summary.steps_while_app_unhealthy = world.steps.iter().filter(|s| s.app_unhealthy).count();
+        summary.unapproved_replacements = world.unapproved_replacements.len();
         summary.conflicts = counters.conflicts;
         summary.api_errors = counters.errors;
         let steps = world.steps.clone();

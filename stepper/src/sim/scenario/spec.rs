@@ -70,6 +70,30 @@ pub struct SetSpec {
     /// application-health signal (`appUnhealthy`). Default: none.
     #[serde(default)]
     pub owner: Option<String>,
+    /// The application behind the pods, answering the approval handshake
+    /// ([`crate::sim::application`]); default: none (no request is ever answered).
+    #[serde(default)]
+    pub application: Option<ApplicationSpec>,
+}
+
+/// The application of a scenario's set: its primary and its answerer.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApplicationSpec {
+    /// The ordinal holding the primary role at the start (label `role=primary`; the others
+    /// `role=replica`); default: no roles.
+    #[serde(default)]
+    pub primary: Option<u32>,
+    /// Seconds from a request to its answer (default 5).
+    #[serde(default = "five")]
+    pub answer_seconds: i64,
+    /// Seconds a switchover takes (default 10).
+    #[serde(default = "ten")]
+    pub switchover_seconds: i64,
+}
+
+fn ten() -> i64 {
+    10
 }
 
 fn default_name() -> String {
@@ -212,6 +236,17 @@ pub enum Action {
     Resume {},
     /// A person runs `kubectl safe-rollout pause --reason TEXT`.
     Pause(String),
+    /// The application denies the update of the pod at this ordinal for `seconds` (`update-denied`).
+    DenyUpdate {
+        /// Ordinal.
+        pod: u32,
+        /// The denial's reason.
+        reason: String,
+        /// How long.
+        seconds: i64,
+    },
+    /// The application's answerer stops (`true`) or resumes (`false`) answering.
+    SilentApplication(bool),
     /// A person deletes every pod running a bad image (the Kubernetes docs' remedy after reverting a
     /// bad template: "Forced rollback").
     DeleteBadPods {},

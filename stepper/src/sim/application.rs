@@ -1,0 +1,180 @@
+//! The application behind the pods, as the approval handshake sees it (docs/approvals.md): a primary
+//! (label `role=primary` on one pod, `role=replica` on the others) and an answerer that reads the
+//! stepper's requests on the pods and writes its answers there, as an operator or a sidecar would.
+//!
+//! Each second the answerer looks at every pod carrying `<prefix>/update-requested`: while a denial
+//! is on for its ordinal it writes `update-denied`; silent, it writes nothing; otherwise, once
+//! `answer_seconds` have passed since `update-requested-at`, a pod asked to switch over that holds the
+//! role hands it to another Ready pod (taking `switchover_seconds`), then the pod is approved
+//! (`update-approved` = the requested revision).
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use sts_safe_rollout_rules::annotations as names;
+
+use super::world::{World, timestamp};
+
+/// The application of a simulated set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Application {
+    /// The ordinal holding the primary role (`role=primary`); `None`: no roles (no `role` label).
+    pub primary: Option<u32>,
+    /// Seconds from a request to its answer.
+    pub answer_seconds: i64,
+    /// Seconds a switchover takes, from its start to the role on the other pod.
+    pub switchover_seconds: i64,
+    /// Answers nothing (an answerer that is down).
+    pub silent: bool,
+    /// Denials by ordinal: the reason, and the second the denial is lifted.
+    pub denials: BTreeMap<u32, (String, i64)>,
+    /// A switchover under way: (from, to, the second it completes).
+    pub switchover: Option<(u32, u32, i64)>,
+}
+
+impl Application {
+    /// An application with its primary on `primary` answering after `answer_seconds`.
+    pub fn new(primary: Option<u32>, answer_seconds: i64, switchover_seconds: i64) -> Self {
+        Application {
+            primary,
+            answer_seconds,
+            switchover_seconds,
+            silent: false,
+            denials: BTreeMap::new(),
+            switchover: None,
+        }
+    }
+
+    /// The `role` label of the pod at `ordinal`: `primary` or `replica`; `None` without roles.
+    pub fn role(&self, ordinal: u32) -> Option<&'static str> {
+        self.primary
+            .map(|p| if p == ordinal { "primary" } else { "replica" })
+    }
+}
+
+impl World {
+    /// The answerer's second at `self.t` (the module's rules); a pod whose annotations change gets a
+    /// new `resourceVersion`.
+    pub fn answer_requests(&mut self) {
+        let Some(mut app) = self.application.clone() else {
+            return;
+        };
+        let t = self.t;
+        let key = |name: &str| names::key(&self.prefix, name);
+        let (requested, at, phase) = (
+            key(names::UPDATE_REQUESTED),
+            key(names::UPDATE_REQUESTED_AT),
+            key(names::UPDATE_REQUEST_PHASE),
+        );
+        let (approved, denied) = (key(names::UPDATE_APPROVED), key(names::UPDATE_DENIED));
+        if let Some((_, to, done)) = app.switchover
+            && t >= done
+        {
+            if self.pods.get(&to).is_some_and(|p| !p.terminating()) {
+                app.primary = Some(to);
+            }
+            app.switchover = None;
+        }
+        app.denials.retain(|_, (_, until)| *until > t);
+        let ordinals: Vec<u32> = self.pods.keys().copied().collect();
+        for o in ordinals {
+            let mut changes: Vec<(String, Option<String>)> = Vec::new();
+            let pod = &self.pods[&o];
+            let denial = app.denials.get(&o).map(|(r, _)| r.clone());
+            if pod.annotations.get(&denied) != denial.as_ref() {
+                changes.push((denied.clone(), denial.clone()));
+            }
+            let revision = pod.annotations.get(&requested).cloned();
+            let asked = pod
+                .annotations
+                .get(&at)
+                .and_then(|v| v.parse::<Timestamp>().ok())
+                .map(|ts| ts.as_second());
+            let now = timestamp(t).as_second();
+            let ready = match (revision, asked) {
+                (Some(rev), Some(asked))
+                    if !app.silent && denial.is_none() && now >= asked + app.answer_seconds =>
+                {
+                    Some(rev)
+                }
+                _ => None,
+            };
+            if let Some(rev) = ready {
+                let switching = pod.annotations.get(&phase).map(String::as_str)
+                    == Some("Switchover")
+                    && app.primary == Some(o);
+                if switching {
+                    // Even if it approved before it held the role: the role moves first.
+                    if app.switchover.is_none()
+                        && let Some(to) = self.switchover_target(o)
+                    {
+                        app.switchover = Some((o, to, t + app.switchover_seconds));
+                    }
+                } else if pod.annotations.get(&approved) != Some(&rev) {
+                    changes.push((approved.clone(), Some(rev)));
+                }
+            }
+            if !changes.is_empty() {
+                let version = self.next_pod_version();
+                let pod = self.pods.get_mut(&o).expect("pod");
+                for (k, v) in changes {
+                    match v {
+                        Some(v) => pod.annotations.insert(k, v),
+                        None => pod.annotations.remove(&k),
+                    };
+                }
+                pod.stamp(t, version);
+            }
+        }
+        self.application = Some(app);
+    }
+
+    /// Where the primary role goes from `from`: a Ready pod that is not terminating, one on the update
+    /// revision first, then the highest ordinal (the next step's pods are the lowest not updated).
+    fn switchover_target(&self, from: u32) -> Option<u32> {
+        let update = self.status_str("updateRevision");
+        self.pods
+            .values()
+            .filter(|p| p.ordinal != from && p.running_and_ready() && !p.terminating())
+            .max_by_key(|p| (p.revision == update, p.ordinal))
+            .map(|p| p.ordinal)
+    }
+
+    /// Records a step that exposed the pod at `ordinal` to replacement (it lands below the old
+    /// partition, off the update revision) when the set asks for approvals and the pod had not approved
+    /// the update revision or was denying it, or when it held the primary role the set's
+    /// `primary-selector` names (`role=primary`): the harms the handshake and the selector exist to
+    /// prevent, judged on the world as it is when the step lands.
+    pub(super) fn note_replacement(&mut self, ordinal: u32) {
+        let annotation = |name: &str| {
+            self.set["metadata"]["annotations"][names::key(&self.prefix, name)]
+                .as_str()
+                .map(str::to_string)
+        };
+        let update = self.status_str("updateRevision");
+        let Some(pod) = self.pods.get(&ordinal) else {
+            return;
+        };
+        let approved = pod
+            .annotations
+            .get(&names::key(&self.prefix, names::UPDATE_APPROVED));
+        let mut why = Vec::new();
+        if annotation(names::PRE_UPDATE_APPROVAL).as_deref() == Some(names::TRUE) {
+            if approved != Some(&update) {
+                why.push(format!("not approved for {update}"));
+            }
+            let denied = names::key(&self.prefix, names::UPDATE_DENIED);
+            if let Some(reason) = pod.annotations.get(&denied) {
+                why.push(format!("denied ({reason})"));
+            }
+        }
+        let primary = self.application.as_ref().and_then(|a| a.primary);
+        if annotation(names::PRIMARY_SELECTOR).is_some() && primary == Some(ordinal) {
+            why.push("held the primary role".to_string());
+        }
+        if !why.is_empty() {
+            self.unapproved_replacements
+                .push((self.t, ordinal, why.join(", ")));
+        }
+    }
+}
