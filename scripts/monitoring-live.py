@@ -39,11 +39,12 @@ A = {"job": "sts-stepper", "namespace": "sts-safe-rollout", "instance": "10.0.0.
 B = {"job": "sts-stepper", "namespace": "team-b", "instance": "10.0.0.2:8080"}
 # The series each rule expression returns at the data's end, as (namespace, statefulset) or (job, namespace).
 EXPECTED = {
-    "StsSafeRolloutStuck": {("demo", "db"), ("demo", "queue")},
+    "StsSafeRolloutStuck": {("demo", "db"), ("demo", "pg"), ("demo", "queue")},
     "StsSafeRolloutStalled": {("demo", "db")},
     "StsStepperDown": {("sts-stepper", "team-b")},
     "StsStepperApiErrors": {("sts-stepper", "sts-safe-rollout")},
     "StsSafeRolloutPodRecovered": {("demo", "cache")},
+    "StsSafeRolloutApprovalOverdue": {("demo", "pg")},
 }
 FAILURES = []
 
@@ -73,6 +74,11 @@ def sets(t, end):
                                 blocked="ApiError" if t >= end - 1200 else "Settling", ready=3),
         ("demo", "cache"): dict(replicas=3, updated=3, partition=0, last_step=end - 2400, steps=3,
                                 blocked=None, ready=3, recovered=1 if t >= end - 300 else None),
+        # Waits for the application's approval since 15 minutes before the end (timeout 600 s); web waits
+        # too in the last 5 minutes, within its timeout.
+        ("demo", "pg"): dict(replicas=3, updated=1, partition=2, last_step=end - 1200, steps=1,
+                             blocked="ApprovalPending" if t >= end - 900 else None, ready=3,
+                             approval=(t - (end - 900), 600) if t >= end - 900 else None),
         ("kafka", "kafka-b"): dict(replicas=3, updated=0, partition=3, last_step=None, steps=0,
                                    blocked="GroupBusy", ready=3),
     }
@@ -103,6 +109,9 @@ def synthetic_openmetrics(end):
                 add("sts_safe_rollout_last_partition_update_timestamp_seconds", per_set, t, s["last_step"])
             if s["blocked"]:
                 add("sts_safe_rollout_blocked", dict(per_set, reason=s["blocked"]), t, 1)
+            if s.get("approval"):
+                add("sts_safe_rollout_approval_wait_seconds", per_set, t, s["approval"][0])
+                add("sts_safe_rollout_approval_timeout_seconds", per_set, t, s["approval"][1])
             if s.get("recovered"):
                 add("sts_safe_rollout_recovered_pods_total", per_set, t, s["recovered"])
             ksm = {"job": "kube-state-metrics", "namespace": ns, "statefulset": name}

@@ -86,6 +86,8 @@ mutations=(
     's/absent(sts_safe_rollout_last_pass_timestamp_seconds)/vector(0) < 0/'               # Down: no metrics missed
     's/errored|failed"}\[2m\]/errored|failed"}[5m]/'                                      # ApiErrors on a blip
     's/unless sts_safe_rollout_recovered_pods_total offset 15m/unless sts_safe_rollout_recovered_pods_total/'
+    's/_wait_seconds) > max by/_wait_seconds) >= max by/'                                 # ApprovalOverdue at the timeout
+    's/for: 2m/for: 5m/'                                                                  # ApprovalOverdue too late
 )
 for m in "${mutations[@]}"; do
     mkdir -p "$tmp/mutant"

@@ -32,6 +32,7 @@ fn report(name: &str, outcome: Outcome) -> SetReport {
             last_partition_update: Some("2026-11-23T01:10:42Z".parse().expect("time")),
             current_revision: Some("a".into()),
             update_revision: Some("b".into()),
+            approval_wait: None,
         },
         decision_age_seconds: matches!(outcome, Outcome::Stepped { .. }).then_some(0.3),
         outcome,
@@ -228,4 +229,52 @@ async fn metrics_and_healthz_endpoints() {
     let (status, _, body) = get(router(metrics, stale), "/healthz").await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert!(body.starts_with("no pass for"), "{body}");
+}
+
+#[test]
+fn the_approval_wait_and_its_timeout_while_a_step_waits_for_the_application() {
+    let m = Metrics::new();
+    let mut waiting = report(
+        "pg",
+        Outcome::Blocked(Blocked::new(
+            Reason::ApprovalPending,
+            "pg: waiting 40 s of 600 s for approval of pg-2 on b",
+        )),
+    );
+    waiting.figures.approval_wait = Some((40, 600));
+    let pass = |sets| PassReport {
+        sets,
+        ..PassReport::default()
+    };
+    m.observe(&pass(vec![waiting.clone()]), 0.1, 1_795_000_000.0);
+    let text = m.encode();
+    let pg = r#"{namespace="demo",statefulset="pg"}"#;
+    assert!(
+        has(
+            &text,
+            &format!("sts_safe_rollout_approval_wait_seconds{pg} 40")
+        ),
+        "{text}"
+    );
+    assert!(
+        has(
+            &text,
+            &format!("sts_safe_rollout_approval_timeout_seconds{pg} 600")
+        ),
+        "{text}"
+    );
+    // Approved and stepped: the series go.
+    let mut stepped = waiting;
+    stepped.outcome = Outcome::Stepped { from: 3, to: 2 };
+    stepped.figures.approval_wait = None;
+    m.observe(&pass(vec![stepped]), 0.1, 1_795_000_030.0);
+    let text = m.encode();
+    assert!(
+        !text.contains("sts_safe_rollout_approval_wait_seconds{"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("sts_safe_rollout_approval_timeout_seconds{"),
+        "{text}"
+    );
 }

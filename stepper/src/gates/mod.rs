@@ -269,6 +269,8 @@ pub struct Evaluation {
     pub canary: Option<Box<pause_points::PlanEffect>>,
     /// The writes on the set's pods the approval handshake asks for ([`approval::pod_writes`]).
     pub pod_writes: Vec<approval::PodWrite>,
+    /// While the next step waits for the application: (seconds waited, `approval-timeout-seconds`).
+    pub approval_wait: Option<(i64, i64)>,
 }
 
 impl Evaluation {
@@ -280,6 +282,7 @@ impl Evaluation {
             expected_wait: false,
             canary: None,
             pod_writes: Vec::new(),
+            approval_wait: None,
         }
     }
 }

@@ -105,7 +105,11 @@ pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
     if pods.iter().any(|p| p.primary) {
         ev.expected_wait = true;
     }
-    let wanted = match approval::handshake(&pods, input.now, config.timeout_seconds) {
+    let handshake = approval::handshake(&pods, input.now, config.timeout_seconds);
+    if let Handshake::Waiting { waited, .. } = handshake {
+        ev.approval_wait = Some((waited, config.timeout_seconds));
+    }
+    let wanted = match handshake {
         Handshake::Waiting {
             pods,
             timed_out: true,

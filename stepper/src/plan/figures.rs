@@ -25,6 +25,9 @@ pub struct Figures {
     pub current_revision: Option<String>,
     /// `status.updateRevision`.
     pub update_revision: Option<String>,
+    /// While the next step waits for the application's approval: (seconds waited since the earliest
+    /// request, `approval-timeout-seconds`); set by the plan from the gates, not read from the set.
+    pub approval_wait: Option<(i64, i64)>,
 }
 
 impl Figures {
@@ -40,6 +43,7 @@ impl Figures {
             last_partition_update: config.stamps.last_partition_update,
             current_revision: status.and_then(|s| s.current_revision.clone()),
             update_revision: status.and_then(|s| s.update_revision.clone()),
+            approval_wait: None,
         }
     }
 }

@@ -146,7 +146,10 @@ pub(super) fn plan_evaluated(
         namespace: set.metadata.namespace.clone().unwrap_or_default(),
         name: set.metadata.name.clone().unwrap_or_default(),
         set: set.clone(),
-        figures: Figures::of(set, &config),
+        figures: Figures {
+            approval_wait: ev.approval_wait,
+            ..Figures::of(set, &config)
+        },
         config,
         verdict: ev.verdict,
         status_annotations: annotations,

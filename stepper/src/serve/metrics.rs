@@ -2,8 +2,9 @@
 //!
 //! Per StatefulSet (labels `namespace`, `statefulset`): `sts_safe_rollout_replicas`,
 //! `_current_replicas`, `_updated_replicas`, `_partition`, `_last_partition_update_timestamp_seconds`
-//! (Unix seconds), `_blocked{reason}` (1 for the current reason; the series of other reasons are
-//! removed), `_steps_total`. Per process: `_pass_duration_seconds` (histogram), `_passes_total{result}`,
+//! (Unix seconds), `_approval_wait_seconds` and `_approval_timeout_seconds` (while a step waits for
+//! the application's approval), `_blocked{reason}` (1 for the current reason; the series of other
+//! reasons are removed), `_steps_total`. Per process: `_pass_duration_seconds` (histogram), `_passes_total{result}`,
 //! `_errors_total{reason}` (sets a pass could not handle: `StepRejected`, `StatusWriteRejected`,
 //! `ApiError`), `_last_pass_timestamp_seconds`, `_leader` (1 while this replica may write) and
 //! `_watch_restarts_total{resource}`. Series of StatefulSets that left the scope are removed.
@@ -75,6 +76,8 @@ pub struct Metrics {
     updated_replicas: Family<SetLabels, Gauge>,
     partition: Family<SetLabels, Gauge>,
     last_partition_update: Family<SetLabels, FloatGauge>,
+    approval_wait: Family<SetLabels, Gauge>,
+    approval_timeout: Family<SetLabels, Gauge>,
     blocked: Family<BlockedLabels, Gauge>,
     steps: Family<SetLabels, Counter>,
     recovered_pods: Family<SetLabels, Counter>,
@@ -104,6 +107,8 @@ impl Metrics {
             updated_replicas: Family::default(),
             partition: Family::default(),
             last_partition_update: Family::default(),
+            approval_wait: Family::default(),
+            approval_timeout: Family::default(),
             blocked: Family::default(),
             steps: Family::default(),
             recovered_pods: Family::default(),
@@ -141,6 +146,16 @@ impl Metrics {
             "sts_safe_rollout_last_partition_update_timestamp_seconds",
             "Unix time of the last step (annotation <prefix>/last-partition-update)",
             m.last_partition_update.clone(),
+        );
+        registry.register(
+            "sts_safe_rollout_approval_wait_seconds",
+            "While the next step waits for the application's approval: seconds since the earliest request (pre-update-approval)",
+            m.approval_wait.clone(),
+        );
+        registry.register(
+            "sts_safe_rollout_approval_timeout_seconds",
+            "While the next step waits for the application's approval: its approval-timeout-seconds",
+            m.approval_timeout.clone(),
         );
         registry.register(
             "sts_safe_rollout_blocked",
@@ -243,6 +258,16 @@ impl Metrics {
                     self.last_partition_update.remove(&labels);
                 }
             }
+            match f.approval_wait {
+                Some((waited, timeout)) => {
+                    self.approval_wait.get_or_create(&labels).set(waited);
+                    self.approval_timeout.get_or_create(&labels).set(timeout);
+                }
+                None => {
+                    self.approval_wait.remove(&labels);
+                    self.approval_timeout.remove(&labels);
+                }
+            }
             if let Some(age) = s.decision_age_seconds {
                 self.step_decision_age.observe(age);
             }
@@ -328,6 +353,8 @@ impl Metrics {
         self.updated_replicas.remove(labels);
         self.partition.remove(labels);
         self.last_partition_update.remove(labels);
+        self.approval_wait.remove(labels);
+        self.approval_timeout.remove(labels);
         self.steps.remove(labels);
         self.recovered_pods.remove(labels);
         self.set_blocked(labels, None);

@@ -126,13 +126,14 @@ fn the_flag_tables_list_each_subcommands_flags() {
 }
 
 /// A pass report that gives every per-set and per-pass family a series: a set stepped (with its
-/// decision's age), a set blocked by an API error, a pod recovered.
+/// decision's age), a set blocked by an API error (and waiting for an approval), a pod recovered.
 fn busy_report() -> PassReport {
     let set = |name: &str, outcome: Outcome| SetReport {
         namespace: "demo".into(),
         name: name.into(),
         figures: Figures {
             last_partition_update: Some("2026-11-23T01:10:42Z".parse().expect("time")),
+            approval_wait: matches!(outcome, Outcome::Blocked(_)).then_some((40, 600)),
             ..Figures::default()
         },
         decision_age_seconds: matches!(outcome, Outcome::Stepped { .. }).then_some(0.2),
