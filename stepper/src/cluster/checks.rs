@@ -1,20 +1,24 @@
-//! The checks' clients behind one trait ([`Prometheus`]): the `PrometheusCheck` gate's PromQL queries
-//! and the `HttpCheck` gate's GETs, as the flags configure them ([`Checks`]), or none ([`NoPrometheus`]:
-//! every read fails, so a set that needs one never steps).
+//! The checks' clients behind one trait ([`Prometheus`]): the `PrometheusCheck` gate's PromQL queries,
+//! the `HttpCheck` gate's GETs and the approval webhook's POSTs, as the flags configure them
+//! ([`Checks`]), or none ([`NoPrometheus`]: every read fails, so a set that needs one never steps).
 
 use std::future::Future;
 
 use crate::cluster::http_check;
+use crate::cluster::webhook::Webhooks;
 use crate::gates::http_check::HttpAnswer;
 use crate::gates::prometheus::QueryOutcome;
+use crate::gates::webhook_answer::WebhookAnswer;
 
 /// PromQL instant queries for the `PrometheusCheck` gate ([`crate::gates::prometheus`]). Implemented by
 /// [`crate::cluster::prometheus::PrometheusClient`] (the HTTP API), by [`NoPrometheus`] (no
 /// `--prometheus-url`: every query fails, so a set with a check never steps — fail closed), and by the
 /// simulation (its application-health signal).
 ///
-/// The same source answers the `HttpCheck` gate's GETs ([`Prometheus::http_check`]): by default none
-/// is configured (fail closed); [`Checks`] holds both clients the flags configure.
+/// The same source answers the `HttpCheck` gate's GETs ([`Prometheus::http_check`]) and the approval
+/// webhook's POSTs ([`Prometheus::webhook`]): by default none is configured (fail closed); [`Checks`]
+/// holds the clients the flags configure. (One trait for every outbound read of a pass, so the pass and
+/// its callers take one parameter, not one per kind of endpoint.)
 pub trait Prometheus: Sync {
     /// Runs `expr` now. Never fails: no answer is [`QueryOutcome::Error`].
     fn query(&self, expr: &str) -> impl Future<Output = QueryOutcome> + Send;
@@ -26,16 +30,31 @@ pub trait Prometheus: Sync {
             "no HTTP check configured (--http-check {name}=URL)"
         )))
     }
+
+    /// POSTs `body` to the URL configured under the `--webhook` `name`. Never fails: no decision is
+    /// [`WebhookAnswer::Error`]. By default no webhook is configured.
+    fn webhook(
+        &self,
+        name: &str,
+        _body: &serde_json::Value,
+    ) -> impl Future<Output = WebhookAnswer> + Send {
+        std::future::ready(WebhookAnswer::Error(format!(
+            "no webhook configured (--webhook {name}=URL)"
+        )))
+    }
 }
 
 /// The checks' clients the flags configure: Prometheus (`--prometheus-url`, `None` without it) and
-/// the HTTP checks (`--http-check`, `None` without any).
+/// the HTTP checks (`--http-check`, `None` without any), the approval webhooks (`--webhook`, `None`
+/// without any).
 #[derive(Clone, Debug, Default)]
 pub struct Checks {
     /// The Prometheus client.
     pub prometheus: Option<crate::cluster::prometheus::PrometheusClient>,
     /// The HTTP checks' client.
     pub http: Option<http_check::HttpChecks>,
+    /// The approval webhooks' client.
+    pub webhooks: Option<Webhooks>,
 }
 
 impl Prometheus for Checks {
@@ -47,6 +66,13 @@ impl Prometheus for Checks {
         match &self.http {
             Some(http) => http.get(name).await,
             None => NoPrometheus.http_check(name).await,
+        }
+    }
+
+    async fn webhook(&self, name: &str, body: &serde_json::Value) -> WebhookAnswer {
+        match &self.webhooks {
+            Some(webhooks) => webhooks.post(name, body).await,
+            None => NoPrometheus.webhook(name, body).await,
         }
     }
 }

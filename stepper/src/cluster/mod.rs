@@ -23,6 +23,7 @@ pub mod kube;
 pub mod pod_index;
 pub mod prometheus;
 pub mod set_list;
+pub mod webhook;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -21,12 +21,16 @@ mod on_http_check;
 mod on_pods;
 mod on_prometheus;
 mod on_set;
+mod on_webhook;
 mod options;
 pub mod pause_points;
 mod probes;
 pub mod prometheus;
 pub mod recovery;
 pub mod throttle;
+pub mod webhook;
+pub mod webhook_answer;
+pub mod webhook_request;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -45,6 +49,7 @@ pub use on_pods::{
 };
 pub use on_prometheus::prometheus_check;
 pub use on_set::{check_observed, invalid_annotation, not_observed, paused, settling};
+pub use on_webhook::unknown_webhook;
 pub use options::GateOptions;
 pub use probes::{Need, OwnerProbe, Probes, may_need_reads};
 
