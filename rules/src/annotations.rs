@@ -113,11 +113,22 @@ pub const UPDATE_APPROVED: &str = "update-approved";
 /// On a pod, written by the application: why the pod must not be replaced now. Blocks the step
 /// (`ApprovalPending`, a Warning Event `ApprovalDenied`) while present.
 pub const UPDATE_DENIED: &str = "update-denied";
+/// The NAME of an approval webhook configured on the stepper (`--webhook NAME=URL`), never a URL: before
+/// each step the stepper POSTs an `UpdateApprovalRequest` to it and steps once it answers `Approve`
+/// (stepper gate `ApprovalPending`; docs/approvals.md). Not together with [`PRE_UPDATE_APPROVAL`].
+pub const PRE_UPDATE_WEBHOOK: &str = "pre-update-webhook";
+/// Consecutive webhook calls without a decision (a timeout, a refused connection, a status other than
+/// 2xx, a 2xx without a valid body) that record the rollout as Degraded (`degraded-reason:
+/// WebhookErrors: …`; default 4).
+pub const WEBHOOK_ERROR_LIMIT: &str = "webhook-error-limit";
+/// Written by the stepper: the webhook's state for the pending request (JSON: its id, when first asked,
+/// the last decision, consecutive errors), pinned to the request (revision, partition, phase).
+pub const WEBHOOK_STATE: &str = "webhook-state";
 
 /// Every annotation name the policy and the stepper read or write (the user-facing API;
 /// docs/annotations.md lists the same names, checked by `make docs-check`). `prometheus-query-<N>` is the numbered form of
 /// [`PROMETHEUS_QUERY`].
-pub const ALL: [&str; 35] = [
+pub const ALL: [&str; 38] = [
     STEP,
     INITIAL_DELAY_SECONDS,
     PAUSED,
@@ -153,6 +164,9 @@ pub const ALL: [&str; 35] = [
     UPDATE_REQUEST_PHASE,
     UPDATE_APPROVED,
     UPDATE_DENIED,
+    PRE_UPDATE_WEBHOOK,
+    WEBHOOK_ERROR_LIMIT,
+    WEBHOOK_STATE,
 ];
 
 /// The value an annotation must have to count as set (`"true"`, exactly, as Kubernetes' own boolean

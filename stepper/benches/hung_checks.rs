@@ -92,6 +92,7 @@ fn main() {
             probes: ProbeOptions {
                 concurrency,
                 deadline: Some(timeout * 2),
+                ..ProbeOptions::default()
             },
             ..PassOptions::default()
         };

@@ -113,6 +113,7 @@ async fn at_most_check_concurrency_queries_are_in_flight() {
         ProbeOptions {
             concurrency: 3,
             deadline: Some(Duration::from_secs(3)),
+            ..ProbeOptions::default()
         },
     )
     .await;
@@ -138,6 +139,7 @@ async fn the_deadline_ends_the_round_and_makes_the_rest_errors() {
         ProbeOptions {
             concurrency: 1,
             deadline: Some(Duration::from_millis(500)),
+            ..ProbeOptions::default()
         },
     )
     .await;

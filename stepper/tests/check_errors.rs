@@ -44,6 +44,7 @@ fn plan_at(v: &Value, secs: i64, outcome: QueryOutcome) -> SetPlan {
             owner: None,
             prometheus: Some(vec![outcome]),
             http: None,
+            webhook: None,
         },
     )]
     .into();

@@ -477,6 +477,7 @@ fn evaluate_owner_condition(
         owner,
         prometheus: None,
         http: None,
+        webhook: None,
     };
     let ev = eval_set(&v, &pods("web", 3, 3), FleetView::default(), &probes);
     assert_eq!(ev.verdict, want);
@@ -652,6 +653,7 @@ fn needs_asks_for_the_owner_then_the_queries_then_plans_a_step() {
             owner: healthy_owner(),
             prometheus: None,
             http: None,
+            webhook: None,
         },
     );
     assert_eq!(
@@ -675,6 +677,7 @@ fn needs_asks_for_the_owner_then_the_queries_then_plans_a_step() {
             owner: Some(OwnerProbe::NotFound),
             prometheus: None,
             http: None,
+            webhook: None,
         },
     );
     assert_eq!(plan::needs(&snap, &opts(), now(), &probes), vec![]);
@@ -1334,6 +1337,7 @@ fn outcomes(o: Vec<QueryOutcome>) -> Option<Probes> {
         owner: None,
         prometheus: Some(o),
         http: None,
+        webhook: None,
     })
 }
 
@@ -2074,6 +2078,7 @@ fn the_real_staged_fixture_with_an_owner_condition_needs_its_owner() {
             owner: Some(found(moco_cluster("True", "Healthy", ""))),
             prometheus: None,
             http: None,
+            webhook: None,
         },
     );
     assert_eq!(

@@ -62,8 +62,8 @@ async fn pass(
     let mut opts = PassOptions::default();
     opts.gates.http_checks = Some(http.names());
     let checks = Checks {
-        prometheus: None,
         http: Some(http),
+        ..Checks::default()
     };
     let mut stored = web.clone();
     stored["kind"] = json!("StatefulSet");

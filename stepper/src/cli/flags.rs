@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use jiff::SignedDuration;
 
-use crate::cli::values::{parse_duration, parse_http_check};
+use crate::cli::values::{parse_duration, parse_http_check, parse_webhook};
 
 /// Which StatefulSets a listing subcommand (`status`, `once`, `watch`) covers besides `-n`.
 #[derive(Debug, Args, Clone, Default, PartialEq, Eq)]
@@ -34,8 +34,8 @@ pub struct GateArgs {
     pub no_pdb_gate: bool,
 }
 
-/// Where the PrometheusCheck gate sends its queries and the HttpCheck gate its GETs (`once`, `watch`,
-/// `status`, `step`).
+/// Where the PrometheusCheck gate sends its queries, the HttpCheck gate its GETs and the approval
+/// webhook its POSTs (`once`, `watch`, `status`, `step`).
 #[derive(Debug, Args, Clone, PartialEq, Eq)]
 #[command(next_help_heading = "Prometheus check")]
 pub struct PrometheusArgs {
@@ -53,9 +53,9 @@ pub struct PrometheusArgs {
     #[arg(long, default_value = "8", value_name = "N")]
     pub check_concurrency: std::num::NonZeroUsize,
 
-    /// The whole pass's time for its checks' reads; a read not done by then is an error of its
-    /// check, never a failure. Default: twice the longer of --prometheus-timeout and
-    /// --http-check-timeout.
+    /// The whole pass's time for its checks' reads and webhook calls; a read not done by then is an
+    /// error of its check, never a failure. Default: twice the longest of --prometheus-timeout,
+    /// --http-check-timeout and --webhook-timeout.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub check_deadline: Option<SignedDuration>,
 
@@ -86,6 +86,22 @@ pub struct PrometheusArgs {
     /// holds the step; never a failure).
     #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION", help_heading = "HTTP check")]
     pub http_check_timeout: SignedDuration,
+
+    /// An approval webhook the stepper may POST to, as NAME=URL (repeatable), e.g.
+    /// db-approver=http://approver.db:8080/approve. A set's <prefix>/pre-update-webhook names it;
+    /// annotations never carry a URL. Without it such sets never step.
+    #[arg(long = "webhook", value_parser = parse_webhook, value_name = "NAME=URL", help_heading = "Approval webhook")]
+    pub webhook: Vec<(String, String)>,
+
+    /// Timeout of one webhook call (connect and answer); a timeout is an error, not a decision (it
+    /// holds the step; webhook-error-limit of them in a row record the rollout as Degraded).
+    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION", help_heading = "Approval webhook")]
+    pub webhook_timeout: SignedDuration,
+
+    /// PEM file of CA certificates to trust for https webhooks besides the built-in web PKI roots
+    /// (TLS is always verified).
+    #[arg(long, value_name = "FILE", help_heading = "Approval webhook")]
+    pub webhook_ca_file: Option<PathBuf>,
 }
 
 impl Default for PrometheusArgs {
@@ -102,6 +118,9 @@ impl Default for PrometheusArgs {
             prometheus_ca_file: None,
             http_check: Vec::new(),
             http_check_timeout: SignedDuration::from_secs(10),
+            webhook: Vec::new(),
+            webhook_timeout: SignedDuration::from_secs(10),
+            webhook_ca_file: None,
         }
     }
 }

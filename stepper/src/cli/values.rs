@@ -110,14 +110,35 @@ pub fn parse_duration(s: &str) -> Result<SignedDuration, String> {
 /// # Errors
 /// A message naming the flag and the expected form.
 pub fn parse_http_check(s: &str) -> Result<(String, String), String> {
-    let form = "expected NAME=URL, NAME a DNS label and URL http:// or https://, e.g. \
-                es-health=http://elasticsearch.search:9200/_cluster/health";
+    named_url(
+        "--http-check",
+        "es-health=http://elasticsearch.search:9200/_cluster/health",
+        s,
+    )
+}
+
+/// Reads one `--webhook` value, `NAME=URL`: NAME a DNS label, URL http(s).
+///
+/// # Errors
+/// A message naming the flag and the expected form.
+pub fn parse_webhook(s: &str) -> Result<(String, String), String> {
+    named_url(
+        "--webhook",
+        "db-approver=http://approver.db:8080/approve",
+        s,
+    )
+}
+
+/// `NAME=URL` for `flag`: NAME a DNS label, URL http(s); `example` in the message.
+fn named_url(flag: &str, example: &str, s: &str) -> Result<(String, String), String> {
+    let form =
+        format!("expected NAME=URL, NAME a DNS label and URL http:// or https://, e.g. {example}");
     let Some((name, url)) = s.split_once('=') else {
-        return Err(format!("--http-check {s:?}: no '='; {form}"));
+        return Err(format!("{flag} {s:?}: no '='; {form}"));
     };
     if !is_dns_label(name) {
         return Err(format!(
-            "--http-check {s:?}: NAME {name:?} is not a DNS label (a-z, 0-9, '-', at most 63); {form}"
+            "{flag} {s:?}: NAME {name:?} is not a DNS label (a-z, 0-9, '-', at most 63); {form}"
         ));
     }
     let valid = ["http://", "https://"]
@@ -125,7 +146,7 @@ pub fn parse_http_check(s: &str) -> Result<(String, String), String> {
         .any(|p| url.starts_with(p) && url.len() > p.len());
     if !valid || url.contains(char::is_whitespace) {
         return Err(format!(
-            "--http-check {s:?}: URL {url:?} is not an http(s) URL; {form}"
+            "{flag} {s:?}: URL {url:?} is not an http(s) URL; {form}"
         ));
     }
     Ok((name.to_string(), url.to_string()))
@@ -158,5 +179,14 @@ mod http_check_tests {
                 "{e}"
             );
         }
+        let e = parse_webhook("db=ftp://x").expect_err("ftp");
+        assert!(
+            e.starts_with("--webhook ") && e.contains("db-approver="),
+            "{e}"
+        );
+        assert_eq!(
+            parse_webhook("db=https://approver.db/approve"),
+            Ok(("db".into(), "https://approver.db/approve".into()))
+        );
     }
 }

@@ -16,12 +16,14 @@ pub mod api_error;
 pub mod cached;
 pub mod cached_pod;
 pub mod caches;
+mod checks;
 pub mod forward;
 pub mod http_check;
 pub mod kube;
 pub mod pod_index;
 pub mod prometheus;
 pub mod set_list;
+pub mod webhook;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -33,9 +35,9 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use crate::config::{Keys, SetConfig};
-use crate::gates::http_check::HttpAnswer;
-use crate::gates::prometheus::QueryOutcome;
 use crate::plan::events::EventNote;
+
+pub use checks::{Checks, NoPrometheus, Prometheus};
 
 /// What became of a JSON Patch on a StatefulSet.
 #[derive(Clone, Debug, PartialEq)]
@@ -315,75 +317,4 @@ pub trait Cluster: Sync {
         object: &ObjectReference,
         event: &EventNote,
     ) -> impl Future<Output = Result<(), ClusterError>> + Send;
-}
-
-/// PromQL instant queries for the `PrometheusCheck` gate ([`crate::gates::prometheus`]). Implemented by
-/// [`crate::cluster::prometheus::PrometheusClient`] (the HTTP API), by [`NoPrometheus`] (no
-/// `--prometheus-url`: every query fails, so a set with a check never steps — fail closed), and by the
-/// simulation (its application-health signal).
-///
-/// The same source answers the `HttpCheck` gate's GETs ([`Prometheus::http_check`]): by default none
-/// is configured (fail closed); [`Checks`] holds both clients the flags configure.
-pub trait Prometheus: Sync {
-    /// Runs `expr` now. Never fails: no answer is [`QueryOutcome::Error`].
-    fn query(&self, expr: &str) -> impl Future<Output = QueryOutcome> + Send;
-
-    /// GETs the URL configured under the `--http-check` `name`. Never fails: no usable answer is
-    /// [`HttpAnswer::Error`]. By default no HTTP check is configured.
-    fn http_check(&self, name: &str) -> impl Future<Output = HttpAnswer> + Send {
-        std::future::ready(HttpAnswer::Error(format!(
-            "no HTTP check configured (--http-check {name}=URL)"
-        )))
-    }
-}
-
-/// The checks' clients the flags configure: Prometheus (`--prometheus-url`, `None` without it) and
-/// the HTTP checks (`--http-check`, `None` without any).
-#[derive(Clone, Debug, Default)]
-pub struct Checks {
-    /// The Prometheus client.
-    pub prometheus: Option<crate::cluster::prometheus::PrometheusClient>,
-    /// The HTTP checks' client.
-    pub http: Option<http_check::HttpChecks>,
-}
-
-impl Prometheus for Checks {
-    async fn query(&self, expr: &str) -> QueryOutcome {
-        self.prometheus.query(expr).await
-    }
-
-    async fn http_check(&self, name: &str) -> HttpAnswer {
-        match &self.http {
-            Some(http) => http.get(name).await,
-            None => NoPrometheus.http_check(name).await,
-        }
-    }
-}
-
-/// No Prometheus configured: every query is [`QueryOutcome::Error`] saying so.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct NoPrometheus;
-
-impl Prometheus for NoPrometheus {
-    fn query(&self, _expr: &str) -> impl Future<Output = QueryOutcome> + Send {
-        std::future::ready(QueryOutcome::Error(
-            "no Prometheus configured (--prometheus-url)".into(),
-        ))
-    }
-}
-
-impl Prometheus for crate::cluster::prometheus::PrometheusClient {
-    fn query(&self, expr: &str) -> impl Future<Output = QueryOutcome> + Send {
-        crate::cluster::prometheus::PrometheusClient::query(self, expr)
-    }
-}
-
-/// `None` (no `--prometheus-url`) behaves as [`NoPrometheus`].
-impl Prometheus for Option<crate::cluster::prometheus::PrometheusClient> {
-    async fn query(&self, expr: &str) -> QueryOutcome {
-        match self {
-            Some(client) => client.query(expr).await,
-            None => NoPrometheus.query(expr).await,
-        }
-    }
 }

@@ -33,6 +33,7 @@ use crate::cli::{Cli, Command, GateArgs, GlobalArgs, PassArgs, PrometheusArgs, T
 use crate::cluster::http_check::HttpChecks;
 use crate::cluster::kube::{KubeCluster, Scope};
 use crate::cluster::prometheus::{Auth, PrometheusClient, PrometheusConfig};
+use crate::cluster::webhook::Webhooks;
 use crate::cluster::{Checks, Cluster, ClusterError, Prometheus};
 use crate::config::Keys;
 use crate::gates::GateOptions;
@@ -166,6 +167,7 @@ impl Context {
                 max_steps_per_minute: pass.max_steps_per_minute,
                 recover_stuck_pods: pass.recover_stuck_pods,
                 http_checks: None,
+                webhooks: None,
             },
             dry_run,
             pod_reads,
@@ -186,21 +188,25 @@ enum Listing {
 }
 
 /// How a pass runs its checks' reads, from `--check-concurrency` and `--check-deadline` (default:
-/// twice the longer of `--prometheus-timeout` and `--http-check-timeout`: a read started late in the
+/// twice the longest of `--prometheus-timeout`, `--http-check-timeout` and `--webhook-timeout`: a read started late in the
 /// pass still gets its whole timeout, and a pass whose checks all hang ends after two timeouts
 /// whatever the fleet's size).
 pub fn probe_options(g: &PrometheusArgs) -> ProbeOptions {
-    let longest = g.prometheus_timeout.max(g.http_check_timeout);
+    let longest = g
+        .prometheus_timeout
+        .max(g.http_check_timeout)
+        .max(g.webhook_timeout);
     ProbeOptions {
         concurrency: g.check_concurrency.get(),
         deadline: Some(to_std(
             g.check_deadline
                 .unwrap_or_else(|| longest.saturating_mul(2)),
         )),
+        call_webhooks: true,
     }
 }
 
-/// The checks' clients from the `--prometheus-*` and `--http-check*` flags.
+/// The checks' clients from the `--prometheus-*`, `--http-check*` and `--webhook*` flags.
 ///
 /// # Errors
 /// A bad URL or CA file, a check name given twice, naming the flag.
@@ -211,16 +217,33 @@ pub fn checks(g: &PrometheusArgs) -> Result<Checks> {
         let timeout = to_std(g.http_check_timeout);
         Some(HttpChecks::new(&g.http_check, timeout).map_err(anyhow::Error::msg)?)
     };
+    let webhooks = if g.webhook.is_empty() {
+        None
+    } else {
+        let timeout = to_std(g.webhook_timeout);
+        let ca = g.webhook_ca_file.as_deref();
+        Some(Webhooks::new(&g.webhook, timeout, ca).map_err(anyhow::Error::msg)?)
+    };
     Ok(Checks {
         prometheus: prometheus(g)?,
         http,
+        webhooks,
     })
 }
 
-/// What a pass needs of the check flags: the reads' bound and deadline ([`probe_options`]) and the
-/// configured HTTP check names (a set naming another is `InvalidAnnotation`).
+/// What a pass needs of the check flags: the reads' bound and deadline ([`probe_options`]; no webhook
+/// call with `--dry-run`) and the configured HTTP check and webhook names (a set naming another is
+/// `InvalidAnnotation`).
 pub fn check_options(g: &PrometheusArgs, checks: &Checks, opts: &mut PassOptions) {
     opts.probes = probe_options(g);
+    opts.probes.call_webhooks = !opts.dry_run;
+    opts.gates.webhooks = Some(
+        checks
+            .webhooks
+            .as_ref()
+            .map(Webhooks::names)
+            .unwrap_or_default(),
+    );
     opts.gates.http_checks = Some(
         checks
             .http

@@ -53,6 +53,8 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
     );
     opts.gates.recover_stuck_pods = true;
     super::check_options(&args.prometheus, &prometheus, &mut opts);
+    // `status` only reads: a webhook call asks the application to act. It shows the last answer.
+    opts.probes.call_webhooks = false;
     let items = status_items(
         &cluster,
         &prometheus,

@@ -60,6 +60,8 @@ pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
         (true, None) => bail!("--force needs --reason TEXT"),
         (false, _) => None,
     };
+    // A forced step asks no one: the application is not called about a step it cannot stop.
+    opts.probes.call_webhooks &= force.is_none();
     let report = step_once_with(
         &cluster,
         prometheus,

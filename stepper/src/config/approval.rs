@@ -43,22 +43,34 @@ impl PrimarySelector {
 /// `approval-timeout-seconds` is not a whole number of seconds ≥ 1 (detail of `InvalidAnnotation`,
 /// naming the annotation and the expected form).
 pub fn approval_config(set: &StatefulSet, keys: &Keys) -> Result<Option<ApprovalConfig>, String> {
-    if annotation(set, &keys.pre_update_approval) != Some(names::TRUE) {
+    if !handshake_on(set, keys) {
         return Ok(None);
     }
-    let timeout_seconds = match annotation(set, &keys.approval_timeout_seconds) {
-        None => DEFAULT_APPROVAL_TIMEOUT_SECONDS,
-        Some(v) => match v.parse::<u32>() {
-            Ok(n) if n >= 1 && v.bytes().all(|b| b.is_ascii_digit()) => i64::from(n),
-            _ => {
-                return Err(format!(
-                    "{}: {v:?} is not a timeout; expected a whole number of seconds ≥ 1 (\"600\")",
-                    keys.approval_timeout_seconds
-                ));
-            }
-        },
-    };
+    let timeout_seconds = approval_timeout_seconds(set, keys)?;
     Ok(Some(ApprovalConfig { timeout_seconds }))
+}
+
+/// True when `pre-update-approval` is `"true"`.
+pub fn handshake_on(set: &StatefulSet, keys: &Keys) -> bool {
+    annotation(set, &keys.pre_update_approval) == Some(names::TRUE)
+}
+
+/// `approval-timeout-seconds`, default [`DEFAULT_APPROVAL_TIMEOUT_SECONDS`]: the handshake's and the
+/// webhook's.
+///
+/// # Errors
+/// Not a whole number of seconds ≥ 1 (detail of `InvalidAnnotation`).
+pub fn approval_timeout_seconds(set: &StatefulSet, keys: &Keys) -> Result<i64, String> {
+    match annotation(set, &keys.approval_timeout_seconds) {
+        None => Ok(DEFAULT_APPROVAL_TIMEOUT_SECONDS),
+        Some(v) => match v.parse::<u32>() {
+            Ok(n) if n >= 1 && v.bytes().all(|b| b.is_ascii_digit()) => Ok(i64::from(n)),
+            _ => Err(format!(
+                "{}: {v:?} is not a timeout; expected a whole number of seconds ≥ 1 (\"600\")",
+                keys.approval_timeout_seconds
+            )),
+        },
+    }
 }
 
 /// The primary's selector of `set`: `Ok(None)` when `primary-selector` is absent.

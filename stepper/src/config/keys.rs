@@ -42,6 +42,9 @@ pub struct Keys {
     pub update_request_phase: String,
     pub update_approved: String,
     pub update_denied: String,
+    pub pre_update_webhook: String,
+    pub webhook_error_limit: String,
+    pub webhook_state: String,
 }
 
 impl Keys {
@@ -85,6 +88,9 @@ impl Keys {
             update_request_phase: k(names::UPDATE_REQUEST_PHASE),
             update_approved: k(names::UPDATE_APPROVED),
             update_denied: k(names::UPDATE_DENIED),
+            pre_update_webhook: k(names::PRE_UPDATE_WEBHOOK),
+            webhook_error_limit: k(names::WEBHOOK_ERROR_LIMIT),
+            webhook_state: k(names::WEBHOOK_STATE),
         }
     }
 

@@ -14,6 +14,7 @@ mod group_owner;
 pub mod http_check;
 mod keys;
 pub mod pause_at;
+pub mod webhook;
 
 use std::sync::Arc;
 
@@ -27,6 +28,7 @@ pub use group_owner::{owner_condition, rollout_group};
 pub use http_check::{Expect, HttpCheckConfig};
 pub use keys::Keys;
 pub use pause_at::{PassedPoints, PausePlan, PausePoint, PointAt, pause_at};
+pub use webhook::WebhookConfig;
 
 use crate::model::reasons::Reason;
 use crate::model::set;
@@ -55,6 +57,8 @@ pub struct Stamps {
     pub prometheus_check: Option<String>,
     /// `http-check-state` as written (JSON, see [`crate::gates::check::CheckState`]), when present.
     pub http_check_state: Option<String>,
+    /// `webhook-state` as written (JSON, see [`crate::gates::webhook::WebhookState`]), when present.
+    pub webhook_state: Option<String>,
     /// `pause-points-passed` as written (JSON, see [`PassedPoints`]), when present.
     pub pause_points_passed_raw: Option<String>,
     /// `pause-points-passed`, when present and readable (for any revision: the gates check which).
@@ -95,6 +99,9 @@ pub struct SetConfig {
     pub http_check: Option<HttpCheckConfig>,
     /// The approval handshake (`pre-update-approval`, `approval-timeout-seconds`), when on and readable.
     pub approval: Option<ApprovalConfig>,
+    /// The approval webhook (`pre-update-webhook`, `webhook-error-limit`, `approval-timeout-seconds`),
+    /// when set and readable.
+    pub webhook: Option<WebhookConfig>,
     /// `primary-selector`, when set and a label selector.
     pub primary: Option<PrimarySelector>,
     /// Seconds from `recover-after-seconds` (stuck-pod recovery, `--recover-stuck-pods`): `Ok(None)`
@@ -105,7 +112,7 @@ pub struct SetConfig {
     pub stamps: Stamps,
     /// The first unreadable annotation, in gate order (`step`, `pause-at`, `initial-delay-seconds`, with a delay
     /// `last-partition-update`, `rollout-group`, `owner-condition`, the Prometheus check, the HTTP check,
-    /// the handshake's timeout, `primary-selector`, `recover-after-seconds`): the detail of
+    /// the handshake's timeout, the webhook, `primary-selector`, `recover-after-seconds`): the detail of
     /// gate `InvalidAnnotation`.
     pub invalid: Option<String>,
 }
@@ -141,6 +148,7 @@ impl SetConfig {
         let prometheus = keep(&mut errors, check_config(set, keys)).flatten();
         let http_check = keep(&mut errors, http_check::http_check_config(set, keys)).flatten();
         let approval = keep(&mut errors, approval::approval_config(set, keys)).flatten();
+        let webhook = keep(&mut errors, webhook::webhook_config(set, keys)).flatten();
         let primary = keep(&mut errors, approval::primary_selector(set, keys)).flatten();
         let recover_after = recover_after_seconds(get(&keys.recover_after_seconds), keys);
         if let Err(e) = &recover_after {
@@ -162,6 +170,7 @@ impl SetConfig {
             prometheus,
             http_check,
             approval,
+            webhook,
             primary,
             recover_after_seconds: recover_after,
             stamps: Stamps {
@@ -178,6 +187,7 @@ impl SetConfig {
                 degraded_reason: owned(&keys.degraded_reason),
                 prometheus_check: owned(&keys.prometheus_check),
                 http_check_state: owned(&keys.http_check_state),
+                webhook_state: owned(&keys.webhook_state),
                 pause_points_passed_raw: owned(&keys.pause_points_passed),
                 pause_points_passed: get(&keys.pause_points_passed).and_then(PassedPoints::parse),
             },

@@ -21,18 +21,22 @@ mod on_http_check;
 mod on_pods;
 mod on_prometheus;
 mod on_set;
+mod on_webhook;
 mod options;
 pub mod pause_points;
+mod probes;
 pub mod prometheus;
 pub mod recovery;
 pub mod throttle;
+pub mod webhook;
+pub mod webhook_answer;
+pub mod webhook_request;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 pub use next_step::{NextStep, next_step, step_target};
 pub use on_approval::{approval_pending, primary_not_moved};
@@ -45,7 +49,9 @@ pub use on_pods::{
 };
 pub use on_prometheus::prometheus_check;
 pub use on_set::{check_observed, invalid_annotation, not_observed, paused, settling};
+pub use on_webhook::unknown_webhook;
 pub use options::GateOptions;
+pub use probes::{Need, OwnerProbe, Probes, may_need_reads};
 
 use crate::config::SetConfig;
 use crate::model::pods::PdbView;
@@ -81,48 +87,6 @@ pub enum Verdict {
         /// `status.updateRevision` the gates saw (pinned by the patch's `test` op).
         update_revision: String,
     },
-}
-
-/// What the pass read for the `OwnerNotHealthy` gate.
-#[derive(Clone, Debug, PartialEq)]
-pub enum OwnerProbe {
-    /// The owner object as the API server returned it (any group/version/kind, as JSON).
-    Found(serde_json::Value),
-    /// No object of that kind and name (HTTP 404).
-    NotFound,
-    /// The owner could not be read: the cause in one line (RBAC, an unknown kind, a 5xx).
-    Failed(String),
-}
-
-/// Results of a set's I/O gates, gathered by the pass ([`Need`]) before the final verdict.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Probes {
-    /// The owner, when read (`None`: not read in this pass).
-    pub owner: Option<OwnerProbe>,
-    /// The outcomes of the Prometheus queries run in this pass, in the check's query order (`None`:
-    /// not run).
-    pub prometheus: Option<Vec<prometheus::QueryOutcome>>,
-    /// The HTTP check's answer read in this pass (`None`: not read).
-    pub http: Option<http_check::HttpAnswer>,
-}
-
-/// A read the pass must do before the set's verdict is final (the I/O gates run only for sets that
-/// pass every gate before them).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Need {
-    /// GET the controller owner (for `OwnerNotHealthy`).
-    Owner(OwnerReference),
-    /// Run these queries (for `PrometheusCheck`).
-    Queries(Vec<prometheus::Query>),
-    /// GET the URL configured under this `--http-check` name (for `HttpCheck`).
-    Http(String),
-}
-
-/// True when a set with annotations `config` can ever need a read ([`Need`]): only the I/O gates ask,
-/// and only for a set with `<prefix>/owner-condition` (`OwnerNotHealthy`), a Prometheus check
-/// (`PrometheusCheck`) or an HTTP check (`HttpCheck`). The pass asks the others for nothing.
-pub fn may_need_reads(config: &SetConfig) -> bool {
-    config.owner_condition.is_some() || config.prometheus.is_some() || config.http_check.is_some()
 }
 
 /// What the rest of the fleet means for one set: the StatefulSet that holds its rollout group

@@ -9,7 +9,7 @@ use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 
 /// The pods the next step would replace, read for the handshake and the primary's selector.
-fn step_pods<'a>(input: &GateInput<'a>) -> Vec<StepPod<'a>> {
+pub(super) fn step_pods<'a>(input: &GateInput<'a>) -> Vec<StepPod<'a>> {
     approval::step_pods(
         input.set,
         input.pods,
@@ -20,7 +20,7 @@ fn step_pods<'a>(input: &GateInput<'a>) -> Vec<StepPod<'a>> {
 }
 
 /// `web-4, web-3`, or `web-4, web-3 (and 2 more)` past three names.
-fn names(pods: &[String]) -> String {
+pub(super) fn names(pods: &[String]) -> String {
     let shown = pods.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
     match pods.len() {
         n if n > 3 => format!("{shown} (and {} more)", n - 3),
@@ -44,6 +44,8 @@ pub fn primary_not_moved(input: &GateInput<'_>) -> Result<(), Blocked> {
             "asked it to move the role ({}: Switchover)",
             keys.update_request_phase
         )
+    } else if let Some(note) = super::on_webhook::switchover_note(input) {
+        note
     } else {
         "move the role to an updated pod, or `step --force`".to_string()
     };
@@ -58,11 +60,12 @@ pub fn primary_not_moved(input: &GateInput<'_>) -> Result<(), Blocked> {
     ))
 }
 
-/// Gate `ApprovalPending`: passes without the handshake, or once every pod the next step would replace
-/// approved `status.updateRevision`; a denial, a wait and a timeout block.
+/// Gate `ApprovalPending`: passes without the handshake or the webhook, once every pod the next step
+/// would replace approved `status.updateRevision`, or when the webhook answered `Approve` in this pass
+/// ([`super::on_webhook`]); a denial, a wait and a timeout block.
 pub fn approval_pending(input: &GateInput<'_>) -> Result<(), Blocked> {
     let Some(config) = input.config.approval else {
-        return Ok(());
+        return super::on_webhook::pending(input);
     };
     let pods = step_pods(input);
     let revision = set::update_revision(input.set);
@@ -96,7 +99,7 @@ pub fn approval_pending(input: &GateInput<'_>) -> Result<(), Blocked> {
 /// ([`Evaluation::expected_wait`]).
 pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
     let Some(config) = input.config.approval else {
-        return;
+        return super::on_webhook::effects(input, ev);
     };
     let keys = &input.config.keys;
     let pods = step_pods(input);

@@ -54,11 +54,12 @@ pub fn paused(input: &GateInput<'_>) -> Result<(), Blocked> {
 
 /// Gate `InvalidAnnotation`: every stepper annotation could be read ([`crate::config::SetConfig::invalid`]:
 /// `step`, `initial-delay-seconds`, with a delay `last-partition-update`, `rollout-group`,
-/// `owner-condition`, the Prometheus check).
+/// `owner-condition`, the Prometheus check, …), and the HTTP check and the webhook name names configured
+/// on the stepper.
 pub fn invalid_annotation(input: &GateInput<'_>) -> Result<(), Blocked> {
     match &input.config.invalid {
         Some(detail) => Err(Blocked::new(Reason::InvalidAnnotation, detail.clone())),
-        None => match super::unknown_check(input) {
+        None => match super::unknown_check(input).or_else(|| super::unknown_webhook(input)) {
             Some(detail) => Err(Blocked::new(Reason::InvalidAnnotation, detail)),
             None => Ok(()),
         },

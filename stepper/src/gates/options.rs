@@ -26,6 +26,10 @@ pub struct GateOptions {
     /// library's default): the name is then not judged, and a check the stepper cannot make is an
     /// error of the check (held, fail closed).
     pub http_checks: Option<Vec<String>>,
+    /// The names of the `--webhook NAME=URL` flags, sorted: a set's `pre-update-webhook` naming another
+    /// is `InvalidAnnotation`. `None` where the flags are not known (as [`GateOptions::http_checks`]):
+    /// a webhook the stepper cannot call is then an error of the webhook (held, fail closed).
+    pub webhooks: Option<Vec<String>>,
 }
 
 impl Default for GateOptions {
@@ -37,6 +41,7 @@ impl Default for GateOptions {
             max_steps_per_minute: None,
             recover_stuck_pods: false,
             http_checks: None,
+            webhooks: None,
         }
     }
 }

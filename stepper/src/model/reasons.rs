@@ -44,7 +44,8 @@ pub enum Reason {
     PrimaryNotMoved,
     /// `<prefix>/pre-update-approval: "true"` and a pod the next step would replace has not approved
     /// the update revision (`<prefix>/update-approved`), or denied it (`<prefix>/update-denied`), or
-    /// did not answer within `approval-timeout-seconds`.
+    /// did not answer within `approval-timeout-seconds`; or `<prefix>/pre-update-webhook` and the
+    /// webhook did not answer `Approve` in this pass (it answered `Wait` or `Deny`, or gave no decision).
     ApprovalPending,
     /// The fleet's step budget is spent: `--max-steps-per-pass` steps in this pass, or
     /// `--max-steps-per-minute` steps (by `<prefix>/last-partition-update`) in the last 60 seconds.
@@ -161,6 +162,11 @@ pub mod degraded_kind {
     /// The approval handshake got no answer within `approval-timeout-seconds`: the rollout is held,
     /// never stepped, until the approvals come.
     pub const APPROVAL_TIMEOUT: &str = "ApprovalTimeout";
+
+    /// The approval webhook gave no decision `webhook-error-limit` times in a row (a timeout, a refused
+    /// connection, a status other than 2xx, a 2xx without a valid body): the rollout is held, never
+    /// stepped, until it decides.
+    pub const WEBHOOK_ERRORS: &str = "WebhookErrors";
 
     /// The kind of a `degraded-reason` value: the text before the first `:` (trimmed), or the whole
     /// value.

@@ -6,8 +6,10 @@
 //! the pass's --check-deadline"), never a failure. The results are keyed by set index, so the plan — and the writes, in set order — are as
 //! when the reads ran one after another: the fleet throttle and rollout groups keep their meaning.
 //!
-//! The runner is generic over [`Need`]: one job per read (an owner GET; each PromQL query of a check),
-//! so a new kind of check adds a `Need` variant and a job, and shares the bound and the deadline.
+//! The runner is generic over [`Need`]: one job per read (an owner GET; each PromQL query of a check;
+//! an HTTP check's GET; an approval webhook's POST), so a new kind of check adds a `Need` variant and a
+//! job, and shares the bound and the deadline. The webhook's POST asks the application to act (drain,
+//! switch over): it is made only by a pass that may write ([`ProbeOptions::call_webhooks`]).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -20,6 +22,7 @@ use tracing::{debug, warn};
 use crate::cluster::{Cluster, ClusterError, Prometheus};
 use crate::gates::http_check::HttpAnswer;
 use crate::gates::prometheus::QueryOutcome;
+use crate::gates::webhook_answer::WebhookAnswer;
 use crate::gates::{Need, OwnerProbe};
 use crate::plan::{Planner, ProbeMap, Snapshot};
 
@@ -34,6 +37,9 @@ pub struct ProbeOptions {
     /// The whole pass's time for its reads (`--check-deadline`; the commands default it to twice
     /// `--prometheus-timeout`); `None`: no deadline (the simulation, whose clock is virtual).
     pub deadline: Option<Duration>,
+    /// POST to the approval webhooks (`once`, `watch`, `step`; not `status`, which only reads, nor
+    /// `--dry-run`): without it a set waiting for its webhook shows the last answer recorded.
+    pub call_webhooks: bool,
 }
 
 impl Default for ProbeOptions {
@@ -41,6 +47,7 @@ impl Default for ProbeOptions {
         ProbeOptions {
             concurrency: DEFAULT_CONCURRENCY,
             deadline: None,
+            call_webhooks: true,
         }
     }
 }
@@ -60,6 +67,11 @@ enum Job {
         set: usize,
         name: String,
     },
+    Webhook {
+        set: usize,
+        name: String,
+        body: serde_json::Value,
+    },
 }
 
 /// What one [`Job`] read.
@@ -76,6 +88,10 @@ enum Read {
     Http {
         set: usize,
         answer: HttpAnswer,
+    },
+    Webhook {
+        set: usize,
+        answer: WebhookAnswer,
     },
 }
 
@@ -96,8 +112,8 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
     let mut probes = ProbeMap::new();
     let mut errors = HashMap::new();
     let mut unanswered: Vec<String> = Vec::new();
-    // Each round answers one read per set; a set has at most three I/O gates.
-    for _ in 0..4 {
+    // Each round answers one read per set; a set has at most four I/O gates.
+    for _ in 0..5 {
         let needs = planner.needs(now, &probes);
         if needs.is_empty() {
             break;
@@ -105,12 +121,18 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
         let mut jobs = Vec::new();
         let mut counts: HashMap<usize, usize> = HashMap::new();
         let mut http_sets = Vec::new();
+        let mut webhook_sets = Vec::new();
         for (set, need) in needs {
             match need {
                 Need::Owner(owner) => jobs.push(Job::Owner { set, owner }),
                 Need::Http(name) => {
                     http_sets.push(set);
                     jobs.push(Job::Http { set, name });
+                }
+                Need::Webhook { .. } if !opts.call_webhooks => {}
+                Need::Webhook { name, body } => {
+                    webhook_sets.push(set);
+                    jobs.push(Job::Webhook { set, name, body });
                 }
                 Need::Queries(queries) => {
                     counts.insert(set, queries.len());
@@ -126,6 +148,9 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
                     );
                 }
             }
+        }
+        if jobs.is_empty() {
+            break; // only webhook calls this pass does not make: the next round would be the same
         }
         let reads = run(cluster, prometheus, snap, jobs, opts.concurrency, deadline).await;
         let mut outcomes: HashMap<usize, Vec<Option<QueryOutcome>>> = counts
@@ -160,6 +185,12 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
                     }
                     probes.entry(set).or_default().http = Some(answer);
                 }
+                Read::Webhook { set, answer } => {
+                    if let WebhookAnswer::Error(cause) = &answer {
+                        unanswered.push(cause.clone());
+                    }
+                    probes.entry(set).or_default().webhook = Some(answer);
+                }
             }
         }
         let cut = || {
@@ -177,6 +208,17 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
                 };
                 unanswered.push(cause.clone());
                 *slot = Some(HttpAnswer::Error(cause));
+            }
+        }
+        for set in webhook_sets {
+            let slot = &mut probes.entry(set).or_default().webhook;
+            if slot.is_none() {
+                // The deadline cut the POST: an error of the webhook, never a decision.
+                let QueryOutcome::Error(cause) = cut() else {
+                    continue;
+                };
+                unanswered.push(cause.clone());
+                *slot = Some(WebhookAnswer::Error(cause));
             }
         }
         for (set, got) in outcomes {
@@ -249,6 +291,20 @@ async fn run<C: Cluster, P: Prometheus>(
                         );
                     }
                     Read::Http { set, answer }
+                }
+                Job::Webhook { set, name, body } => {
+                    let answer = prometheus.webhook(&name, &body).await;
+                    if let WebhookAnswer::Error(cause) = &answer {
+                        let s = &snap.statefulsets[set].metadata;
+                        debug!(
+                            namespace = s.namespace.as_deref().unwrap_or(""),
+                            statefulset = s.name.as_deref().unwrap_or(""),
+                            webhook = %name,
+                            cause = %cause,
+                            "approval webhook gave no decision"
+                        );
+                    }
+                    Read::Webhook { set, answer }
                 }
             }
         })

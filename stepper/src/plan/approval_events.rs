@@ -1,8 +1,11 @@
-//! The Events of the approval handshake (docs/approvals.md): `ApprovalRequested` when the stepper asks
-//! the pods of a step, `ApprovalDenied` when a pod's denial answers a request, `Approved` with the step
-//! the approvals let through.
+//! The Events of the approval handshake and the approval webhook (docs/approvals.md):
+//! `ApprovalRequested` when the stepper asks the pods of a step (or first calls the webhook about it),
+//! `ApprovalDenied` when a pod's denial answers a request (or the webhook starts denying), `Approved`
+//! with the step the approvals let through.
 
+use crate::config::SetConfig;
 use crate::gates::approval::{PodWrite, PodWriteKind};
+use crate::gates::webhook::{WebhookState, news};
 use crate::plan::events::{EventNote, EventType};
 
 impl EventNote {
@@ -49,6 +52,82 @@ impl EventNote {
             ),
         )
     }
+}
+
+impl EventNote {
+    /// `ApprovalRequested` (`Normal`): the first call to webhook `webhook` about a step (`state`: the
+    /// record it made).
+    pub fn webhook_requested(webhook: &str, state: &WebhookState) -> Self {
+        let mut note = format!(
+            "asked webhook {webhook} to approve updateRevision {} for {}",
+            state.update_revision,
+            state.pods.join(", ")
+        );
+        if state.phase == "Switchover" {
+            note.push_str("; a pod of the step holds the primary role: asked to switch over first");
+        }
+        EventNote::new(EventType::Normal, "ApprovalRequested", "Approve", note)
+    }
+
+    /// `ApprovalDenied` (`Warning`): webhook `webhook` answered `Deny` (`state`: the record of it), once
+    /// per denial episode.
+    pub fn webhook_denied(webhook: &str, state: &WebhookState) -> Self {
+        let reason = match state.reason.as_str() {
+            "" => "no reason given",
+            r => r,
+        };
+        EventNote::new(
+            EventType::Warning,
+            "ApprovalDenied",
+            "Approve",
+            format!(
+                "webhook {webhook} denied the update of {}: {reason}",
+                state.pods.join(", ")
+            ),
+        )
+    }
+
+    /// `Approved` (`Normal`): webhook `webhook` approved `update_revision` for `pods`, published with
+    /// the step it let through.
+    pub fn webhook_approved(webhook: &str, pods: &[&str], update_revision: &str) -> Self {
+        EventNote::new(
+            EventType::Normal,
+            "Approved",
+            "Approve",
+            format!(
+                "webhook {webhook} approved updateRevision {update_revision} for {}",
+                pods.join(", ")
+            ),
+        )
+    }
+}
+
+/// The Events of a new `webhook-state` among the gates' `changes` (against the one `config` read):
+/// `ApprovalRequested` for the first call of a request, `ApprovalDenied` when a denial episode starts.
+pub fn webhook_events(config: &SetConfig, changes: &[(String, Option<String>)]) -> Vec<EventNote> {
+    let Some(webhook) = &config.webhook else {
+        return Vec::new();
+    };
+    let Some(new) = changes.iter().find_map(|(k, v)| match v {
+        Some(v) if *k == config.keys.webhook_state => WebhookState::parse(v),
+        _ => None,
+    }) else {
+        return Vec::new();
+    };
+    let old = config
+        .stamps
+        .webhook_state
+        .as_deref()
+        .and_then(WebhookState::parse);
+    let (first_call, new_denial) = news(old.as_ref(), &new);
+    let mut events = Vec::new();
+    if first_call {
+        events.push(EventNote::webhook_requested(&webhook.name, &new));
+    }
+    if new_denial {
+        events.push(EventNote::webhook_denied(&webhook.name, &new));
+    }
+    events
 }
 
 /// The Events of pod writes once applied (`written`): one `ApprovalRequested` for the requests, one

@@ -15,14 +15,18 @@ use crate::config::SetConfig;
 use crate::gates::Verdict;
 use crate::gates::recovery::{self, Action, Finding};
 pub use crate::model::reasons::degraded_kind::{
-    APPROVAL_TIMEOUT, CHECK_ERRORS, FAILURE_LIMIT, STUCK_POD, of as kind,
+    APPROVAL_TIMEOUT, CHECK_ERRORS, FAILURE_LIMIT, STUCK_POD, WEBHOOK_ERRORS, of as kind,
 };
 use crate::plan::events::EventNote;
 
 /// True when `recorded` (the `degraded-reason` as read) is a record a gate holds the step on: a check's
-/// `CheckErrors`, or the handshake's `ApprovalTimeout`. A step removes it (the gate passed).
+/// `CheckErrors`, the approval's `ApprovalTimeout`, the webhook's `WebhookErrors`. A step removes it (the
+/// gate passed).
 pub fn is_check_errors(recorded: Option<&str>) -> bool {
-    matches!(recorded.map(kind), Some(CHECK_ERRORS | APPROVAL_TIMEOUT))
+    matches!(
+        recorded.map(kind),
+        Some(CHECK_ERRORS | APPROVAL_TIMEOUT | WEBHOOK_ERRORS)
+    )
 }
 
 /// True when a pass with `verdict` (not a step) removes a `CheckErrors` record `recorded`: nothing is
@@ -32,11 +36,13 @@ pub fn check_errors_cleared(recorded: Option<&str>, verdict: &Verdict) -> bool {
 }
 
 /// The `RolloutDegraded` Event of a `degraded-reason` the gates set among `changes` (`key`: its full
-/// key), when it is a `CheckErrors` record (a `FailureLimit` record is announced by its pause's
+/// key), when it is a `CheckErrors`, `ApprovalTimeout` or `WebhookErrors` record (a `FailureLimit` record is announced by its pause's
 /// `RolloutPaused`).
 pub fn announced_by_gates(key: &str, changes: &[(String, Option<String>)]) -> Option<EventNote> {
     changes.iter().find_map(|(k, v)| match v {
-        Some(v) if k == key && matches!(kind(v), CHECK_ERRORS | APPROVAL_TIMEOUT) => {
+        Some(v)
+            if k == key && matches!(kind(v), CHECK_ERRORS | APPROVAL_TIMEOUT | WEBHOOK_ERRORS) =>
+        {
             Some(EventNote::degraded(v))
         }
         _ => None,

@@ -101,10 +101,11 @@ pub fn stamp(config: &SetConfig, now: Timestamp) -> String {
 /// 3. `add /metadata/annotations/<prefix>~1last-partition-update` = [`stamp`] (the whole annotations map
 ///    when absent, pinned by a `test` on `resourceVersion`), which the admission policy requires of any
 ///    request lowering the partition;
-/// 4. `remove` `<prefix>/blocked-reason` and `<prefix>/prometheus-check` if the set carries them (the
-///    rollout moved on; the next step's Prometheus check counts from zero), and `<prefix>/degraded-reason`
-///    when it records a refused write ([`crate::plan::rejected::cleared_by_step`]) or a check's
-///    errors ([`degraded::is_check_errors`]: the check passed).
+/// 4. `remove` `<prefix>/blocked-reason`, the checks' states and `<prefix>/webhook-state` if the set
+///    carries them (the rollout moved on; the next step's checks count from zero, its request is
+///    new), and `<prefix>/degraded-reason` when it records a refused write
+///    ([`crate::plan::rejected::cleared_by_step`]) or a check's errors ([`degraded::is_check_errors`]:
+///    the check passed).
 pub fn step_patch(
     set: &StatefulSet,
     config: &SetConfig,
@@ -130,6 +131,7 @@ pub fn step_patch(
         (config.keys.blocked_reason.clone(), None),
         (config.keys.prometheus_check.clone(), None),
         (config.keys.http_check_state.clone(), None),
+        (config.keys.webhook_state.clone(), None),
     ];
     let degraded_now = config.stamps.degraded_reason.as_deref();
     if rejected::cleared_by_step(degraded_now) || degraded::is_check_errors(degraded_now) {

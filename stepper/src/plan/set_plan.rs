@@ -108,7 +108,7 @@ pub(super) fn plan_evaluated(
             },
             writes,
         ) => {
-            if config.approval.is_some() {
+            if config.approval.is_some() || config.webhook.is_some() {
                 let pods = gates::approval::step_pods(
                     set,
                     pods,
@@ -117,7 +117,16 @@ pub(super) fn plan_evaluated(
                     &config.keys,
                 );
                 let names: Vec<&str> = pods.iter().map(|p| p.name).collect();
-                events.push(EventNote::approved(&names, update_revision));
+                match &config.webhook {
+                    // No pod to replace: nothing was asked.
+                    Some(_) if names.is_empty() => {}
+                    Some(w) => events.push(EventNote::webhook_approved(
+                        &w.name,
+                        &names,
+                        update_revision,
+                    )),
+                    None => events.push(EventNote::approved(&names, update_revision)),
+                }
             }
             let mut step = patch::step_patch(set, &config, *from, *to, update_revision, now);
             patch::fold_annotations(set, &status.changes, &mut step);

@@ -20,7 +20,7 @@ use crate::model::set;
 use crate::plan::degraded::{self, StuckPods};
 use crate::plan::events::EventNote;
 use crate::plan::patch::{annotation_patch, ptr, test};
-use crate::plan::rejected;
+use crate::plan::{approval_events, rejected};
 
 /// The status annotations of one evaluated set, as plain changes: what [`status_annotations`] writes,
 /// and what a step folds into its own patch (so a step is one write, issue 12 item 5).
@@ -123,6 +123,7 @@ pub fn status_changes(
         let checks = [
             (&keys.prometheus_check, &config.stamps.prometheus_check),
             (&keys.http_check_state, &config.stamps.http_check_state),
+            (&keys.webhook_state, &config.stamps.webhook_state),
         ];
         for (check_key, stored) in checks {
             if ev.changes.iter().any(|(k, _)| k == check_key) {
@@ -148,6 +149,7 @@ pub fn status_changes(
                 .unwrap_or_default();
             events.push(EventNote::paused(&reason));
         }
+        events.extend(approval_events::webhook_events(config, &ev.changes));
         events.extend(degraded::announced_by_gates(
             &keys.degraded_reason,
             &ev.changes,

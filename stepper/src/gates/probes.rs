@@ -1,0 +1,63 @@
+//! What the pass reads for the I/O gates ([`Probes`]) and what a gate asks it to read ([`Need`]): the
+//! controller owner, the Prometheus queries, the HTTP check's GET, the approval webhook's POST.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+
+use super::{http_check, prometheus, webhook_answer};
+use crate::config::SetConfig;
+
+/// What the pass read for the `OwnerNotHealthy` gate.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OwnerProbe {
+    /// The owner object as the API server returned it (any group/version/kind, as JSON).
+    Found(serde_json::Value),
+    /// No object of that kind and name (HTTP 404).
+    NotFound,
+    /// The owner could not be read: the cause in one line (RBAC, an unknown kind, a 5xx).
+    Failed(String),
+}
+
+/// Results of a set's I/O gates, gathered by the pass ([`Need`]) before the final verdict.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Probes {
+    /// The owner, when read (`None`: not read in this pass).
+    pub owner: Option<OwnerProbe>,
+    /// The outcomes of the Prometheus queries run in this pass, in the check's query order (`None`:
+    /// not run).
+    pub prometheus: Option<Vec<prometheus::QueryOutcome>>,
+    /// The HTTP check's answer read in this pass (`None`: not read).
+    pub http: Option<http_check::HttpAnswer>,
+    /// The approval webhook's answer to this pass's POST (`None`: not called).
+    pub webhook: Option<webhook_answer::WebhookAnswer>,
+}
+
+/// A read the pass must do before the set's verdict is final (the I/O gates run only for sets that
+/// pass every gate before them).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Need {
+    /// GET the controller owner (for `OwnerNotHealthy`).
+    Owner(OwnerReference),
+    /// Run these queries (for `PrometheusCheck`).
+    Queries(Vec<prometheus::Query>),
+    /// GET the URL configured under this `--http-check` name (for `HttpCheck`).
+    Http(String),
+    /// POST `body` (an `UpdateApprovalRequest`, [`super::webhook_request`]) to the URL configured under
+    /// the `--webhook` name `name` (for `ApprovalPending`).
+    Webhook {
+        /// The `--webhook` NAME.
+        name: String,
+        /// The request.
+        body: serde_json::Value,
+    },
+}
+
+/// True when a set with annotations `config` can ever need a read ([`Need`]): only the I/O gates ask,
+/// and only for a set with `<prefix>/owner-condition` (`OwnerNotHealthy`), a Prometheus check
+/// (`PrometheusCheck`), an HTTP check (`HttpCheck`) or an approval webhook (`ApprovalPending`). The pass
+/// asks the others for nothing.
+pub fn may_need_reads(config: &SetConfig) -> bool {
+    config.owner_condition.is_some()
+        || config.prometheus.is_some()
+        || config.http_check.is_some()
+        || config.webhook.is_some()
+}

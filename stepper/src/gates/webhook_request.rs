@@ -1,0 +1,137 @@
+//! The approval webhook's request (docs/approvals.md, "Webhook"): the versioned JSON the stepper POSTs,
+//! built from the set and the pods its next step would replace ([`super::approval::step_pods`]). Pure:
+//! the client only sends it.
+//!
+//! Its `requestId` is a hash of what the request asks (namespace, name, `updateRevision`, the partition
+//! step, the phase), so every retry of one question carries the same id, and a new question (a step, a
+//! new revision, the role moved) a new one: the application may key its work on it.
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use serde_json::{Value, json};
+
+use super::approval::{Phase, StepPod};
+use crate::model::set;
+
+/// The request's `apiVersion`.
+pub const API_VERSION: &str = "safe-rollout.dev/v1alpha1";
+/// The request's `kind`.
+pub const KIND: &str = "UpdateApprovalRequest";
+
+/// What one request asks: the set's step and the pods it replaces.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Question<'a> {
+    /// The set as read.
+    pub set: &'a StatefulSet,
+    /// The pods the step replaces, in the controller's order ([`super::approval::step_pods`]).
+    pub pods: &'a [StepPod<'a>],
+    /// The partition now, and after the step.
+    pub partition: (i32, i32),
+}
+
+impl Question<'_> {
+    /// `Switchover` when a pod of the step holds the primary role, else `Update`.
+    pub fn phase(&self) -> Phase {
+        if self.pods.iter().any(|p| p.primary) {
+            Phase::Switchover
+        } else {
+            Phase::Update
+        }
+    }
+
+    /// The pods' names, in the step's order.
+    pub fn pod_names(&self) -> Vec<String> {
+        self.pods.iter().map(|p| p.name.to_string()).collect()
+    }
+
+    /// The deterministic `requestId` ([`request_id`]).
+    pub fn request_id(&self) -> String {
+        let meta = &self.set.metadata;
+        request_id(&[
+            meta.namespace.as_deref().unwrap_or(""),
+            set::name(self.set),
+            set::update_revision(self.set),
+            &self.partition.0.to_string(),
+            &self.partition.1.to_string(),
+            self.phase().as_str(),
+        ])
+    }
+
+    /// The request body, with its `deadline` (first asked + `approval-timeout-seconds`).
+    pub fn body(&self, deadline: Timestamp) -> Value {
+        let meta = &self.set.metadata;
+        let status = self.set.status.as_ref();
+        let count = |f: fn(&k8s_openapi::api::apps::v1::StatefulSetStatus) -> Option<i32>| {
+            status.and_then(f).unwrap_or(0)
+        };
+        let pods: Vec<Value> = self
+            .pods
+            .iter()
+            .map(|p| {
+                json!({
+                    "name": p.name,
+                    "uid": p.pod.metadata.uid.as_deref().unwrap_or(""),
+                    "ordinal": p.ordinal,
+                    "labels": p.pod.metadata.labels.clone().unwrap_or_default(),
+                    "primary": p.primary,
+                })
+            })
+            .collect();
+        json!({
+            "apiVersion": API_VERSION,
+            "kind": KIND,
+            "requestId": self.request_id(),
+            "statefulSet": {
+                "namespace": meta.namespace.as_deref().unwrap_or(""),
+                "name": set::name(self.set),
+                "uid": meta.uid.as_deref().unwrap_or(""),
+            },
+            "phase": self.phase().as_str(),
+            "pods": pods,
+            "currentRevision": status.and_then(|s| s.current_revision.as_deref()).unwrap_or(""),
+            "updateRevision": set::update_revision(self.set),
+            "partition": {"from": self.partition.0, "to": self.partition.1},
+            "replicas": set::replicas(self.set),
+            "updatedReplicas": count(|s| s.updated_replicas),
+            "readyReplicas": count(|s| s.ready_replicas),
+            "deadline": deadline.to_string(),
+        })
+    }
+}
+
+/// A stable id of `parts`: FNV-1a (64 bits) over them, each followed by a NUL, as 16 hex digits. Stable
+/// across builds and versions (unlike the standard library's hasher), so a restarted stepper sends the
+/// same id for the same question.
+pub fn request_id(parts: &[&str]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in parts.iter().flat_map(|p| p.bytes().chain([0])) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_id_is_stable_and_tells_questions_apart() {
+        let id = request_id(&["demo", "web", "web-7d", "5", "4", "Update"]);
+        assert_eq!(
+            id,
+            request_id(&["demo", "web", "web-7d", "5", "4", "Update"])
+        );
+        assert_eq!(id.len(), 16);
+        for other in [
+            ["demo", "web", "web-7d", "5", "4", "Switchover"],
+            ["demo", "web", "web-8e", "5", "4", "Update"],
+            ["demo", "web", "web-7d", "4", "3", "Update"],
+            ["demo", "we", "bweb-7d", "5", "4", "Update"],
+        ] {
+            assert_ne!(id, request_id(&other), "{other:?}");
+        }
+        // FNV-1a's published value for the empty input, before the separator.
+        assert_eq!(request_id(&[]), "cbf29ce484222325");
+    }
+}
