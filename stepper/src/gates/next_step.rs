@@ -26,7 +26,7 @@ pub struct NextStep {
 /// `status.updateRevision` yet.
 pub fn next_step(set: &StatefulSet, config: &SetConfig) -> Result<NextStep, String> {
     if let Err(e) = &config.step {
-        return Err(e.clone());
+        return Err(e.to_string());
     }
     if set
         .status
