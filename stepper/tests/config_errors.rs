@@ -1,6 +1,6 @@
 //! Every way an annotation can be unreadable is its own `ConfigError` variant (issue 29 item 5),
 //! naming the annotation's key and the value; its message — the `InvalidAnnotation` detail — is worded
-//! as it was before the errors were typed.
+//! as it was before the errors were typed; and the gates' own cause for no step is a `StepError`.
 mod common;
 
 use std::sync::Arc;
@@ -11,6 +11,7 @@ use serde_json::json;
 use sts_stepper::config::{
     ConfigError, ExpectError, JsonPathError, Keys, PausePlanError, SetConfig,
 };
+use sts_stepper::gates::{StepError, next_step};
 
 const P: &str = "safe-rollout.dev";
 
@@ -129,5 +130,37 @@ fn a_jsonpath_that_does_not_parse_says_so() {
     assert!(
         matches!(&got, Err(JsonPathError::Syntax(m)) if !m.is_empty()),
         "{got:?}"
+    );
+}
+
+#[test]
+fn no_step_is_pinned_for_an_unreadable_step_or_an_unobserved_revision() {
+    let mut v = set_json("web", 5, Some(5), 0);
+    v["metadata"]["annotations"][k("step")] = json!("x");
+    let set = set_from(v);
+    let config = SetConfig::parse(&set, &Arc::new(Keys::default()));
+    let got = next_step(&set, &config).expect_err("no step");
+    assert_eq!(got.reason(), "InvalidAnnotation");
+    assert!(
+        matches!(&got, StepError::InvalidAnnotation(ConfigError::StepSize { value, .. }) if value == "x")
+    );
+    assert_eq!(
+        got.to_string(),
+        config.invalid.expect("invalid").to_string()
+    );
+
+    let mut v = set_json("web", 5, Some(5), 0);
+    v["status"]
+        .as_object_mut()
+        .expect("status")
+        .remove("updateRevision");
+    let set = set_from(v);
+    let config = SetConfig::parse(&set, &Arc::new(Keys::default()));
+    let got = next_step(&set, &config).expect_err("no step");
+    assert_eq!(got, StepError::NoUpdateRevision);
+    assert_eq!(got.reason(), "NoUpdateRevision");
+    assert_eq!(
+        got.to_string(),
+        "no status.updateRevision yet; cannot pin the step"
     );
 }
