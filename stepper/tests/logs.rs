@@ -183,3 +183,27 @@ async fn a_pass_that_announces_a_new_wait_logs_it() {
         ]
     );
 }
+
+/// A step the API server fails (500): the set's line is ERROR and names the error's reason, the
+/// `sts_safe_rollout_errors_total` label.
+#[tokio::test]
+async fn an_errored_set_logs_its_error_reason() {
+    let mut script = reads("1-staged", |_| {});
+    script.push(patch(
+        PATCH_WEB,
+        500,
+        status_body(500, "InternalError", "etcdserver: request timed out"),
+    ));
+    let (report, _) = pass_in_default_scope(script).await;
+    let (log, _guard) = Captured::start();
+    log_pass(&report.expect("pass"), 0.1);
+    let lines = log.lines();
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert_eq!(
+        (&lines[0]["level"], &lines[0]["error_reason"]),
+        (&json!("ERROR"), &json!("ApiStatus")),
+        "{:#?}",
+        lines[0]
+    );
+    assert_eq!(lines[1]["errored"], 1);
+}

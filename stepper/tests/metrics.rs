@@ -9,6 +9,7 @@ use axum::body::Body;
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use jiff::Timestamp;
+use sts_stepper::cluster::ClusterError;
 use sts_stepper::gates::Idle;
 use sts_stepper::gates::recovery::StuckPod;
 use sts_stepper::model::reasons::{Blocked, Reason};
@@ -187,6 +188,63 @@ fn recovered_pods_count_only_deletions() {
         ),
         "{text}"
     );
+}
+
+/// `errors_total{reason}` per `ClusterError` kind (`ClusterError::reason`).
+#[test]
+fn errors_are_counted_by_the_errors_reason() {
+    let (action, message) = (
+        String::from("patch statefulset demo/web"),
+        String::from("m"),
+    );
+    let errors = [
+        ClusterError::Refused {
+            action: action.clone(),
+            code: 403,
+            message: message.clone(),
+        },
+        ClusterError::Api {
+            action: action.clone(),
+            code: 503,
+            message: message.clone(),
+        },
+        ClusterError::Transport {
+            action: action.clone(),
+            message: message.clone(),
+        },
+        ClusterError::Unexpected { action, message },
+    ];
+    let m = Metrics::new();
+    let sets = errors
+        .iter()
+        .map(|e| SetReport {
+            error: Some(e.clone()),
+            ..report(
+                "web",
+                Outcome::Blocked(Blocked::new(Reason::ApiError, e.to_string())),
+            )
+        })
+        .collect();
+    let errored = PassReport {
+        sets,
+        ..PassReport::default()
+    };
+    assert!(errored.any_errored());
+    m.observe(&errored, 0.1, 1_795_000_000.0);
+    let text = m.encode();
+    let counted: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("sts_safe_rollout_errors_total{"))
+        .collect();
+    assert_eq!(counted.len(), 4, "one series per reason: {text}");
+    for reason in ["Refused", "ApiStatus", "Transport", "WriteOverridden"] {
+        let line = format!("sts_safe_rollout_errors_total{{reason=\"{reason}\"}} 1");
+        assert!(has(&text, &line), "{line}: {text}");
+    }
+    assert!(has(
+        &text,
+        r#"sts_safe_rollout_passes_total{result="errored"} 1"#
+    ));
 }
 
 async fn get(app: axum::Router, path: &str) -> (StatusCode, String, String) {

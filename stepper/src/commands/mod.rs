@@ -259,7 +259,8 @@ pub fn prometheus(g: &PrometheusArgs) -> Result<Option<PrometheusClient>> {
     Ok(Some(PrometheusClient::new(&config)?))
 }
 
-/// One line per set whose pass changed something ([`SetReport::news`]): ERROR for an error, INFO
+/// One line per set whose pass changed something ([`SetReport::news`]): ERROR for an error (its
+/// `error_reason`: [`SetReport::error_reason`], the `sts_safe_rollout_errors_total` label), INFO
 /// otherwise; DEBUG for a set the pass left as it was (a wait already announced, an idle set).
 fn log_set(s: &SetReport) {
     let f = &s.figures;
@@ -269,6 +270,7 @@ fn log_set(s: &SetReport) {
                 namespace = %s.namespace,
                 statefulset = %s.name,
                 outcome = %s.outcome,
+                error_reason = s.error_reason().unwrap_or(""),
                 replicas = f.replicas,
                 current_replicas = f.current_replicas,
                 updated_replicas = f.updated_replicas,

@@ -89,6 +89,20 @@ impl SetReport {
         }
     }
 
+    /// The stable name of what kept this set from being handled, when an error did (`error` is
+    /// set): the refused write's Event reason (`StepRejected`, `StatusWriteRejected`) when a write
+    /// was refused (or a step overridden), else the error's [`ClusterError::reason`] (`Refused`,
+    /// `ApiStatus`, `Transport`, `WriteOverridden`). The label of
+    /// `sts_safe_rollout_errors_total{reason}` and the `error_reason` of the set's log line.
+    pub fn error_reason(&self) -> Option<&'static str> {
+        let error = self.error.as_ref()?;
+        Some(
+            self.rejection
+                .as_ref()
+                .map_or_else(|| error.reason(), |r| r.rejection.write.reason()),
+        )
+    }
+
     /// The blocking reason, if any.
     pub fn blocked_reason(&self) -> Option<Reason> {
         match &self.outcome {
