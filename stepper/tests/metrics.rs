@@ -190,9 +190,10 @@ fn recovered_pods_count_only_deletions() {
     );
 }
 
-/// `errors_total{reason}` per `ClusterError` kind (`ClusterError::reason`).
+/// `errors_total{reason}` per `ClusterError` kind (`ClusterError::reason`); a lost Lease — a set
+/// `NotLeader`, a recovery DELETE not sent — is no error: not counted, the pass `ok`.
 #[test]
-fn errors_are_counted_by_the_errors_reason() {
+fn errors_are_counted_by_the_errors_reason_and_a_lost_lease_is_not_one() {
     let (action, message) = (
         String::from("patch statefulset demo/web"),
         String::from("m"),
@@ -212,7 +213,10 @@ fn errors_are_counted_by_the_errors_reason() {
             action: action.clone(),
             message: message.clone(),
         },
-        ClusterError::Unexpected { action, message },
+        ClusterError::Unexpected {
+            action: action.clone(),
+            message,
+        },
     ];
     let m = Metrics::new();
     let sets = errors
@@ -231,12 +235,37 @@ fn errors_are_counted_by_the_errors_reason() {
     };
     assert!(errored.any_errored());
     m.observe(&errored, 0.1, 1_795_000_000.0);
+    let not_leader = PassReport {
+        sets: vec![report("web", Outcome::NotLeader(action.clone()))],
+        recoveries: vec![RecoveryReport {
+            namespace: "demo".into(),
+            statefulset: "web".into(),
+            pod: StuckPod {
+                name: "web-2".into(),
+                uid: "u".into(),
+                resource_version: "7".into(),
+                ordinal: 2,
+                revision: "b".into(),
+                expected_revision: "a".into(),
+                not_ready_seconds: 400,
+            },
+            outcome: RecoveryOutcome::NotLeader("delete pod demo/web-2".into()),
+            event_error: None,
+        }],
+    };
+    assert!(!not_leader.any_errored());
+    assert_eq!(not_leader.sets[0].error_reason(), None);
+    m.observe(&not_leader, 0.1, 1_795_000_030.0);
     let text = m.encode();
     let counted: Vec<&str> = text
         .lines()
         .filter(|l| l.starts_with("sts_safe_rollout_errors_total{"))
         .collect();
-    assert_eq!(counted.len(), 4, "one series per reason: {text}");
+    assert_eq!(
+        counted.len(),
+        4,
+        "one series per reason, none for NotLeader: {text}"
+    );
     for reason in ["Refused", "ApiStatus", "Transport", "WriteOverridden"] {
         let line = format!("sts_safe_rollout_errors_total{{reason=\"{reason}\"}} 1");
         assert!(has(&text, &line), "{line}: {text}");
@@ -245,6 +274,14 @@ fn errors_are_counted_by_the_errors_reason() {
         &text,
         r#"sts_safe_rollout_passes_total{result="errored"} 1"#
     ));
+    assert!(has(
+        &text,
+        r#"sts_safe_rollout_passes_total{result="ok"} 1"#
+    ));
+    assert!(
+        !text.contains(r#"sts_safe_rollout_blocked{namespace="demo",statefulset="web""#),
+        "a NotLeader set is not blocked: {text}"
+    );
 }
 
 async fn get(app: axum::Router, path: &str) -> (StatusCode, String, String) {

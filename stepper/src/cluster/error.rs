@@ -3,6 +3,9 @@
 //! [`crate::pass::SetReport::error_reason`]) and the `error_reason` field of an errored set's log line
 //! (docs/metrics.md).
 
+/// The message of [`ClusterError::NotLeader`].
+const NOT_LEADER: &str = "not the leader (the Lease is held by another replica): nothing written";
+
 /// A failed request to the cluster. Every variant names what was attempted (`action`: `list pods in
 /// all namespaces`, `patch statefulset demo/web`) and the cause in one line (its `Display`:
 /// `<action>: <message>`).
@@ -53,20 +56,36 @@ pub enum ClusterError {
         /// What was stored instead.
         message: String,
     },
+    /// This replica no longer leads (leader election: another replica holds the Lease), so the write
+    /// was not sent ([`crate::leader::cluster::LeaderCluster`]). Not a failure of the API server: a
+    /// pass that meets it reports the set `NotLeader` ([`crate::pass::Outcome::NotLeader`]) and writes
+    /// nothing more. Reason `NotLeader`.
+    #[error("{action}: {}", NOT_LEADER)]
+    NotLeader {
+        /// The write that was not sent.
+        action: String,
+    },
 }
 
 impl ClusterError {
     /// Every [`ClusterError::reason`], in variant order.
-    pub const REASONS: [&'static str; 4] = ["Refused", "ApiStatus", "Transport", "WriteOverridden"];
+    pub const REASONS: [&'static str; 5] = [
+        "Refused",
+        "ApiStatus",
+        "Transport",
+        "WriteOverridden",
+        "NotLeader",
+    ];
 
     /// The stable name of the cause (PascalCase, one per variant, never reworded: metrics and alerts
-    /// select on it): `Refused`, `ApiStatus`, `Transport`, `WriteOverridden`.
+    /// select on it): `Refused`, `ApiStatus`, `Transport`, `WriteOverridden`, `NotLeader`.
     pub fn reason(&self) -> &'static str {
         match self {
             ClusterError::Refused { .. } => "Refused",
             ClusterError::Api { .. } => "ApiStatus",
             ClusterError::Transport { .. } => "Transport",
             ClusterError::Unexpected { .. } => "WriteOverridden",
+            ClusterError::NotLeader { .. } => "NotLeader",
         }
     }
 
@@ -76,7 +95,8 @@ impl ClusterError {
             ClusterError::Refused { action, .. }
             | ClusterError::Api { action, .. }
             | ClusterError::Transport { action, .. }
-            | ClusterError::Unexpected { action, .. } => action,
+            | ClusterError::Unexpected { action, .. }
+            | ClusterError::NotLeader { action } => action,
         }
     }
 
@@ -95,12 +115,19 @@ impl ClusterError {
             | ClusterError::Api { message, .. }
             | ClusterError::Transport { message, .. }
             | ClusterError::Unexpected { message, .. } => message,
+            ClusterError::NotLeader { .. } => NOT_LEADER,
         }
     }
 
     /// True when the API server refused the request as such ([`ClusterError::Refused`]).
     pub fn is_refused(&self) -> bool {
         matches!(self, ClusterError::Refused { .. })
+    }
+
+    /// True when the write was not sent because this replica no longer leads
+    /// ([`ClusterError::NotLeader`]).
+    pub fn is_not_leader(&self) -> bool {
+        matches!(self, ClusterError::NotLeader { .. })
     }
 }
 
@@ -126,7 +153,11 @@ mod tests {
                 action: action.clone(),
                 message: message.clone(),
             },
-            ClusterError::Unexpected { action, message },
+            ClusterError::Unexpected {
+                action: action.clone(),
+                message,
+            },
+            ClusterError::NotLeader { action },
         ];
         let reasons: Vec<&str> = all.iter().map(ClusterError::reason).collect();
         assert_eq!(reasons, ClusterError::REASONS);

@@ -56,7 +56,7 @@ pub struct ErrorLabels {
     /// [`crate::pass::SetReport::error_reason`]: `StepRejected` or `StatusWriteRejected` (the API
     /// server refused the write: the Warning Event of that reason says why), else the
     /// [`crate::cluster::ClusterError::reason`] of the error (`Refused`: a read refused; `ApiStatus`,
-    /// `Transport`, `WriteOverridden`).
+    /// `Transport`, `WriteOverridden`). A lost Lease (`NotLeader`) is not an error: never counted.
     pub reason: String,
 }
 
