@@ -46,7 +46,7 @@ const EXPECT_FORM: &str = "expected a value (\"green\"), a list \"in(green,yello
     ConfigError::LastPartitionUpdate { key: k("last-partition-update"), value: "yesterday".into() },
     "safe-rollout.dev/last-partition-update: \"yesterday\" is not a time; expected RFC 3339 UTC (\"2026-11-23T01:10:42Z\")")]
 #[case::pause_plan(&[("pause-at", "0")],
-    ConfigError::PausePlan { key: k("pause-at"), value: "0".into(), problem: PausePlanError::Count { item: "0".into() } },
+    ConfigError::PausePlan { key: k("pause-at"), value: "0".into(), problem: Box::new(PausePlanError::Count { item: "0".into() }) },
     "safe-rollout.dev/pause-at: \"0\" is not a pause plan: \"0\" is not a count of pods ≥ 1; expected \
      comma-separated points in increasing order, each a count of pods (\"1\") or a percentage of \
      spec.replicas from 1% to 100% (\"50%\"), optionally with a bake time in whole seconds ≥ 1 \
@@ -79,7 +79,7 @@ const EXPECT_FORM: &str = "expected a value (\"green\"), a list \"in(green,yello
     ConfigError::MissingJsonPath { key: k("http-check-jsonpath") },
     "safe-rollout.dev/http-check-jsonpath: missing; expected the JSONPath of the value to check, e.g. \"$.status\"")]
 #[case::jsonpath(&[("http-check", "es"), ("http-check-jsonpath", "status")],
-    ConfigError::JsonPath { key: k("http-check-jsonpath"), value: "status".into(), problem: JsonPathError::NoRoot },
+    ConfigError::JsonPath { key: k("http-check-jsonpath"), value: "status".into(), problem: Box::new(JsonPathError::NoRoot) },
     "safe-rollout.dev/http-check-jsonpath: \"status\" does not start with $; expected a JSONPath such as \
      \"$.status\" or \"$.a.b[0].c\"")]
 #[case::missing_expect(&[("http-check", "es"), ("http-check-jsonpath", "$.status")],
@@ -89,7 +89,7 @@ const EXPECT_FORM: &str = "expected a value (\"green\"), a list \"in(green,yello
     ConfigError::Expect {
         key: k("http-check-expect"),
         value: ">= x".into(),
-        problem: ExpectError::NotANumber { operand: "x".into(), op: ">=" },
+        problem: Box::new(ExpectError::NotANumber { operand: "x".into(), op: ">=" }),
     },
     "safe-rollout.dev/http-check-expect: \">= x\": \"x\" after >= is not a number; EXPECT_FORM")]
 fn each_unreadable_annotation_is_its_own_variant(

@@ -145,7 +145,7 @@ fn each_problem_is_its_own_variant(#[case] value: &str, #[case] want: PausePlanE
         ConfigError::PausePlan {
             key: "safe-rollout.dev/pause-at".into(),
             value: value.into(),
-            problem: want,
+            problem: Box::new(want),
         }
     );
 }

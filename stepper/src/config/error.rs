@@ -6,7 +6,9 @@
 
 /// An unreadable annotation of the stepper ([`super::SetConfig::parse`] keeps the first one in gate
 /// order as [`super::SetConfig::invalid`]). `key` is always the full annotation key under the
-/// prefix in use; `value` the value as written (trimmed where the reader trims it).
+/// prefix in use; `value` the value as written (trimmed where the reader trims it). The typed details
+/// are boxed: a `SetConfig` holds three of these (`step`, `recover-after-seconds`, `invalid`) for
+/// every set `watch` caches, and boxed the enum is 64 bytes, not 112 (a `SetConfig` 744, not 888).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     /// `step` is neither a count of pods ≥ 1 (`"2"`) nor a percentage of `spec.replicas` from 1 % to
@@ -58,7 +60,7 @@ pub enum ConfigError {
         /// The value.
         value: String,
         /// What is wrong: a point, or the order of the points.
-        problem: PausePlanError,
+        problem: Box<PausePlanError>,
     },
     /// `rollout-group` is set but empty (or blank).
     #[error("{key}: empty; expected a group name (\"kafka\")")]
@@ -140,7 +142,7 @@ pub enum ConfigError {
         /// The value.
         value: String,
         /// Why it is not one.
-        problem: JsonPathError,
+        problem: Box<JsonPathError>,
     },
     /// `http-check` is set without `http-check-expect` (`key`).
     #[error("{key}: missing; {}", EXPECT_FORM)]
@@ -156,7 +158,7 @@ pub enum ConfigError {
         /// The value.
         value: String,
         /// Why it is not an expectation.
-        problem: ExpectError,
+        problem: Box<ExpectError>,
     },
 }
 

@@ -179,7 +179,7 @@ pub fn http_check_config(
     check_jsonpath(jsonpath).map_err(|problem| ConfigError::JsonPath {
         key: keys.http_check_jsonpath.clone(),
         value: jsonpath.to_string(),
-        problem,
+        problem: Box::new(problem),
     })?;
     let Some(expect) = expect else {
         return Err(ConfigError::MissingExpect {
@@ -189,7 +189,7 @@ pub fn http_check_config(
     let expect = parse_expect(expect).map_err(|problem| ConfigError::Expect {
         key: keys.http_check_expect.clone(),
         value: expect.to_string(),
-        problem,
+        problem: Box::new(problem),
     })?;
     Ok(Some(HttpCheckConfig {
         name: name.to_string(),

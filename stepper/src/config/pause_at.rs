@@ -114,7 +114,7 @@ pub fn pause_at(
     let bad = |problem: PausePlanError| ConfigError::PausePlan {
         key: keys.pause_at.clone(),
         value: value.to_string(),
-        problem,
+        problem: Box::new(problem),
     };
     let mut points: Vec<PausePoint> = Vec::new();
     for item in value.split(',').map(str::trim) {
