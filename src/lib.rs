@@ -45,7 +45,7 @@ pub extern "C" fn wapc_init() {
 pub fn validate(payload: &[u8]) -> guest::CallResult {
     let payload = match request::parse_payload(payload) {
         Ok(p) => p,
-        Err(message) => return reject_request(Some(message), Some(BAD_REQUEST), None, None),
+        Err(e) => return reject_request(Some(e.into_message()), Some(BAD_REQUEST), None, None),
     };
     let settings = match settings::parse(&payload.settings).and_then(|s| s.validate().map(|()| s)) {
         Ok(s) => s,

@@ -4,6 +4,8 @@
 //! policy setting `annotationPrefix` and the stepper flag `--annotation-prefix` (same meaning, so a MOCO
 //! user can keep `moco.cybozu.com/force-rolling-update`).
 
+use crate::Error;
+
 /// The default annotation prefix (`safe-rollout.dev`).
 pub const DEFAULT_PREFIX: &str = "safe-rollout.dev";
 
@@ -188,18 +190,14 @@ pub fn key(prefix: &str, name: &str) -> String {
 /// most 63 characters (Kubernetes `IsDNS1123Subdomain`, as used for annotation key prefixes).
 ///
 /// # Errors
-/// A sentence saying what is wrong with the value, without the field name (callers add it).
-pub fn validate_prefix(prefix: &str) -> Result<(), String> {
+/// [`Error::EmptyPrefix`], [`Error::LongPrefix`], [`Error::NotASubdomain`]: a sentence saying what is
+/// wrong with the value, without the field name (callers add it).
+pub fn validate_prefix(prefix: &str) -> Result<(), Error> {
     if prefix.is_empty() {
-        return Err(
-            "must not be empty; expected a DNS subdomain such as \"safe-rollout.dev\"".into(),
-        );
+        return Err(Error::EmptyPrefix);
     }
     if prefix.len() > 253 {
-        return Err(format!(
-            "must be at most 253 characters (a DNS subdomain), got {}",
-            prefix.len()
-        ));
+        return Err(Error::LongPrefix(prefix.len()));
     }
     for label in prefix.split('.') {
         let valid = !label.is_empty()
@@ -210,11 +208,7 @@ pub fn validate_prefix(prefix: &str) -> Result<(), String> {
             && !label.starts_with('-')
             && !label.ends_with('-');
         if !valid {
-            return Err(format!(
-                "{prefix:?} is not a DNS subdomain: expected dot-separated labels of lowercase letters, \
-                 digits and '-', each 1-63 characters, starting and ending with a letter or digit \
-                 (for example \"safe-rollout.dev\")"
-            ));
+            return Err(Error::NotASubdomain(prefix.to_string()));
         }
     }
     Ok(())
@@ -256,7 +250,8 @@ mod tests {
         assert!(validate_prefix(&"a".repeat(64)).is_err());
         let long = [label63.as_str(); 4].join("."); // 255 chars
         let err = validate_prefix(&long).unwrap_err();
-        assert!(err.contains("253"), "{err}");
+        assert_eq!(err, Error::LongPrefix(255));
+        assert!(err.to_string().contains("253"), "{err}");
         let ok253 = format!("{}.{}.{}.{}", label63, label63, label63, "a".repeat(61));
         assert_eq!(ok253.len(), 253);
         assert_eq!(validate_prefix(&ok253), Ok(()));

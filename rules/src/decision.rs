@@ -7,8 +7,8 @@
 
 use serde_json::Value;
 
+use crate::Error;
 use crate::annotations;
-use crate::field_error;
 use crate::spec_compare::spec_equal_ignoring_partition;
 use crate::view::StatefulSetView;
 
@@ -154,7 +154,7 @@ struct Facts {
 /// # Errors
 /// A malformed object, naming the field (`request.object.spec.replicas: invalid type: …`), and counts the
 /// API server's validation refuses anyway (negative `spec.replicas` or partition), in its wording.
-pub fn decide(new: &Value, old: Option<&Value>, prefix: &str) -> Result<Decision, String> {
+pub fn decide(new: &Value, old: Option<&Value>, prefix: &str) -> Result<Decision, Error> {
     let new = StatefulSetView::read(new, "request.object")?;
     let old = old
         .map(|o| StatefulSetView::read(o, "request.oldObject"))
@@ -170,7 +170,7 @@ pub fn decide_read(
     new: &StatefulSetView,
     old: Option<&StatefulSetView>,
     prefix: &str,
-) -> Result<Decision, String> {
+) -> Result<Decision, Error> {
     table(&facts(new, old, prefix))
 }
 
@@ -220,7 +220,7 @@ fn facts(new: &StatefulSetView, old: Option<&StatefulSetView>, prefix: &str) -> 
 /// condition). The first row (other kinds, operations and subresources) is decided before the objects
 /// are read, in `response.rs`. Kept on one line per arm, like the table it mirrors.
 #[rustfmt::skip]
-fn table(f: &Facts) -> Result<Decision, String> {
+fn table(f: &Facts) -> Result<Decision, Error> {
     use Operation::{Create, Update};
     use PartitionMove::{Lowered, Raised, Same};
     use Row::*;
@@ -251,12 +251,11 @@ fn table(f: &Facts) -> Result<Decision, String> {
     Ok(decision)
 }
 
-/// The API server's own message for a negative count (`ValidateNonnegativeField`).
-fn refusal(n: Negative) -> String {
+/// The API server's own refusal of a negative count (`ValidateNonnegativeField`).
+fn refusal(n: Negative) -> Error {
     let (field, value) = match n {
         Negative::Replicas(r) => ("spec.replicas", r),
         Negative::Partition(p) => ("spec.updateStrategy.rollingUpdate.partition", p),
     };
-    let problem = format!("Invalid value: {value}: must be greater than or equal to 0");
-    field_error::at(field, problem)
+    Error::Negative { field, value }
 }

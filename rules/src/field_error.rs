@@ -11,6 +11,8 @@ use serde::Deserialize;
 use serde::de::{self, Visitor};
 use serde_json::Value;
 
+use crate::Error;
+
 /// `"<field>: <problem>"`, e.g. `request.object.spec.replicas: invalid type: string "3", expected i32`.
 pub fn at(field: &str, problem: impl Display) -> String {
     format!("{field}: {problem}")
@@ -20,25 +22,28 @@ pub fn at(field: &str, problem: impl Display) -> String {
 /// serde's wording for `T` (`i32`, `i64`, `a string`), naming `field()`.
 ///
 /// # Errors
-/// `<field>: invalid type: …, expected i32` (or `invalid value: integer …` when out of range).
+/// [`Error::Field`]: `<field>: invalid type: …, expected i32` (or `invalid value: integer …` when out
+/// of range).
 pub fn optional<'v, T: Deserialize<'v>>(
     value: Option<&'v Value>,
     field: impl FnOnce() -> String,
-) -> Result<Option<T>, String> {
+) -> Result<Option<T>, Error> {
     match value {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => T::deserialize(v).map(Some).map_err(|e| at(&field(), e)),
+        Some(v) => T::deserialize(v)
+            .map(Some)
+            .map_err(|e| Error::field(&field(), e)),
     }
 }
 
 /// Reads an optional string field, borrowed: as [`optional`] with `String`'s wording (`expected a string`).
 ///
 /// # Errors
-/// `<field>: invalid type: integer `1`, expected a string`.
+/// [`Error::Field`]: `<field>: invalid type: integer `1`, expected a string`.
 pub fn optional_str(
     value: Option<&Value>,
     field: impl FnOnce() -> String,
-) -> Result<Option<&str>, String> {
+) -> Result<Option<&str>, Error> {
     match value {
         Some(Value::String(s)) => Ok(Some(s)),
         other => optional::<String>(other, field).map(|_| None),
@@ -49,16 +54,16 @@ pub fn optional_str(
 /// a value for a struct named `expected` (`invalid type: integer `1`, expected StatefulSetSpec`).
 ///
 /// # Errors
-/// `<field>: invalid type: …, expected <expected>`.
+/// [`Error::Field`]: `<field>: invalid type: …, expected <expected>`.
 pub fn optional_object<'v>(
     value: Option<&'v Value>,
     expected: &'static str,
     field: impl FnOnce() -> String,
-) -> Result<Option<&'v serde_json::Map<String, Value>>, String> {
+) -> Result<Option<&'v serde_json::Map<String, Value>>, Error> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Object(map)) => Ok(Some(map)),
-        Some(other) => Err(at(&field(), refusal(other, expected))),
+        Some(other) => Err(Error::field(&field(), refusal(other, expected))),
     }
 }
 
@@ -108,12 +113,14 @@ mod tests {
         assert_eq!(optional::<i32>(None, field), Ok(None));
         assert_eq!(optional::<i32>(Some(&json!(null)), field), Ok(None));
         assert_eq!(optional::<i32>(Some(&json!(3)), field), Ok(Some(3)));
+        let err = optional::<i32>(Some(&json!("3")), field).unwrap_err();
+        assert_eq!(err.reason(), "Field");
         assert_eq!(
-            optional::<i32>(Some(&json!("3")), field),
-            Err(r#"request.object.spec.replicas: invalid type: string "3", expected i32"#.into())
+            err.to_string(),
+            r#"request.object.spec.replicas: invalid type: string "3", expected i32"#
         );
         assert_eq!(
-            optional::<i32>(Some(&json!(3_000_000_000u64)), field),
+            optional::<i32>(Some(&json!(3_000_000_000u64)), field).map_err(|e| e.to_string()),
             Err(
                 "request.object.spec.replicas: invalid value: integer `3000000000`, expected i32"
                     .into()
@@ -131,11 +138,11 @@ mod tests {
         );
         assert_eq!(optional_object(Some(&json!(null)), "S", field), Ok(None));
         assert_eq!(
-            optional_object(Some(&json!(1)), "StatefulSetSpec", field),
+            optional_object(Some(&json!(1)), "StatefulSetSpec", field).map_err(|e| e.to_string()),
             Err("request.object.spec: invalid type: integer `1`, expected StatefulSetSpec".into())
         );
         assert_eq!(
-            optional_object(Some(&json!([1])), "StatefulSetSpec", field),
+            optional_object(Some(&json!([1])), "StatefulSetSpec", field).map_err(|e| e.to_string()),
             Err("request.object.spec: invalid type: sequence, expected StatefulSetSpec".into())
         );
     }

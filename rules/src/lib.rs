@@ -1,6 +1,7 @@
 //! The rules sts-safe-rollout's admission policy and its stepper share: every annotation name
 //! ([`annotations`]) and the policy's decision table over a StatefulSet's own JSON ([`decision`]), with
-//! the JSON view it reads ([`view`]) and the one shape of its rejection messages ([`field_error`]); and
+//! the JSON view it reads ([`view`]) and the one shape of its rejection messages ([`field_error`],
+//! typed as [`Error`]); and
 //! the policy's pure border and answer around the table: the validation payload read ([`request`]) and
 //! answered ([`response`]).
 //!
@@ -15,8 +16,11 @@
 pub mod annotations;
 pub mod decision;
 mod edit;
+pub mod error;
 pub mod field_error;
 pub mod request;
 pub mod response;
 mod spec_compare;
 pub mod view;
+
+pub use error::Error;

@@ -10,6 +10,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::Error;
 use crate::field_error::{self, optional, optional_object};
 
 /// A validation payload as Kubewarden's policy-server and `kwctl run` send it to `validate`.
@@ -64,7 +65,7 @@ impl AdmissionRequest {
     }
 
     /// Takes the fields this policy reads out of a decoded `request` object.
-    fn take(mut r: Map<String, Value>) -> Result<Self, String> {
+    fn take(mut r: Map<String, Value>) -> Result<Self, Error> {
         let at = |path: &'static str| move || format!("request.{path}");
         let kind = match optional_object(r.get("kind"), "struct GroupVersionKind", at("kind"))? {
             None => None,
@@ -95,7 +96,7 @@ impl AdmissionRequest {
 /// A message naming the field path and what was expected, e.g.
 /// `request.kind.kind: invalid type: integer `1`, expected a string`, or
 /// `validation payload: expected value at line 1 column 1` for bytes that are not JSON.
-pub fn parse_payload(payload: &[u8]) -> Result<Payload, String> {
+pub fn parse_payload(payload: &[u8]) -> Result<Payload, Error> {
     match serde_json::from_slice::<fast::Payload>(payload) {
         Ok(p) => Ok(p.into()),
         Err(_) => parse_payload_naming_the_field(payload),
@@ -112,11 +113,11 @@ pub fn decode_json(bytes: &[u8]) -> Result<Value, serde_json::Error> {
 }
 
 /// The diagnostic path of [`parse_payload`]: decodes a `Value`, then reads each field, naming a bad one.
-fn parse_payload_naming_the_field(payload: &[u8]) -> Result<Payload, String> {
+fn parse_payload_naming_the_field(payload: &[u8]) -> Result<Payload, Error> {
     let whole = "validation payload";
-    let value = decode_json(payload).map_err(|e| field_error::at(whole, e))?;
+    let value = decode_json(payload).map_err(|e| Error::field(whole, e))?;
     let Value::Object(mut top) = value else {
-        return Err(field_error::at(
+        return Err(Error::field(
             whole,
             field_error::refusal(&value, "struct Payload"),
         ));
@@ -126,7 +127,7 @@ fn parse_payload_naming_the_field(payload: &[u8]) -> Result<Payload, String> {
         Some(Value::Object(r)) => AdmissionRequest::take(r)?,
         Some(other) => {
             let problem = field_error::refusal(&other, "struct AdmissionRequest");
-            return Err(field_error::at("request", problem));
+            return Err(Error::field("request", problem));
         }
     };
     Ok(Payload {
@@ -212,14 +213,18 @@ mod tests {
 
     #[test]
     fn errors_name_the_field() {
-        let err = parse_payload(br#"{"request": {"kind": {"kind": 1}}}"#).unwrap_err();
+        let err = parse_payload(br#"{"request": {"kind": {"kind": 1}}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("request.kind.kind: invalid type: integer"),
             "{err}"
         );
-        let err = parse_payload(b"not json").unwrap_err();
+        let err = parse_payload(b"not json").unwrap_err().to_string();
         assert!(err.starts_with("validation payload: expected"), "{err}");
-        let err = parse_payload(br#"{"request": {"operation": ["UPDATE"]}}"#).unwrap_err();
+        let err = parse_payload(br#"{"request": {"operation": ["UPDATE"]}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("request.operation: invalid type: sequence"),
             "{err}"

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
+use crate::Error;
 use crate::decision::{self, Row};
-use crate::field_error;
 use crate::request::AdmissionRequest;
 use crate::view::StatefulSetView;
 
@@ -40,11 +40,11 @@ pub fn evaluate(request: AdmissionRequest, prefix: &str) -> Response {
     };
     let Some(mut object) = request.object else {
         let problem = "required for CREATE and UPDATE, got null";
-        return Response::Reject(field_error::at("request.object", problem));
+        return Response::Reject(Error::field("request.object", problem).into_message());
     };
     let decision = read_and_decide(&object, update, request.old_object.as_ref(), prefix);
     match decision {
-        Err(message) => Response::Reject(message),
+        Err(e) => Response::Reject(e.into_message()),
         Ok(d) if decision::apply(&d.change, &mut object, prefix) => Response::Mutate(d.row, object),
         Ok(d) => Response::Accept(d.row),
     }
@@ -56,13 +56,13 @@ fn read_and_decide(
     update: bool,
     old_object: Option<&Value>,
     prefix: &str,
-) -> Result<decision::Decision, String> {
+) -> Result<decision::Decision, Error> {
     let new = StatefulSetView::read(object, "request.object")?;
     let old = match (update, old_object) {
         (false, _) => None,
         (true, None) => {
             let problem = "required for UPDATE, got null";
-            return Err(field_error::at("request.oldObject", problem));
+            return Err(Error::field("request.oldObject", problem));
         }
         (true, Some(raw)) => Some(StatefulSetView::read(raw, "request.oldObject")?),
     };

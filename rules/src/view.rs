@@ -8,6 +8,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::Error;
 use crate::annotations::{self, TRUE};
 use crate::field_error::{self, optional, optional_object, optional_str};
 
@@ -44,23 +45,23 @@ impl<'a> StatefulSetView<'a> {
     /// # Errors
     /// `<field>: expected a StatefulSet object, got an array`; `<field>.metadata: required, got nothing`;
     /// `<field>.spec.replicas: invalid type: string "3", expected i32`; …
-    pub fn read(raw: &'a Value, field: &str) -> Result<Self, String> {
+    pub fn read(raw: &'a Value, field: &str) -> Result<Self, Error> {
         let Value::Object(object) = raw else {
             let got = format!(
                 "expected a StatefulSet object, got {}",
                 field_error::json_type(raw)
             );
-            return Err(field_error::at(field, got));
+            return Err(Error::field(field, got));
         };
         let metadata = match object.get("metadata") {
             Some(Value::Object(m)) => m,
             Some(other) => {
                 let got = field_error::json_type(other);
                 let problem = format!("expected an object with name and namespace, got {got}");
-                return Err(field_error::at(&format!("{field}.metadata"), problem));
+                return Err(Error::field(&format!("{field}.metadata"), problem));
             }
             None => {
-                return Err(field_error::at(
+                return Err(Error::field(
                     &format!("{field}.metadata"),
                     "required, got nothing",
                 ));
@@ -170,7 +171,7 @@ impl<'a> StatefulSetView<'a> {
 fn read_annotations<'a>(
     value: Option<&'a Value>,
     field: &str,
-) -> Result<Option<&'a Map<String, Value>>, String> {
+) -> Result<Option<&'a Map<String, Value>>, Error> {
     let Some(Value::Object(map)) = value else {
         let field = || format!("{field}.metadata.annotations");
         return optional::<std::collections::BTreeMap<String, String>>(value, field).map(|_| None);
@@ -179,7 +180,7 @@ fn read_annotations<'a>(
         if !v.is_string()
             && let Err(e) = String::deserialize(v)
         {
-            return Err(field_error::at(
+            return Err(Error::field(
                 &format!("{field}.metadata.annotations.{key}"),
                 e,
             ));

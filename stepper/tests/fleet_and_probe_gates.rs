@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use sts_stepper::config::check::CheckLimits;
-use sts_stepper::config::{self, Keys, SetConfig, check_config};
+use sts_stepper::config::{self, ConfigError, Keys, SetConfig, check_config};
 use sts_stepper::gates::prometheus::{
     CheckConfig, CheckResult, CheckState, Query, QueryOutcome, check_result, current_state,
 };
@@ -584,8 +584,17 @@ fn invalid_owner_condition_is_invalid_annotation(#[case] value: &str) {
         )
     );
     assert_eq!(ev.need, None);
+    let set = set_from(owned_set_json(value));
+    let got = config::owner_condition(&set, &keys());
     assert_eq!(
-        config::owner_condition(&set_from(owned_set_json(value)), &keys()).map(|_| ()),
+        got,
+        Err(ConfigError::OwnerCondition {
+            key: "safe-rollout.dev/owner-condition".into(),
+            value: value.into(),
+        })
+    );
+    assert_eq!(
+        got.map_err(|e| e.to_string()).map(|_| ()),
         Err(format!(
             "safe-rollout.dev/owner-condition: {value:?} is not a condition type; expected a name such as \"Healthy\" or \"Ready\""
         ))
@@ -748,10 +757,19 @@ fn rollout_group_values(#[case] value: Option<&str>, #[case] want: Result<Option
     let got = config::rollout_group(&s, &keys());
     match want {
         Ok(w) => assert_eq!(got, Ok(w)),
-        Err(()) => assert_eq!(
-            got,
-            Err("safe-rollout.dev/rollout-group: empty; expected a group name (\"kafka\")".into())
-        ),
+        Err(()) => {
+            let e = got.expect_err("invalid");
+            assert_eq!(
+                e,
+                ConfigError::EmptyRolloutGroup {
+                    key: "safe-rollout.dev/rollout-group".into()
+                }
+            );
+            assert_eq!(
+                e.to_string(),
+                "safe-rollout.dev/rollout-group: empty; expected a group name (\"kafka\")"
+            );
+        }
     }
 }
 
@@ -1029,7 +1047,16 @@ fn check_config_cases(
     #[case] pairs: &[(&str, &str)],
     #[case] want: Result<Option<CheckConfig>, String>,
 ) {
-    assert_eq!(check_config(&set_with(pairs), &keys()), want);
+    let got = check_config(&set_with(pairs), &keys());
+    if let Err(e) = &got {
+        let query = keys().prometheus_query;
+        assert!(
+            matches!(e, ConfigError::QueryName { query: q, .. } if *q == query)
+                || matches!(e, ConfigError::EmptyQuery { .. }),
+            "{e:?}"
+        );
+    }
+    assert_eq!(got.map_err(|e| e.to_string()), want);
 }
 
 fn bad_query(k: &str) -> String {
@@ -1056,6 +1083,13 @@ fn check_config_bad_numbers_name_the_annotation(
     );
     assert_eq!(
         got,
+        Err(ConfigError::CheckCount {
+            key: k.clone(),
+            value: value.into(),
+        })
+    );
+    assert_eq!(
+        got.map_err(|e| e.to_string()),
         Err(format!(
             "{k}: {value:?} is not valid; expected a whole number ≥ 1 (\"3\")"
         ))
@@ -1087,7 +1121,10 @@ fn check_config_rejects_a_plus_sign_in_the_query_number() {
         &set_with(&[("safe-rollout.dev/prometheus-query-+1", "up")]),
         &keys(),
     );
-    assert_eq!(got, Err(bad_query("safe-rollout.dev/prometheus-query-+1")));
+    assert_eq!(
+        got.map_err(|e| e.to_string()),
+        Err(bad_query("safe-rollout.dev/prometheus-query-+1"))
+    );
 }
 
 // ---- PrometheusCheck: verdict -----------------------------------------------------------------------

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use rstest::rstest;
 use serde_json::json;
-use sts_stepper::config::{Keys, step_size};
+use sts_stepper::config::{ConfigError, Keys, step_size};
 use sts_stepper::gates::{self, GateOptions, Idle, Verdict, decide};
 use sts_stepper::model::pods::{self, PdbView, ordinal};
 use sts_stepper::model::reasons::{Blocked, Reason};
@@ -622,7 +622,15 @@ fn step_sizes(#[case] value: Option<&str>, #[case] replicas: i32, #[case] want: 
     match want {
         Ok(n) => assert_eq!(got, Ok(n)),
         Err(()) => {
-            let d = got.expect_err("invalid");
+            let e = got.expect_err("invalid");
+            assert_eq!(
+                e,
+                ConfigError::StepSize {
+                    key: "safe-rollout.dev/step".into(),
+                    value: value.unwrap_or_default().into(),
+                }
+            );
+            let d = e.to_string();
             assert!(d.starts_with("safe-rollout.dev/step: "), "{d}");
             assert!(d.contains("\"25%\""), "{d}");
         }

@@ -8,6 +8,7 @@ use common::*;
 use http::Method;
 use mock_api::*;
 use serde_json::{Value, json};
+use sts_stepper::cluster::ClusterError;
 use sts_stepper::cluster::kube::Scope;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::{Outcome, PassOptions, PassReport};
@@ -81,7 +82,8 @@ fn uris(seen: &[Seen]) -> Vec<String> {
 }
 
 /// The checks shared by both failing reads: `team-a/db` blocked `ApiError` naming `read`, recorded
-/// and announced; `demo/web` stepped; the pass errored; the errors metric counts one `ApiError`.
+/// and announced; `demo/web` stepped; the pass errored; the errors metric counts one `Refused` (the
+/// read's 403: `ClusterError::Refused`).
 fn assert_isolated(report: &PassReport, seen: &[Seen], read: &str) {
     let db = &report.sets[0];
     assert_eq!(
@@ -96,6 +98,12 @@ fn assert_isolated(report: &PassReport, seen: &[Seen], read: &str) {
     assert!(b.detail.starts_with(read), "{}", b.detail);
     assert!(b.detail.contains("is forbidden"), "{}", b.detail);
     assert!(db.error.is_some(), "the set counts as errored");
+    assert!(
+        matches!(db.error, Some(ClusterError::Refused { code: 403, .. })),
+        "{:?}",
+        db.error
+    );
+    assert_eq!(db.error_reason(), Some("Refused"));
     assert_eq!(report.sets[1].outcome, Outcome::Stepped { from: 4, to: 3 });
     assert!(report.sets[1].error.is_none());
     assert!(report.any_errored(), "`once` exits 1");
@@ -137,7 +145,7 @@ fn assert_isolated(report: &PassReport, seen: &[Seen], read: &str) {
     let text = metrics.encode();
     assert!(
         text.lines()
-            .any(|l| l == r#"sts_safe_rollout_errors_total{reason="ApiError"} 1"#),
+            .any(|l| l == r#"sts_safe_rollout_errors_total{reason="Refused"} 1"#),
         "{text}"
     );
     assert!(

@@ -1,5 +1,6 @@
 //! Only the leader writes (issue 12 item 3): a pass through [`LeaderCluster`] reads as any pass, and
-//! sends no write at all while this replica does not hold the Lease.
+//! sends no write at all while this replica does not hold the Lease; the set is then `NotLeader`, not
+//! an API error (issue 29 item 5).
 mod common;
 mod mock_api;
 
@@ -11,8 +12,8 @@ use serde_json::Value;
 use sts_stepper::cluster::kube::Scope;
 use sts_stepper::leader::cluster::LeaderCluster;
 use sts_stepper::leader::{LeaderConfig, Leadership, spawn};
-use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::{Outcome, PassOptions, run_pass};
+use sts_stepper::serve::metrics::Metrics;
 use tower_test::mock;
 
 /// The reads of a pass over the staged moment, where `demo/web` is the one candidate.
@@ -52,12 +53,26 @@ async fn a_replica_without_the_lease_reads_but_writes_nothing() {
     let seen = server.await.expect("script: the reads, and no write");
     assert!(seen.iter().all(|s| s.method == Method::GET));
     let web = &report.sets[0];
-    assert_eq!(web.blocked_reason(), Some(Reason::ApiError));
-    assert!(
-        web.outcome.to_string().contains("not the leader"),
-        "{}",
-        web.outcome
+    // Not an API error: its own outcome, no error, nothing blocked, nothing counted.
+    assert_eq!(
+        web.outcome,
+        Outcome::NotLeader("patch statefulset demo/web".into())
     );
+    assert_eq!(web.error, None);
+    assert_eq!(web.error_reason(), None);
+    assert_eq!(web.blocked_reason(), None);
+    assert!(web.news, "logged at INFO");
+    assert!(!report.any_errored(), "`once` would exit 0");
+    let metrics = Metrics::new();
+    metrics.observe(&report, 0.1, 1.0);
+    let text = metrics.encode();
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.starts_with("sts_safe_rollout_errors_total{")),
+        "{text}"
+    );
+    assert!(text.contains(r#"sts_safe_rollout_passes_total{result="ok"} 1"#));
     election.abort();
 }
 

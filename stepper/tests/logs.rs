@@ -183,3 +183,67 @@ async fn a_pass_that_announces_a_new_wait_logs_it() {
         ]
     );
 }
+
+/// A step the API server fails (500): the set's line is ERROR and names the error's reason, the
+/// `sts_safe_rollout_errors_total` label.
+#[tokio::test]
+async fn an_errored_set_logs_its_error_reason() {
+    let mut script = reads("1-staged", |_| {});
+    script.push(patch(
+        PATCH_WEB,
+        500,
+        status_body(500, "InternalError", "etcdserver: request timed out"),
+    ));
+    let (report, _) = pass_in_default_scope(script).await;
+    let (log, _guard) = Captured::start();
+    log_pass(&report.expect("pass"), 0.1);
+    let lines = log.lines();
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert_eq!(
+        (&lines[0]["level"], &lines[0]["error_reason"]),
+        (&json!("ERROR"), &json!("ApiStatus")),
+        "{:#?}",
+        lines[0]
+    );
+    assert_eq!(lines[1]["errored"], 1);
+}
+
+/// A replica that lost the Lease before the pass's write: the set's line is INFO, `NotLeader`, with no
+/// error reason; the summary counts it apart from the errors.
+#[tokio::test(start_paused = true)]
+async fn a_lost_lease_is_logged_at_info_not_as_an_error() {
+    let store = Shared::default();
+    let (a, _) = candidate(&store, "a");
+    sleep(Duration::from_millis(10)).await;
+    let (b, _) = candidate(&store, "b");
+    sleep(Duration::from_millis(10)).await;
+    assert!(a.is_leader() && !b.is_leader());
+    let (cluster, server) = mock_cluster(
+        sts_stepper::cluster::kube::Scope::default(),
+        reads("1-staged", |_| {}),
+    );
+    let guarded = sts_stepper::leader::cluster::LeaderCluster {
+        inner: &cluster,
+        leadership: &b,
+    };
+    let report = sts_stepper::pass::run_pass(&guarded, &Default::default(), now())
+        .await
+        .expect("pass");
+    drop(cluster);
+    server.await.expect("the reads only");
+    let (log, _guard) = Captured::start();
+    log_pass(&report, 0.1);
+    let lines = log.lines();
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert_eq!(lines[0]["level"], "INFO");
+    assert_eq!(
+        lines[0]["message"],
+        "demo/web: NotLeader (lost the Lease mid-pass: patch statefulset demo/web not sent, \
+         nothing more written)"
+    );
+    assert_eq!(lines[0]["error_reason"], "");
+    assert_eq!(
+        (&lines[1]["errored"], &lines[1]["not_leader"]),
+        (&json!(0), &json!(1))
+    );
+}

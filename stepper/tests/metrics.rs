@@ -9,6 +9,7 @@ use axum::body::Body;
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use jiff::Timestamp;
+use sts_stepper::cluster::ClusterError;
 use sts_stepper::gates::Idle;
 use sts_stepper::gates::recovery::StuckPod;
 use sts_stepper::model::reasons::{Blocked, Reason};
@@ -187,6 +188,100 @@ fn recovered_pods_count_only_deletions() {
             r#"sts_safe_rollout_recovered_pods_total{namespace="demo",statefulset="web"} 2"#
         ),
         "{text}"
+    );
+}
+
+/// `errors_total{reason}` per `ClusterError` kind (`ClusterError::reason`); a lost Lease — a set
+/// `NotLeader`, a recovery DELETE not sent — is no error: not counted, the pass `ok`.
+#[test]
+fn errors_are_counted_by_the_errors_reason_and_a_lost_lease_is_not_one() {
+    let (action, message) = (
+        String::from("patch statefulset demo/web"),
+        String::from("m"),
+    );
+    let errors = [
+        ClusterError::Refused {
+            action: action.clone(),
+            code: 403,
+            message: message.clone(),
+        },
+        ClusterError::Api {
+            action: action.clone(),
+            code: 503,
+            message: message.clone(),
+        },
+        ClusterError::Transport {
+            action: action.clone(),
+            message: message.clone(),
+        },
+        ClusterError::Unexpected {
+            action: action.clone(),
+            message,
+        },
+    ];
+    let m = Metrics::new();
+    let sets = errors
+        .iter()
+        .map(|e| SetReport {
+            error: Some(e.clone()),
+            ..report(
+                "web",
+                Outcome::Blocked(Blocked::new(Reason::ApiError, e.to_string())),
+            )
+        })
+        .collect();
+    let errored = PassReport {
+        sets,
+        ..PassReport::default()
+    };
+    assert!(errored.any_errored());
+    m.observe(&errored, 0.1, 1_795_000_000.0);
+    let not_leader = PassReport {
+        sets: vec![report("web", Outcome::NotLeader(action.clone()))],
+        recoveries: vec![RecoveryReport {
+            namespace: "demo".into(),
+            statefulset: "web".into(),
+            pod: StuckPod {
+                name: "web-2".into(),
+                uid: "u".into(),
+                resource_version: "7".into(),
+                ordinal: 2,
+                revision: "b".into(),
+                expected_revision: "a".into(),
+                not_ready_seconds: 400,
+            },
+            outcome: RecoveryOutcome::NotLeader("delete pod demo/web-2".into()),
+            event_error: None,
+        }],
+    };
+    assert!(!not_leader.any_errored());
+    assert_eq!(not_leader.sets[0].error_reason(), None);
+    m.observe(&not_leader, 0.1, 1_795_000_030.0);
+    let text = m.encode();
+    let counted: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("sts_safe_rollout_errors_total{"))
+        .collect();
+    assert_eq!(
+        counted.len(),
+        4,
+        "one series per reason, none for NotLeader: {text}"
+    );
+    for reason in ["Refused", "ApiStatus", "Transport", "WriteOverridden"] {
+        let line = format!("sts_safe_rollout_errors_total{{reason=\"{reason}\"}} 1");
+        assert!(has(&text, &line), "{line}: {text}");
+    }
+    assert!(has(
+        &text,
+        r#"sts_safe_rollout_passes_total{result="errored"} 1"#
+    ));
+    assert!(has(
+        &text,
+        r#"sts_safe_rollout_passes_total{result="ok"} 1"#
+    ));
+    assert!(
+        !text.contains(r#"sts_safe_rollout_blocked{namespace="demo",statefulset="web""#),
+        "a NotLeader set is not blocked: {text}"
     );
 }
 

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use common::*;
 use rstest::rstest;
 use serde_json::json;
-use sts_stepper::config::{Keys, PassedPoints, PointAt, SetConfig, pause_at};
+use sts_stepper::config::{
+    ConfigError, Keys, PassedPoints, PausePlanError, PointAt, SetConfig, pause_at,
+};
 use sts_stepper::gates::{GateOptions, Verdict, decide};
 use sts_stepper::model::pods::pods_by_ordinal;
 use sts_stepper::model::reasons::Reason;
@@ -90,6 +92,20 @@ fn bad_forms_name_the_annotation_the_value_and_the_expected_form(
     #[case] why: &str,
 ) {
     let err = pause_at(Some(value), 5, &Keys::default()).expect_err("invalid");
+    let ConfigError::PausePlan {
+        key,
+        value: written,
+        problem,
+    } = &err
+    else {
+        panic!("not a PausePlan error: {err:?}");
+    };
+    assert_eq!(
+        (key.as_str(), written.as_str()),
+        ("safe-rollout.dev/pause-at", value)
+    );
+    assert_eq!(problem.to_string(), why);
+    let err = err.to_string();
     assert!(
         err.starts_with(&format!(
             "safe-rollout.dev/pause-at: {value:?} is not a pause plan: {why}; expected"
@@ -106,9 +122,39 @@ fn bad_forms_name_the_annotation_the_value_and_the_expected_form(
     );
 }
 
+/// Each way a plan can be wrong is its own [`PausePlanError`] variant, with the point(s) it concerns.
+#[rstest]
+#[case("1,,2", PausePlanError::EmptyPoint)]
+#[case("abc", PausePlanError::NotAPoint { item: "abc".into() })]
+#[case("0", PausePlanError::Count { item: "0".into() })]
+#[case("101%", PausePlanError::Percent { item: "101%".into() })]
+#[case("1:10m", PausePlanError::BakeTime { item: "1:10m".into(), bake: "10m".into() })]
+#[case("1,1", PausePlanError::ListedTwice { at: "1".into() })]
+#[case("60%,20%", PausePlanError::OutOfOrder { point: "20%".into(), before: "60%".into() })]
+#[case("3,60%", PausePlanError::SamePods {
+    before: "3".into(), point: "60%".into(), pods: 3, replicas: 5,
+})]
+#[case("60%,1:30", PausePlanError::FewerPods {
+    point: "1".into(), pods: 1, replicas: 5, before: "60%".into(), before_pods: 3,
+})]
+fn each_problem_is_its_own_variant(#[case] value: &str, #[case] want: PausePlanError) {
+    let err = pause_at(Some(value), 5, &Keys::default()).expect_err("invalid");
+    assert_eq!(err.reason(), "PausePlan");
+    assert_eq!(
+        err,
+        ConfigError::PausePlan {
+            key: "safe-rollout.dev/pause-at".into(),
+            value: value.into(),
+            problem: Box::new(want),
+        }
+    );
+}
+
 #[test]
 fn the_error_names_the_configured_prefix() {
     let err = pause_at(Some("x"), 5, &Keys::new("moco.cybozu.com")).expect_err("invalid");
+    assert_eq!(err.key(), "moco.cybozu.com/pause-at");
+    let err = err.to_string();
     assert!(err.starts_with("moco.cybozu.com/pause-at: \"x\""), "{err}");
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use common::*;
 use rstest::rstest;
 use serde_json::{Value, json};
-use sts_stepper::config::{Keys, SetConfig};
+use sts_stepper::config::{ConfigError, Keys, SetConfig};
 use sts_stepper::gates::recovery::{Action, decide, stuck_pods};
 use sts_stepper::model::pods::pods_by_ordinal;
 
@@ -251,10 +251,10 @@ fn recover_after_seconds_is_parsed_at_the_border(
     );
     // An unreadable value is also the InvalidAnnotation detail, naming the annotation.
     assert_eq!(
-        config
-            .invalid
-            .as_deref()
-            .is_some_and(|d| d.contains("safe-rollout.dev/recover-after-seconds")),
+        config.invalid.as_ref().is_some_and(|e| {
+            matches!(e, ConfigError::RecoverAfter { key, .. } if key == "safe-rollout.dev/recover-after-seconds")
+                && e.to_string().contains("safe-rollout.dev/recover-after-seconds")
+        }),
         want.is_err(),
         "{value}: {:?}",
         config.invalid

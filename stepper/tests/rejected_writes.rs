@@ -312,20 +312,64 @@ async fn a_step_a_webhook_undid_is_a_refused_step() {
     assert_eq!(events[0]["reason"], "StepRejected");
 }
 
-/// `sts_safe_rollout_errors_total{reason}` counts refused writes by their Event reason.
+/// `sts_safe_rollout_errors_total{reason}` counts a refused write by its Event reason and any other
+/// failed write by its `ClusterError::reason`; the set's `error_reason` (its log line) is the same.
+#[rstest]
+#[case::refused_step(
+    "1-staged",
+    error_body("400-admission-webhook-denied.json"),
+    true,
+    "StepRejected"
+)]
+#[case::refused_status_write(
+    "3-web1-notready",
+    error_body("400-admission-webhook-denied.json"),
+    true,
+    "StatusWriteRejected"
+)]
+#[case::server_error(
+    "1-staged",
+    (500, status_body(500, "InternalError", "etcdserver: request timed out")),
+    false,
+    "ApiStatus"
+)]
+#[case::too_many_requests(
+    "1-staged",
+    (429, status_body(429, "TooManyRequests", "too many requests")),
+    false,
+    "ApiStatus"
+)]
+#[case::unreadable_answer("1-staged", (200, b"<html>proxy error</html>".to_vec()), false, "Transport")]
 #[tokio::test]
-async fn refused_writes_are_counted_by_reason() {
-    let (code, body) = error_body("400-admission-webhook-denied.json");
-    let mut script = reads("1-staged", |_| {});
-    script.push(patch(PATCH_WEB, code, body));
-    script.push(patch(PATCH_WEB, 200, stored("1-staged", |_| {})));
-    script.push(post_event("demo"));
+async fn failed_writes_are_counted_by_reason(
+    #[case] moment: &str,
+    #[case] answer: (u16, Vec<u8>),
+    #[case] refused: bool,
+    #[case] reason: &str,
+) {
+    let mut script = reads(moment, |_| {});
+    script.push(patch(PATCH_WEB, answer.0, answer.1));
+    if refused {
+        script.push(patch(PATCH_WEB, 200, stored(moment, |_| {})));
+        script.push(post_event("demo"));
+    }
     let (report, _) = pass(script).await;
+    let set = &report.sets[0];
+    assert_eq!(set.blocked_reason(), Some(Reason::ApiError));
+    assert_eq!(set.error_reason(), Some(reason), "{:?}", set.error);
+    assert_eq!(set.rejection.is_some(), refused);
     let metrics = Metrics::new();
     metrics.observe(&report, 0.1, 1.0);
     let text = metrics.encode();
-    assert!(
-        text.contains("sts_safe_rollout_errors_total{reason=\"StepRejected\"} 1"),
+    let counted: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("sts_safe_rollout_errors_total{"))
+        .collect();
+    assert_eq!(
+        counted,
+        [format!(
+            "sts_safe_rollout_errors_total{{reason=\"{reason}\"}} 1"
+        )],
         "{text}"
     );
 }

@@ -89,7 +89,9 @@ pub fn parse_target(s: &str) -> Result<TargetRef, String> {
 /// # Errors
 /// Why the prefix is not a DNS subdomain.
 pub fn parse_prefix(s: &str) -> Result<String, String> {
-    annotations::validate_prefix(s).map(|()| s.to_string())
+    annotations::validate_prefix(s)
+        .map(|()| s.to_string())
+        .map_err(|e| e.to_string())
 }
 
 /// Parses a positive duration such as `30s`, `2m`, `1h30m` (jiff's friendly format, or ISO 8601).

@@ -8,15 +8,17 @@
 //!
 //! Layer `cluster` (I/O): the [`Cluster`] and [`Prometheus`] traits, their kube-rs and HTTP
 //! implementations ([`kube`], [`prometheus`]), `watch`'s reflector caches ([`caches`], what they keep of
-//! each object: [`cached`], their pods by controller: [`pod_index`]) and the API server's errors as it
-//! means them ([`api_error`]). The only code that talks to the world. May import
-//! `plan`, `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers").
+//! each object: [`cached`], their pods by controller: [`pod_index`]), the API server's errors as it
+//! means them ([`api_error`]) and a failed request as a [`ClusterError`] with a stable reason
+//! ([`error`]). The only code that talks to the world. May import `plan`, `rollout`, `gates`,
+//! `config`, `model` (ARCHITECTURE.md, "Layers").
 
 pub mod api_error;
 pub mod cached;
 pub mod cached_pod;
 pub mod caches;
 mod checks;
+pub mod error;
 pub mod forward;
 pub mod http_check;
 pub mod kube;
@@ -38,6 +40,7 @@ use crate::config::{Keys, SetConfig};
 use crate::plan::events::EventNote;
 
 pub use checks::{Checks, NoPrometheus, Prometheus};
+pub use error::ClusterError;
 
 /// What became of a JSON Patch on a StatefulSet.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,79 +72,6 @@ pub enum PodPatched {
     /// The pod is gone or changed since the read (404, 409, a failed `test` op): nothing was written;
     /// re-read next pass. The string is the API server's message.
     Conflict(String),
-}
-
-/// A failed request to the cluster. Every variant names what was attempted (`action`: `list pods in
-/// all namespaces`, `patch statefulset demo/web`) and the cause in one line.
-#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
-pub enum ClusterError {
-    /// The API server refused the request as such ([`api_error::ApiAnswer`]: `Rejected`, HTTP 422
-    /// with `details.causes` — a ValidatingAdmissionPolicy's denial is one; `WebhookDenied`, an
-    /// admission webhook's denial; `Forbidden`, 403): the same request fails every time until a
-    /// person changes something. On a write, the stepper tells the set's owner with a Warning Event
-    /// (`StepRejected`, `StatusWriteRejected`).
-    #[error("{action}: {message}")]
-    Refused {
-        /// What was attempted.
-        action: String,
-        /// The HTTP status code.
-        code: u16,
-        /// The API server's message (the webhook or policy that denied it, the invalid field; for a
-        /// 403 the missing RBAC rule).
-        message: String,
-    },
-    /// The API server answered with another error status (5xx, 429, 401, a 400 not from a webhook).
-    #[error("{action}: {message}")]
-    Api {
-        /// What was attempted.
-        action: String,
-        /// The HTTP status code.
-        code: u16,
-        /// The API server's status message.
-        message: String,
-    },
-    /// The API server could not be reached, or its answer could not be read.
-    #[error("{action}: {message}")]
-    Transport {
-        /// What was attempted.
-        action: String,
-        /// The transport or decoding error.
-        message: String,
-    },
-    /// The API server accepted a write but stored something else than asked (an admission webhook
-    /// changed it): the write did not do what the decision meant.
-    #[error("{action}: {message}")]
-    Unexpected {
-        /// What was attempted.
-        action: String,
-        /// What was stored instead.
-        message: String,
-    },
-}
-
-impl ClusterError {
-    /// The HTTP status code, when the API server answered with one.
-    pub fn code(&self) -> Option<u16> {
-        match self {
-            ClusterError::Api { code, .. } | ClusterError::Refused { code, .. } => Some(*code),
-            _ => None,
-        }
-    }
-
-    /// The cause without the action: the API server's message, or the transport error.
-    pub fn message(&self) -> &str {
-        match self {
-            ClusterError::Refused { message, .. }
-            | ClusterError::Api { message, .. }
-            | ClusterError::Transport { message, .. }
-            | ClusterError::Unexpected { message, .. } => message,
-        }
-    }
-
-    /// True when the API server refused the request as such ([`ClusterError::Refused`]).
-    pub fn is_refused(&self) -> bool {
-        matches!(self, ClusterError::Refused { .. })
-    }
 }
 
 /// A listed StatefulSet and its annotations parsed ([`Cluster::list_parsed_statefulsets`]), both

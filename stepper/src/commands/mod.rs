@@ -282,8 +282,10 @@ pub fn prometheus(g: &PrometheusArgs) -> Result<Option<PrometheusClient>> {
     Ok(Some(PrometheusClient::new(&config)?))
 }
 
-/// One line per set whose pass changed something ([`SetReport::news`]): ERROR for an error, INFO
-/// otherwise; DEBUG for a set the pass left as it was (a wait already announced, an idle set).
+/// One line per set whose pass changed something ([`SetReport::news`]): ERROR for an error (its
+/// `error_reason`: [`SetReport::error_reason`], the `sts_safe_rollout_errors_total` label), INFO
+/// otherwise (a lost Lease, `NotLeader`, too); DEBUG for a set the pass left as it was (a wait
+/// already announced, an idle set).
 fn log_set(s: &SetReport) {
     let f = &s.figures;
     macro_rules! line {
@@ -292,6 +294,7 @@ fn log_set(s: &SetReport) {
                 namespace = %s.namespace,
                 statefulset = %s.name,
                 outcome = %s.outcome,
+                error_reason = s.error_reason().unwrap_or(""),
                 replicas = f.replicas,
                 current_replicas = f.current_replicas,
                 updated_replicas = f.updated_replicas,
@@ -317,6 +320,7 @@ fn log_summary(report: &PassReport, seconds: f64) {
         stepped = count(|o| matches!(o, Outcome::Stepped { .. } | Outcome::WouldStep { .. })),
         blocked = count(|o| matches!(o, Outcome::Blocked(_))),
         conflicts = count(|o| matches!(o, Outcome::Conflict(_))),
+        not_leader = count(|o| matches!(o, Outcome::NotLeader(_))),
         errored = report.sets.iter().filter(|s| s.error.is_some()).count(),
         pass_duration_seconds = seconds,
         "pass done"
@@ -334,6 +338,9 @@ pub fn log_pass(report: &PassReport, seconds: f64) {
         match r.outcome {
             RecoveryOutcome::Failed(_) => {
                 error!(namespace = %r.namespace, statefulset = %r.statefulset, pod = %r.pod.name, "{r}")
+            }
+            RecoveryOutcome::NotLeader(_) => {
+                info!(namespace = %r.namespace, statefulset = %r.statefulset, pod = %r.pod.name, "{r}")
             }
             _ => {
                 warn!(namespace = %r.namespace, statefulset = %r.statefulset, pod = %r.pod.name, "{r}")

@@ -7,7 +7,7 @@ use kube::core::{Expression, Selector, SelectorExt};
 use std::collections::{BTreeMap, BTreeSet};
 use sts_safe_rollout_rules::annotations as names;
 
-use super::{Keys, annotation};
+use super::{ConfigError, Keys, annotation};
 
 /// The default of `<prefix>/approval-timeout-seconds`: seconds the stepper waits for one step's
 /// approvals.
@@ -42,7 +42,10 @@ impl PrimarySelector {
 /// # Errors
 /// `approval-timeout-seconds` is not a whole number of seconds ≥ 1 (detail of `InvalidAnnotation`,
 /// naming the annotation and the expected form).
-pub fn approval_config(set: &StatefulSet, keys: &Keys) -> Result<Option<ApprovalConfig>, String> {
+pub fn approval_config(
+    set: &StatefulSet,
+    keys: &Keys,
+) -> Result<Option<ApprovalConfig>, ConfigError> {
     if !handshake_on(set, keys) {
         return Ok(None);
     }
@@ -60,15 +63,15 @@ pub fn handshake_on(set: &StatefulSet, keys: &Keys) -> bool {
 ///
 /// # Errors
 /// Not a whole number of seconds ≥ 1 (detail of `InvalidAnnotation`).
-pub fn approval_timeout_seconds(set: &StatefulSet, keys: &Keys) -> Result<i64, String> {
+pub fn approval_timeout_seconds(set: &StatefulSet, keys: &Keys) -> Result<i64, ConfigError> {
     match annotation(set, &keys.approval_timeout_seconds) {
         None => Ok(DEFAULT_APPROVAL_TIMEOUT_SECONDS),
         Some(v) => match v.parse::<u32>() {
             Ok(n) if n >= 1 && v.bytes().all(|b| b.is_ascii_digit()) => Ok(i64::from(n)),
-            _ => Err(format!(
-                "{}: {v:?} is not a timeout; expected a whole number of seconds ≥ 1 (\"600\")",
-                keys.approval_timeout_seconds
-            )),
+            _ => Err(ConfigError::ApprovalTimeout {
+                key: keys.approval_timeout_seconds.clone(),
+                value: v.to_string(),
+            }),
         },
     }
 }
@@ -77,7 +80,10 @@ pub fn approval_timeout_seconds(set: &StatefulSet, keys: &Keys) -> Result<i64, S
 ///
 /// # Errors
 /// A value that is not a label selector (detail of `InvalidAnnotation`, naming the annotation).
-pub fn primary_selector(set: &StatefulSet, keys: &Keys) -> Result<Option<PrimarySelector>, String> {
+pub fn primary_selector(
+    set: &StatefulSet,
+    keys: &Keys,
+) -> Result<Option<PrimarySelector>, ConfigError> {
     let Some(text) = annotation(set, &keys.primary_selector) else {
         return Ok(None);
     };
@@ -88,13 +94,10 @@ pub fn primary_selector(set: &StatefulSet, keys: &Keys) -> Result<Option<Primary
                 selector,
             })
         })
-        .map_err(|why| {
-            format!(
-                "{}: {text:?} is not a label selector ({why}); expected requirements separated by \
-                 commas, each `key=value`, `key!=value`, `key in (a,b)`, `key notin (a,b)`, `key` or \
-                 `!key` (\"role=primary\")",
-                keys.primary_selector
-            )
+        .map_err(|problem| ConfigError::PrimarySelector {
+            key: keys.primary_selector.clone(),
+            value: text.to_string(),
+            problem,
         })
 }
 

@@ -6,7 +6,7 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 use sts_safe_rollout_rules::annotations::PROMETHEUS_QUERY;
 
-use super::Keys;
+use super::{ConfigError, Keys};
 
 /// One query of a check: the annotation it came from and its PromQL expression.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,8 +51,8 @@ pub const DEFAULT_ERROR_LIMIT: u32 = 4;
 /// `failure-limit`, `check-error-limit`), defaults filled in.
 ///
 /// # Errors
-/// A value that is not a whole number ≥ 1, naming the annotation.
-pub fn limits(set: &StatefulSet, keys: &Keys) -> Result<CheckLimits, String> {
+/// [`ConfigError::CheckCount`]: a value that is not a whole number ≥ 1.
+pub fn limits(set: &StatefulSet, keys: &Keys) -> Result<CheckLimits, ConfigError> {
     let all = set.metadata.annotations.as_ref();
     let get = |key: &String| positive(key, all.and_then(|a| a.get(key)).map(String::as_str));
     Ok(CheckLimits {
@@ -63,15 +63,16 @@ pub fn limits(set: &StatefulSet, keys: &Keys) -> Result<CheckLimits, String> {
     })
 }
 
-fn positive(key: &str, value: Option<&str>) -> Result<Option<u32>, String> {
+fn positive(key: &str, value: Option<&str>) -> Result<Option<u32>, ConfigError> {
     let Some(value) = value else {
         return Ok(None);
     };
     match value.parse::<u32>() {
         Ok(n) if n >= 1 && value.bytes().all(|b| b.is_ascii_digit()) => Ok(Some(n)),
-        _ => Err(format!(
-            "{key}: {value:?} is not valid; expected a whole number ≥ 1 (\"3\")"
-        )),
+        _ => Err(ConfigError::CheckCount {
+            key: key.to_string(),
+            value: value.to_string(),
+        }),
     }
 }
 
@@ -101,10 +102,10 @@ fn query_number(name: &str) -> Option<Result<u32, ()>> {
 /// annotation is set (the other check annotations are then not read).
 ///
 /// # Errors
-/// A one-line message naming the annotation and the expected form (an empty query, a query annotation
-/// with a bad number such as `prometheus-query-x`, a period / threshold / limit that is not a whole
-/// number ≥ 1).
-pub fn check_config(set: &StatefulSet, keys: &Keys) -> Result<Option<CheckConfig>, String> {
+/// [`ConfigError::EmptyQuery`], [`ConfigError::QueryName`] (a query annotation with a bad number such
+/// as `prometheus-query-x`), [`ConfigError::CheckCount`] (a period / threshold / limit that is not a
+/// whole number ≥ 1).
+pub fn check_config(set: &StatefulSet, keys: &Keys) -> Result<Option<CheckConfig>, ConfigError> {
     let Some(all) = set.metadata.annotations.as_ref() else {
         return Ok(None);
     };
@@ -117,13 +118,13 @@ pub fn check_config(set: &StatefulSet, keys: &Keys) -> Result<Option<CheckConfig
         match query_number(name) {
             None => {}
             Some(Err(())) => {
-                return Err(format!(
-                    "{k}: not a query annotation; expected {} or {}-<N> with N from 1 to 999",
-                    keys.prometheus_query, keys.prometheus_query
-                ));
+                return Err(ConfigError::QueryName {
+                    key: k.clone(),
+                    query: keys.prometheus_query.clone(),
+                });
             }
             Some(Ok(_)) if v.trim().is_empty() => {
-                return Err(format!("{k}: empty; expected a PromQL query"));
+                return Err(ConfigError::EmptyQuery { key: k.clone() });
             }
             Some(Ok(n)) => queries.push((
                 n,

@@ -3,18 +3,20 @@
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 
-use super::{Keys, annotation};
+use super::{ConfigError, Keys, annotation};
 
 /// `rollout-group`, `None` when absent.
 ///
 /// # Errors
-/// An empty value (reason `InvalidAnnotation`).
-pub fn rollout_group<'a>(set: &'a StatefulSet, keys: &Keys) -> Result<Option<&'a str>, String> {
+/// [`ConfigError::EmptyRolloutGroup`] (gate `InvalidAnnotation`).
+pub fn rollout_group<'a>(
+    set: &'a StatefulSet,
+    keys: &Keys,
+) -> Result<Option<&'a str>, ConfigError> {
     match annotation(set, &keys.rollout_group) {
-        Some(g) if g.trim().is_empty() => Err(format!(
-            "{}: empty; expected a group name (\"kafka\")",
-            keys.rollout_group
-        )),
+        Some(g) if g.trim().is_empty() => Err(ConfigError::EmptyRolloutGroup {
+            key: keys.rollout_group.clone(),
+        }),
         other => Ok(other),
     }
 }
@@ -22,14 +24,17 @@ pub fn rollout_group<'a>(set: &'a StatefulSet, keys: &Keys) -> Result<Option<&'a
 /// `owner-condition`, `None` when absent.
 ///
 /// # Errors
-/// A value that is not a condition type (empty, or with whitespace or `/`).
-pub fn owner_condition<'a>(set: &'a StatefulSet, keys: &Keys) -> Result<Option<&'a str>, String> {
+/// [`ConfigError::OwnerCondition`]: not a condition type (empty, or with whitespace or `/`).
+pub fn owner_condition<'a>(
+    set: &'a StatefulSet,
+    keys: &Keys,
+) -> Result<Option<&'a str>, ConfigError> {
     match annotation(set, &keys.owner_condition) {
         Some(c) if c.is_empty() || c.contains(char::is_whitespace) || c.contains('/') => {
-            Err(format!(
-                "{}: {c:?} is not a condition type; expected a name such as \"Healthy\" or \"Ready\"",
-                keys.owner_condition
-            ))
+            Err(ConfigError::OwnerCondition {
+                key: keys.owner_condition.clone(),
+                value: c.to_string(),
+            })
         }
         other => Ok(other),
     }

@@ -16,8 +16,8 @@
 use jsonpath_rust::parser::parse_json_path;
 use k8s_openapi::api::apps::v1::StatefulSet;
 
-use super::Keys;
 use super::check::{CheckLimits, limits};
+use super::{ConfigError, ExpectError, JsonPathError, Keys};
 
 /// A set's HTTP check, read from its annotations.
 #[derive(Clone, Debug, PartialEq)]
@@ -83,23 +83,20 @@ pub enum Expect {
     Compare(Op, f64),
 }
 
-/// The expected form, for messages.
-pub const EXPECT_FORM: &str = "expected a value (\"green\"), a list \"in(green,yellow)\", or a number comparison \">=3\" (>=, >, <=, <, ==)";
-
 /// Reads an `http-check-expect` value.
 ///
 /// # Errors
-/// The reason the value is not of [`Expect`]'s grammar (without the annotation's name).
-pub fn parse_expect(value: &str) -> Result<Expect, String> {
+/// Why the value is not of [`Expect`]'s grammar ([`ExpectError`], without the annotation's name).
+pub fn parse_expect(value: &str) -> Result<Expect, ExpectError> {
     let value = value.trim();
     if value.is_empty() {
-        return Err("empty".into());
+        return Err(ExpectError::Empty);
     }
     if let Some(list) = value.strip_prefix("in(") {
-        let list = list.strip_suffix(')').ok_or("in( without its closing )")?;
+        let list = list.strip_suffix(')').ok_or(ExpectError::Unclosed)?;
         let items: Vec<String> = list.split(',').map(|i| i.trim().to_string()).collect();
         if items.iter().any(String::is_empty) {
-            return Err("an empty item in in(…)".into());
+            return Err(ExpectError::EmptyItem);
         }
         return Ok(Expect::OneOf(items));
     }
@@ -113,12 +110,15 @@ pub fn parse_expect(value: &str) -> Result<Expect, String> {
         if let Some(n) = value.strip_prefix(text) {
             return match n.trim().parse::<f64>() {
                 Ok(n) if n.is_finite() => Ok(Expect::Compare(op, n)),
-                _ => Err(format!("{:?} after {text} is not a number", n.trim())),
+                _ => Err(ExpectError::NotANumber {
+                    operand: n.trim().to_string(),
+                    op: text,
+                }),
             };
         }
     }
     if value.starts_with(['>', '<', '=', '!']) {
-        return Err("an unknown comparison".into());
+        return Err(ExpectError::UnknownComparison);
     }
     Ok(Expect::Equals(value.to_string()))
 }
@@ -126,25 +126,27 @@ pub fn parse_expect(value: &str) -> Result<Expect, String> {
 /// Checks an `http-check-jsonpath` value: a JSONPath starting at the root (`$`).
 ///
 /// # Errors
-/// Why it is not one (without the annotation's name).
-pub fn check_jsonpath(value: &str) -> Result<(), String> {
+/// Why it is not one ([`JsonPathError`], without the annotation's name).
+pub fn check_jsonpath(value: &str) -> Result<(), JsonPathError> {
     if !value.starts_with('$') {
-        return Err("does not start with $".into());
+        return Err(JsonPathError::NoRoot);
     }
     parse_json_path(value)
         .map(|_| ())
-        .map_err(|e| format!("not a JSONPath: {e}"))
+        .map_err(|e| JsonPathError::Syntax(e.to_string()))
 }
 
 /// Reads the set's HTTP check: `Ok(None)` without `http-check` (then `http-check-jsonpath` and
 /// `http-check-expect` must be absent too: a check half configured is never silently dropped).
 ///
 /// # Errors
-/// A one-line message naming the annotation and the expected form.
+/// [`ConfigError::WithoutHttpCheck`], [`ConfigError::HttpCheckName`],
+/// [`ConfigError::MissingJsonPath`], [`ConfigError::JsonPath`], [`ConfigError::MissingExpect`],
+/// [`ConfigError::Expect`], [`ConfigError::CheckCount`].
 pub fn http_check_config(
     set: &StatefulSet,
     keys: &Keys,
-) -> Result<Option<HttpCheckConfig>, String> {
+) -> Result<Option<HttpCheckConfig>, ConfigError> {
     let all = set.metadata.annotations.as_ref();
     let get = |key: &str| all.and_then(|a| a.get(key)).map(|v| v.trim());
     let (jsonpath, expect) = (get(&keys.http_check_jsonpath), get(&keys.http_check_expect));
@@ -156,39 +158,39 @@ pub fn http_check_config(
         .into_iter()
         .find_map(|(k, v)| v.map(|_| k))
         {
-            return Err(format!(
-                "{key}: set without {}; expected {} naming a check configured on the stepper (--http-check NAME=URL)",
-                keys.http_check, keys.http_check
-            ));
+            return Err(ConfigError::WithoutHttpCheck {
+                key: key.clone(),
+                check: keys.http_check.clone(),
+            });
         }
         return Ok(None);
     };
     if !is_dns_label(name) {
-        return Err(format!(
-            "{}: {name:?} is not a check name; expected the NAME of a --http-check NAME=URL of the stepper (a DNS label such as \"es-health\")",
-            keys.http_check
-        ));
+        return Err(ConfigError::HttpCheckName {
+            key: keys.http_check.clone(),
+            value: name.to_string(),
+        });
     }
     let Some(jsonpath) = jsonpath else {
-        return Err(format!(
-            "{}: missing; expected the JSONPath of the value to check, e.g. \"$.status\"",
-            keys.http_check_jsonpath
-        ));
+        return Err(ConfigError::MissingJsonPath {
+            key: keys.http_check_jsonpath.clone(),
+        });
     };
-    check_jsonpath(jsonpath).map_err(|e| {
-        format!(
-            "{}: {jsonpath:?} {e}; expected a JSONPath such as \"$.status\" or \"$.a.b[0].c\"",
-            keys.http_check_jsonpath
-        )
+    check_jsonpath(jsonpath).map_err(|problem| ConfigError::JsonPath {
+        key: keys.http_check_jsonpath.clone(),
+        value: jsonpath.to_string(),
+        problem: Box::new(problem),
     })?;
     let Some(expect) = expect else {
-        return Err(format!(
-            "{}: missing; {EXPECT_FORM}",
-            keys.http_check_expect
-        ));
+        return Err(ConfigError::MissingExpect {
+            key: keys.http_check_expect.clone(),
+        });
     };
-    let expect = parse_expect(expect)
-        .map_err(|e| format!("{}: {expect:?}: {e}; {EXPECT_FORM}", keys.http_check_expect))?;
+    let expect = parse_expect(expect).map_err(|problem| ConfigError::Expect {
+        key: keys.http_check_expect.clone(),
+        value: expect.to_string(),
+        problem: Box::new(problem),
+    })?;
     Ok(Some(HttpCheckConfig {
         name: name.to_string(),
         jsonpath: jsonpath.to_string(),

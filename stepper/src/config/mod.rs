@@ -3,13 +3,15 @@
 //! Below this module no code knows the annotation prefix.
 //! [`Keys`] turns the prefix (`--annotation-prefix`) into the full annotation keys once per pass;
 //! [`SetConfig::parse`] reads every annotation the stepper knows (names: [`sts_safe_rollout_rules::annotations`])
-//! into typed fields, and keeps the first unreadable one as the `InvalidAnnotation` detail. The gates,
-//! the plan and the patches then use the fields and the keys only.
+//! into typed fields, and keeps the first unreadable one ([`ConfigError`]) as the `InvalidAnnotation`
+//! detail. The gates, the plan and the patches then use the fields and the keys only.
 //!
 //! Layer `config` (pure): may import `model` (ARCHITECTURE.md, "Layers").
 
 pub mod approval;
 pub mod check;
+mod error;
+mod error_details;
 mod group_owner;
 pub mod http_check;
 mod keys;
@@ -24,6 +26,7 @@ use sts_safe_rollout_rules::annotations as names;
 
 pub use approval::{ApprovalConfig, PrimarySelector};
 pub use check::{CheckConfig, DEFAULT_PERIOD_SECONDS, Query, check_config};
+pub use error::{ConfigError, EXPECT_FORM, ExpectError, JsonPathError, PausePlanError};
 pub use group_owner::{owner_condition, rollout_group};
 pub use http_check::{Expect, HttpCheckConfig};
 pub use keys::Keys;
@@ -83,7 +86,7 @@ pub struct SetConfig {
     /// rule (`rollout/health.rs`).
     pub marked: bool,
     /// Pods per step from `step` ([`step_size`]: 1 when absent), or why it cannot be read.
-    pub step: Result<i32, String>,
+    pub step: Result<i32, ConfigError>,
     /// The canary plan from `pause-at` ([`pause_at()`]), resolved against `spec.replicas`; `None` when
     /// absent or unreadable (then also [`SetConfig::invalid`]).
     pub pause_at: Option<PausePlan>,
@@ -107,14 +110,14 @@ pub struct SetConfig {
     /// Seconds from `recover-after-seconds` (stuck-pod recovery, `--recover-stuck-pods`): `Ok(None)`
     /// when absent (the flag's default applies); an unreadable value is also [`SetConfig::invalid`], and
     /// no pod of the set is recovered.
-    pub recover_after_seconds: Result<Option<i64>, String>,
+    pub recover_after_seconds: Result<Option<i64>, ConfigError>,
     /// What the stepper wrote on the set.
     pub stamps: Stamps,
     /// The first unreadable annotation, in gate order (`step`, `pause-at`, `initial-delay-seconds`, with a delay
     /// `last-partition-update`, `rollout-group`, `owner-condition`, the Prometheus check, the HTTP check,
-    /// the handshake's timeout, the webhook, `primary-selector`, `recover-after-seconds`): the detail of
-    /// gate `InvalidAnnotation`.
-    pub invalid: Option<String>,
+    /// the handshake's timeout, the webhook, `primary-selector`, `recover-after-seconds`): its `Display`
+    /// is the detail of gate `InvalidAnnotation`.
+    pub invalid: Option<ConfigError>,
 }
 
 impl SetConfig {
@@ -122,7 +125,7 @@ impl SetConfig {
     /// its message goes to [`SetConfig::invalid`] (the first one only).
     pub fn parse(set: &StatefulSet, keys: &Arc<Keys>) -> SetConfig {
         let get = |key: &str| annotation(set, key);
-        let mut errors: Vec<String> = Vec::new();
+        let mut errors: Vec<ConfigError> = Vec::new();
         let step = step_size(get(&keys.step), set::replicas(set), keys);
         if let Err(e) = &step {
             errors.push(e.clone());
@@ -202,7 +205,7 @@ impl SetConfig {
 }
 
 /// `result`'s value, its error pushed to `errors` instead.
-fn keep<T>(errors: &mut Vec<String>, result: Result<T, String>) -> Option<T> {
+fn keep<T>(errors: &mut Vec<ConfigError>, result: Result<T, ConfigError>) -> Option<T> {
     result.map_err(|e| errors.push(e)).ok()
 }
 
@@ -219,17 +222,14 @@ pub(crate) fn annotation<'a>(set: &'a StatefulSet, key: &str) -> Option<&'a str>
 /// at least 1. A count of pods.
 ///
 /// # Errors
-/// A detail naming the annotation, its value and the expected form (reason `InvalidAnnotation`).
-pub fn step_size(value: Option<&str>, replicas: i32, keys: &Keys) -> Result<i32, String> {
+/// [`ConfigError::StepSize`] (gate `InvalidAnnotation`).
+pub fn step_size(value: Option<&str>, replicas: i32, keys: &Keys) -> Result<i32, ConfigError> {
     let Some(value) = value else {
         return Ok(1);
     };
-    let bad = || {
-        format!(
-            "{}: {value:?} is not a step size; expected a positive integer count of pods (\"2\") \
-             or a percentage of spec.replicas from 1% to 100% (\"25%\")",
-            keys.step
-        )
+    let bad = || ConfigError::StepSize {
+        key: keys.step.clone(),
+        value: value.to_string(),
     };
     let digits_only = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     if let Some(percent) = value.strip_suffix('%') {
@@ -257,17 +257,17 @@ pub fn step_size(value: Option<&str>, replicas: i32, keys: &Keys) -> Result<i32,
 /// Seconds from `initial-delay-seconds`: absent → 0.
 ///
 /// # Errors
-/// A detail naming the annotation and the expected form (reason `InvalidAnnotation`).
-pub fn initial_delay_seconds(value: Option<&str>, keys: &Keys) -> Result<i64, String> {
+/// [`ConfigError::InitialDelay`] (gate `InvalidAnnotation`).
+pub fn initial_delay_seconds(value: Option<&str>, keys: &Keys) -> Result<i64, ConfigError> {
     let Some(value) = value else {
         return Ok(0);
     };
     match value.parse::<u32>() {
         Ok(n) if value.bytes().all(|b| b.is_ascii_digit()) => Ok(i64::from(n)),
-        _ => Err(format!(
-            "{}: {value:?} is not a delay; expected a whole number of seconds (\"60\")",
-            keys.initial_delay_seconds
-        )),
+        _ => Err(ConfigError::InitialDelay {
+            key: keys.initial_delay_seconds.clone(),
+            value: value.to_string(),
+        }),
     }
 }
 
@@ -275,35 +275,36 @@ pub fn initial_delay_seconds(value: Option<&str>, keys: &Keys) -> Result<i64, St
 /// [`crate::gates::recovery::DEFAULT_RECOVER_AFTER_SECONDS`], applies).
 ///
 /// # Errors
-/// A value that is not a whole number of seconds ≥ 1, naming the annotation (reason `InvalidAnnotation`).
-pub fn recover_after_seconds(value: Option<&str>, keys: &Keys) -> Result<Option<i64>, String> {
+/// [`ConfigError::RecoverAfter`]: not a whole number of seconds ≥ 1 (gate `InvalidAnnotation`).
+pub fn recover_after_seconds(value: Option<&str>, keys: &Keys) -> Result<Option<i64>, ConfigError> {
     let Some(value) = value else {
         return Ok(None);
     };
     match value.parse::<u32>() {
         Ok(n) if n >= 1 && value.bytes().all(|b| b.is_ascii_digit()) => Ok(Some(i64::from(n))),
-        _ => Err(format!(
-            "{}: {value:?} is not a duration; expected a whole number of seconds ≥ 1 (\"300\")",
-            keys.recover_after_seconds
-        )),
+        _ => Err(ConfigError::RecoverAfter {
+            key: keys.recover_after_seconds.clone(),
+            value: value.to_string(),
+        }),
     }
 }
 
 /// `last-partition-update` as a timestamp; `Ok(None)` when absent.
 ///
 /// # Errors
-/// A detail naming the annotation when the value is not RFC 3339.
+/// [`ConfigError::LastPartitionUpdate`]: the value is not RFC 3339.
 pub fn last_partition_update(
     value: Option<&str>,
     keys: &Keys,
-) -> Result<Option<Timestamp>, String> {
+) -> Result<Option<Timestamp>, ConfigError> {
     let Some(value) = value else {
         return Ok(None);
     };
-    value.parse::<Timestamp>().map(Some).map_err(|_| {
-        format!(
-            "{}: {value:?} is not a time; expected RFC 3339 UTC (\"2026-11-23T01:10:42Z\")",
-            keys.last_partition_update
-        )
-    })
+    value
+        .parse::<Timestamp>()
+        .map(Some)
+        .map_err(|_| ConfigError::LastPartitionUpdate {
+            key: keys.last_partition_update.clone(),
+            value: value.to_string(),
+        })
 }

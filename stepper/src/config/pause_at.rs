@@ -12,7 +12,7 @@ use std::fmt;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::Keys;
+use super::{ConfigError, Keys, PausePlanError};
 
 /// Where a pause point stands, as written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,31 +100,29 @@ impl PassedPoints {
 /// Reads `pause-at` against `replicas`: `Ok(None)` when absent.
 ///
 /// # Errors
-/// A detail naming the annotation, its value, what is wrong (an empty or unknown point, a percentage
-/// over 100 %, a bad bake time, a point listed twice or resolving to as many pods as another, points
-/// out of order) and the expected form (reason `InvalidAnnotation`).
+/// [`ConfigError::PausePlan`], whose [`PausePlanError`] says what is wrong (an empty or unknown
+/// point, a percentage over 100 %, a bad bake time, a point listed twice or resolving to as many pods
+/// as another, points out of order); gate `InvalidAnnotation`.
 pub fn pause_at(
     value: Option<&str>,
     replicas: i32,
     keys: &Keys,
-) -> Result<Option<PausePlan>, String> {
+) -> Result<Option<PausePlan>, ConfigError> {
     let Some(value) = value else {
         return Ok(None);
     };
-    let bad = |why: String| {
-        format!(
-            "{}: {value:?} is not a pause plan: {why}; expected comma-separated points in increasing \
-             order, each a count of pods (\"1\") or a percentage of spec.replicas from 1% to 100% \
-             (\"50%\"), optionally with a bake time in whole seconds ≥ 1 (\"50%:600\"), e.g. \
-             \"1,50%:600\"",
-            keys.pause_at
-        )
+    let bad = |problem: PausePlanError| ConfigError::PausePlan {
+        key: keys.pause_at.clone(),
+        value: value.to_string(),
+        problem: Box::new(problem),
     };
     let mut points: Vec<PausePoint> = Vec::new();
     for item in value.split(',').map(str::trim) {
         let point = point(item, replicas).map_err(&bad)?;
         if let Some(twice) = points.iter().find(|p| p.at == point.at) {
-            return Err(bad(format!("point {} is listed twice", twice.at)));
+            return Err(bad(PausePlanError::ListedTwice {
+                at: twice.at.to_string(),
+            }));
         }
         let same_kind = points.iter().rev().find(|p| {
             matches!(
@@ -135,24 +133,31 @@ pub fn pause_at(
         if let Some(before) = same_kind
             && before.at_value() > point.at_value()
         {
-            return Err(bad(format!("point {} comes after {}", point.at, before.at)));
+            return Err(bad(PausePlanError::OutOfOrder {
+                point: point.at.to_string(),
+                before: before.at.to_string(),
+            }));
         }
         if point.pods < replicas
             && let Some(before) = points.iter().rev().find(|p| p.pods < replicas)
             && before.pods >= point.pods
         {
-            let why = if before.pods == point.pods {
-                format!(
-                    "points {} and {} are both {} of {replicas} pods",
-                    before.at, point.at, point.pods
-                )
+            return Err(bad(if before.pods == point.pods {
+                PausePlanError::SamePods {
+                    before: before.at.to_string(),
+                    point: point.at.to_string(),
+                    pods: point.pods,
+                    replicas,
+                }
             } else {
-                format!(
-                    "point {} ({} of {replicas} pods) comes after {} ({} pods)",
-                    point.at, point.pods, before.at, before.pods
-                )
-            };
-            return Err(bad(why));
+                PausePlanError::FewerPods {
+                    point: point.at.to_string(),
+                    pods: point.pods,
+                    replicas,
+                    before: before.at.to_string(),
+                    before_pods: before.pods,
+                }
+            }));
         }
         points.push(point);
     }
@@ -169,10 +174,10 @@ impl PausePoint {
 }
 
 /// One point (`"3"`, `"50%"`, `"50%:600"`), resolved against `replicas`; the error says what is wrong.
-fn point(item: &str, replicas: i32) -> Result<PausePoint, String> {
+fn point(item: &str, replicas: i32) -> Result<PausePoint, PausePlanError> {
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     if item.is_empty() {
-        return Err("an empty point".into());
+        return Err(PausePlanError::EmptyPoint);
     }
     let (at, bake) = match item.split_once(':') {
         Some((at, bake)) => (at.trim(), Some(bake.trim())),
@@ -183,20 +188,22 @@ fn point(item: &str, replicas: i32) -> Result<PausePoint, String> {
         Some(b) => match b.parse::<u32>() {
             Ok(n) if n >= 1 && digits(b) => Some(n),
             _ => {
-                return Err(format!(
-                    "{item:?} has bake time {b:?}, not whole seconds ≥ 1"
-                ));
+                return Err(PausePlanError::BakeTime {
+                    item: item.to_string(),
+                    bake: b.to_string(),
+                });
             }
         },
     };
-    let unknown = || format!("{item:?} is not a count of pods or a percentage");
+    let item_owned = || item.to_string();
+    let unknown = || PausePlanError::NotAPoint { item: item_owned() };
     let at = if let Some(percent) = at.strip_suffix('%') {
         if !digits(percent) {
             return Err(unknown());
         }
         match percent.parse::<u32>() {
             Ok(p) if (1..=100).contains(&p) => PointAt::Percent(p),
-            _ => return Err(format!("{item:?} is not a percentage from 1% to 100%")),
+            _ => return Err(PausePlanError::Percent { item: item_owned() }),
         }
     } else {
         if !digits(at) {
@@ -204,7 +211,7 @@ fn point(item: &str, replicas: i32) -> Result<PausePoint, String> {
         }
         match at.parse::<u32>() {
             Ok(n) if n >= 1 && i32::try_from(n).is_ok() => PointAt::Pods(n),
-            _ => return Err(format!("{item:?} is not a count of pods ≥ 1")),
+            _ => return Err(PausePlanError::Count { item: item_owned() }),
         }
     };
     let pods = match at {

@@ -11,7 +11,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 
 use super::approval::{approval_timeout_seconds, handshake_on};
 use super::http_check::is_dns_label;
-use super::{Keys, annotation};
+use super::{ConfigError, Keys, annotation};
 
 /// The default of `<prefix>/webhook-error-limit`: consecutive calls without a decision that record the
 /// rollout as Degraded.
@@ -35,42 +35,42 @@ pub struct WebhookConfig {
 /// # Errors
 /// A one-line message naming the annotation and the expected form; also a set with both the webhook and
 /// the handshake (`pre-update-approval: "true"`).
-pub fn webhook_config(set: &StatefulSet, keys: &Keys) -> Result<Option<WebhookConfig>, String> {
+pub fn webhook_config(
+    set: &StatefulSet,
+    keys: &Keys,
+) -> Result<Option<WebhookConfig>, ConfigError> {
     let get = |key: &str| annotation(set, key).map(str::trim);
     let limit = get(&keys.webhook_error_limit);
     let Some(name) = get(&keys.pre_update_webhook) else {
         if limit.is_some() {
-            return Err(format!(
-                "{}: set without {}; expected {} naming a webhook configured on the stepper \
-                 (--webhook NAME=URL)",
-                keys.webhook_error_limit, keys.pre_update_webhook, keys.pre_update_webhook
-            ));
+            return Err(ConfigError::WebhookErrorLimitAlone {
+                key: keys.webhook_error_limit.clone(),
+                webhook: keys.pre_update_webhook.clone(),
+            });
         }
         return Ok(None);
     };
     if !is_dns_label(name) {
-        return Err(format!(
-            "{}: {name:?} is not a webhook name; expected the NAME of a --webhook NAME=URL of the \
-             stepper (a DNS label such as \"db-approver\"), never a URL",
-            keys.pre_update_webhook
-        ));
+        return Err(ConfigError::WebhookName {
+            key: keys.pre_update_webhook.clone(),
+            value: name.to_string(),
+        });
     }
     if handshake_on(set, keys) {
-        return Err(format!(
-            "{}: set with {}: \"true\"; expected one way of asking the application, the pods' \
-             annotations or the webhook (two answerers could disagree, and a step would wait on both)",
-            keys.pre_update_webhook, keys.pre_update_approval
-        ));
+        return Err(ConfigError::TwoAnswerers {
+            key: keys.pre_update_webhook.clone(),
+            handshake: keys.pre_update_approval.clone(),
+        });
     }
     let error_limit = match limit {
         None => DEFAULT_WEBHOOK_ERROR_LIMIT,
         Some(v) => match v.parse::<u32>() {
             Ok(n) if n >= 1 && v.bytes().all(|b| b.is_ascii_digit()) => n,
             _ => {
-                return Err(format!(
-                    "{}: {v:?} is not a limit; expected a whole number ≥ 1 (\"4\")",
-                    keys.webhook_error_limit
-                ));
+                return Err(ConfigError::WebhookErrorLimit {
+                    key: keys.webhook_error_limit.clone(),
+                    value: v.to_string(),
+                });
             }
         },
     };
@@ -125,25 +125,33 @@ mod tests {
     #[test]
     fn bad_values_say_why() {
         let keys = Keys::default();
-        for (annotations, why) in [
+        for (annotations, reason, why) in [
             (
                 &[("pre-update-webhook", "http://evil.example/x")][..],
+                "WebhookName",
                 "never a URL",
             ),
-            (&[("pre-update-webhook", "Db")][..], "not a webhook name"),
+            (
+                &[("pre-update-webhook", "Db")][..],
+                "WebhookName",
+                "not a webhook name",
+            ),
             (
                 &[
                     ("pre-update-webhook", "db"),
                     ("pre-update-approval", "true"),
                 ][..],
+                "TwoAnswerers",
                 "one way of asking the application",
             ),
             (
                 &[("pre-update-webhook", "db"), ("webhook-error-limit", "0")][..],
+                "WebhookErrorLimit",
                 "webhook-error-limit: \"0\" is not a limit",
             ),
             (
                 &[("webhook-error-limit", "3")][..],
+                "WebhookErrorLimitAlone",
                 "set without safe-rollout.dev/pre-update-webhook",
             ),
             (
@@ -151,11 +159,13 @@ mod tests {
                     ("pre-update-webhook", "db"),
                     ("approval-timeout-seconds", "10m"),
                 ][..],
+                "ApprovalTimeout",
                 "approval-timeout-seconds: \"10m\" is not a timeout",
             ),
         ] {
             let e = webhook_config(&set(annotations), &keys).expect_err(why);
-            assert!(e.contains(why), "{annotations:?}: {e}");
+            assert_eq!(e.reason(), reason, "{annotations:?}: {e}");
+            assert!(e.to_string().contains(why), "{annotations:?}: {e}");
         }
     }
 }

@@ -38,7 +38,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 
-pub use next_step::{NextStep, next_step, step_target};
+pub use next_step::{NextStep, StepError, next_step, step_target};
 pub use on_approval::{approval_pending, primary_not_moved};
 pub use on_fleet::{check_group, check_owner, group_busy, group_holder, owner_not_healthy};
 pub use on_http_check::http_check;
@@ -304,7 +304,7 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
                 update_revision: n.update_revision,
             },
             // Unreachable: `InvalidAnnotation` and `NotObserved` block first; fail closed anyway.
-            Err(e) => Verdict::Blocked(Blocked::new(Reason::NotObserved, e)),
+            Err(e) => Verdict::Blocked(Blocked::new(Reason::NotObserved, e.to_string())),
         },
     });
     let reached = |reason: Reason| blocked_by.is_none_or(|r| r == reason);

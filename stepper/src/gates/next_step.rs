@@ -4,8 +4,32 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 
 use super::pause_points;
-use crate::config::SetConfig;
+use crate::config::{ConfigError, SetConfig};
 use crate::model::set;
+
+/// Why no step can be pinned for a set ([`next_step`]): the gates' own causes, apart from a gate
+/// that blocks.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StepError {
+    /// `step` cannot be read: the set is blocked `InvalidAnnotation` with this detail.
+    #[error(transparent)]
+    InvalidAnnotation(ConfigError),
+    /// The StatefulSet controller has not reported `status.updateRevision`, which the step patch
+    /// pins (the set is `NotObserved`).
+    #[error("no status.updateRevision yet; cannot pin the step")]
+    NoUpdateRevision,
+}
+
+impl StepError {
+    /// The stable name of the cause (PascalCase, never reworded): `InvalidAnnotation` or
+    /// `NoUpdateRevision`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            StepError::InvalidAnnotation(_) => "InvalidAnnotation",
+            StepError::NoUpdateRevision => "NoUpdateRevision",
+        }
+    }
+}
 
 /// The step the gates would take for a staged set, whether or not a gate blocks it (`step --force`
 /// takes it past the gates).
@@ -22,18 +46,18 @@ pub struct NextStep {
 /// The next step of `set` (annotations `config`), for a set past [`super::before_gates`].
 ///
 /// # Errors
-/// Why none can be pinned: an unreadable `step` (its `InvalidAnnotation` detail), or no
-/// `status.updateRevision` yet.
-pub fn next_step(set: &StatefulSet, config: &SetConfig) -> Result<NextStep, String> {
+/// Why none can be pinned: [`StepError::InvalidAnnotation`] (an unreadable `step`), or
+/// [`StepError::NoUpdateRevision`].
+pub fn next_step(set: &StatefulSet, config: &SetConfig) -> Result<NextStep, StepError> {
     if let Err(e) = &config.step {
-        return Err(e.clone());
+        return Err(StepError::InvalidAnnotation(e.clone()));
     }
     if set
         .status
         .as_ref()
         .is_none_or(|s| s.update_revision.is_none())
     {
-        return Err("no status.updateRevision yet; cannot pin the step".to_string());
+        return Err(StepError::NoUpdateRevision);
     }
     Ok(NextStep {
         from: set::partition(set).unwrap_or(0),

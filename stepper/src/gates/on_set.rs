@@ -58,7 +58,7 @@ pub fn paused(input: &GateInput<'_>) -> Result<(), Blocked> {
 /// on the stepper.
 pub fn invalid_annotation(input: &GateInput<'_>) -> Result<(), Blocked> {
     match &input.config.invalid {
-        Some(detail) => Err(Blocked::new(Reason::InvalidAnnotation, detail.clone())),
+        Some(detail) => Err(Blocked::new(Reason::InvalidAnnotation, detail.to_string())),
         None => match super::unknown_check(input).or_else(|| super::unknown_webhook(input)) {
             Some(detail) => Err(Blocked::new(Reason::InvalidAnnotation, detail)),
             None => Ok(()),

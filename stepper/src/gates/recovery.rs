@@ -188,7 +188,7 @@ pub fn decide(
     } else if config.paused {
         hold("the rollout is paused".into())
     } else if let Err(e) = &config.recover_after_seconds {
-        hold(e.clone())
+        hold(e.to_string())
     } else if observed.is_none() || observed != set.metadata.generation {
         hold("the controller has not observed the spec yet".into())
     } else {

@@ -1,5 +1,6 @@
 //! A [`Cluster`] whose writes go through only while this replica leads: reads pass, writes check
-//! [`Leadership::is_leader`] right before they are sent.
+//! [`Leadership::is_leader`] right before they are sent, and fail with [`ClusterError::NotLeader`]
+//! (nothing sent) once it does not.
 
 use k8s_openapi::api::core::v1::ObjectReference;
 
@@ -23,11 +24,7 @@ impl<C: Cluster> LeaderCluster<'_, C> {
         if self.leadership.is_leader() {
             Ok(())
         } else {
-            Err(ClusterError::Unexpected {
-                action,
-                message: "not the leader (the Lease is held by another replica): nothing written"
-                    .into(),
-            })
+            Err(ClusterError::NotLeader { action })
         }
     }
 }

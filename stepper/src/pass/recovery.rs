@@ -26,6 +26,16 @@ pub enum RecoveryOutcome {
     Conflict(String),
     /// The DELETE failed (a 403 names the missing RBAC rule).
     Failed(ClusterError),
+    /// Not sent: this replica lost the Lease mid-pass ([`ClusterError::NotLeader`]); not an error.
+    /// The string is the DELETE not sent.
+    NotLeader(String),
+}
+
+impl RecoveryOutcome {
+    /// True for [`RecoveryOutcome::NotLeader`].
+    pub fn is_not_leader(&self) -> bool {
+        matches!(self, RecoveryOutcome::NotLeader(_))
+    }
 }
 
 /// One recovery of a pass.
@@ -53,6 +63,9 @@ impl std::fmt::Display for RecoveryReport {
                 format!("not deleted (changed, re-read next pass): {m}")
             }
             RecoveryOutcome::Failed(e) => format!("not deleted: {e}"),
+            RecoveryOutcome::NotLeader(action) => {
+                format!("not deleted (lost the Lease mid-pass: {action} not sent)")
+            }
         };
         write!(
             f,
@@ -79,6 +92,8 @@ pub fn findings(plans: &[SetPlan]) -> Vec<(usize, Finding)> {
 
 /// Deletes the stuck pods `findings` decided to delete (at most one per set), each with its
 /// `RecoveredStuckPod` Event; with `dry_run` deletes nothing and reports [`RecoveryOutcome::WouldDelete`].
+/// Once a DELETE is not sent because the Lease was lost, the others are not attempted
+/// ([`RecoveryOutcome::NotLeader`]).
 /// `snap` is the snapshot the findings were made on (`plans[i]` and `findings` index its sets); when
 /// its reads came from `watch`'s caches ([`Cluster::cached`]), each delete is first confirmed on a fresh
 /// consistent read ([`confirm_on_fresh_read`]).
@@ -90,7 +105,7 @@ pub async fn recover<C: Cluster>(
     dry_run: bool,
     now: Timestamp,
 ) -> Vec<RecoveryReport> {
-    let mut reports = Vec::new();
+    let mut reports: Vec<RecoveryReport> = Vec::new();
     for (i, finding) in findings {
         if finding.action != Action::Delete {
             continue;
@@ -98,6 +113,20 @@ pub async fn recover<C: Cluster>(
         let plan = &plans[i];
         let pod = finding.pod;
         let mut event_error = None;
+        if reports.iter().any(|r| r.outcome.is_not_leader()) {
+            // The Lease was lost: no other DELETE is sent.
+            reports.push(RecoveryReport {
+                namespace: plan.namespace.clone(),
+                statefulset: plan.name.clone(),
+                outcome: RecoveryOutcome::NotLeader(format!(
+                    "delete pod {}/{}",
+                    plan.namespace, pod.name
+                )),
+                pod,
+                event_error,
+            });
+            continue;
+        }
         let confirmed = if cluster.cached() && !dry_run {
             confirm_on_fresh_read(cluster, &snap.statefulsets[i], plan, &pod, now).await
         } else {
@@ -129,6 +158,7 @@ pub async fn recover<C: Cluster>(
                     RecoveryOutcome::Deleted
                 }
                 Ok(DeleteOutcome::Conflict(msg)) => RecoveryOutcome::Conflict(msg),
+                Err(ClusterError::NotLeader { action }) => RecoveryOutcome::NotLeader(action),
                 Err(e) => RecoveryOutcome::Failed(e),
             }
         };

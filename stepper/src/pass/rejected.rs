@@ -26,7 +26,8 @@ pub struct RejectionReport {
     pub recorded: bool,
     /// The Warning Event was published this pass.
     pub announced: bool,
-    /// Why the record could not be written, if it could not (the Event then repeats every pass).
+    /// Why the record could not be written, if it could not (the Event then repeats every pass; no
+    /// Event when the cause is [`ClusterError::NotLeader`]).
     pub record_error: Option<ClusterError>,
 }
 
@@ -70,6 +71,8 @@ pub async fn announce<C: Cluster>(
         {
             Ok(PatchOutcome::Applied(_)) => (true, None, false),
             Ok(PatchOutcome::Conflict(_)) => (false, None, true),
+            // The Lease was lost: nothing more is written, not even the Event.
+            Err(e) if e.is_not_leader() => (false, Some(e), true),
             Err(e) => {
                 warn!(namespace = %p.namespace, statefulset = %p.name, error = %e,
                       "the refused write could not be recorded on the set: its Event repeats every pass");

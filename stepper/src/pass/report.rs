@@ -34,6 +34,11 @@ pub enum Outcome {
     Unguarded(&'static str),
     /// A write's `test` op failed: the set changed since the snapshot; re-read next pass.
     Conflict(String),
+    /// This replica lost the Lease mid-pass ([`ClusterError::NotLeader`]): the set's write was not
+    /// sent, and nothing more is written this pass; the replica that leads now decides again. Not an
+    /// error (logged at INFO, not counted in `sts_safe_rollout_errors_total`, not recorded on the
+    /// set). The string is the write not sent (`patch statefulset demo/web`).
+    NotLeader(String),
 }
 
 impl std::fmt::Display for Outcome {
@@ -48,6 +53,10 @@ impl std::fmt::Display for Outcome {
             }
             Outcome::Unguarded(why) => write!(f, "Unguarded ({why})"),
             Outcome::Conflict(msg) => write!(f, "Conflict (re-read next pass): {msg}"),
+            Outcome::NotLeader(action) => write!(
+                f,
+                "NotLeader (lost the Lease mid-pass: {action} not sent, nothing more written)"
+            ),
         }
     }
 }
@@ -87,6 +96,33 @@ impl SetReport {
             Outcome::Stepped { to, .. } => Some(to),
             _ => self.figures.partition,
         }
+    }
+
+    /// The stable name of what kept this set from being handled, when an error did (`error` is
+    /// set): the refused write's Event reason (`StepRejected`, `StatusWriteRejected`) when a write
+    /// was refused (or a step overridden), else the error's [`ClusterError::reason`] (`Refused`,
+    /// `ApiStatus`, `Transport`, `WriteOverridden`). The label of
+    /// `sts_safe_rollout_errors_total{reason}` and the `error_reason` of the set's log line.
+    pub fn error_reason(&self) -> Option<&'static str> {
+        let error = self.error.as_ref()?;
+        Some(
+            self.rejection
+                .as_ref()
+                .map_or_else(|| error.reason(), |r| r.rejection.write.reason()),
+        )
+    }
+
+    /// True when a write for this set was not sent because this replica lost the Lease
+    /// ([`ClusterError::NotLeader`]: the outcome, the refused write's record, or an Event): the pass
+    /// writes nothing more.
+    pub fn lost_leadership(&self) -> bool {
+        matches!(self.outcome, Outcome::NotLeader(_))
+            || self
+                .rejection
+                .as_ref()
+                .and_then(|r| r.record_error.as_ref())
+                .is_some_and(ClusterError::is_not_leader)
+            || self.event_errors.iter().any(ClusterError::is_not_leader)
     }
 
     /// The blocking reason, if any.

@@ -6,7 +6,7 @@
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
-use tracing::warn;
+use tracing::{info, warn};
 
 use crate::cluster::{Cluster, ClusterError, NoPrometheus, PatchOutcome, PodPatched, Prometheus};
 use crate::gates::Verdict;
@@ -46,7 +46,9 @@ pub async fn run_pass<C: Cluster>(
 /// A failed StatefulSet LIST: no StatefulSet is touched. Other failures do not fail the pass, they
 /// stay with the sets they concern ([`PassReport::any_errored`]): a failed pod or PDB LIST blocks the
 /// sets that needed it with reason `ApiError` naming the read ([`reads::snapshot_parsed`]); so does a
-/// failed write; a failed owner read blocks its set `OwnerNotHealthy` and counts as errored.
+/// failed write; a failed owner read blocks its set `OwnerNotHealthy` and counts as errored. A write
+/// not sent because the Lease was lost ([`ClusterError::NotLeader`]) is no error: that set and every
+/// later one with a write are [`Outcome::NotLeader`], and nothing more is written.
 pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     cluster: &C,
     prometheus: &P,
@@ -67,15 +69,20 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
         recoveries: recovery::recover(cluster, &snap, &plans, findings, opts.dry_run, now).await,
         sets: Vec::with_capacity(plans.len()),
     };
+    // Once a write meets `NotLeader` (the Lease was lost mid-pass), no other write is attempted.
+    let mut leading = !report.recoveries.iter().any(|r| r.outcome.is_not_leader());
     for (i, p) in plans.into_iter().enumerate() {
         let (mut set, reread_error) = if p.writes_nothing() {
             // Most sets of most passes: nothing to re-read, write or announce.
             (unwritten(p), None)
+        } else if !leading {
+            (not_leading(p), None)
         } else {
             let (p, age, reread_error) =
                 fresh::decide_fresh(cluster, &snap, i, p, &probes, opts, now).await;
             let mut set = execute(cluster, p, opts.dry_run).await;
             set.decision_age_seconds = age;
+            leading = !set.lost_leadership();
             (set, reread_error)
         };
         if set.error.is_none() {
@@ -103,11 +110,28 @@ pub async fn plan_pass<C: Cluster, P: Prometheus>(
     planner.plan(now, &probes)
 }
 
-fn api_error(e: ClusterError) -> (Outcome, Option<ClusterError>) {
-    (
-        Outcome::Blocked(Blocked::new(Reason::ApiError, e.to_string())),
-        Some(e),
-    )
+/// The outcome of a write that failed with `e`: blocked `ApiError` with the error, except a write not
+/// sent because this replica lost the Lease ([`ClusterError::NotLeader`]): [`Outcome::NotLeader`],
+/// no error.
+fn write_failed(e: ClusterError) -> (Outcome, Option<ClusterError>) {
+    match e {
+        ClusterError::NotLeader { action } => (Outcome::NotLeader(action), None),
+        e => (
+            Outcome::Blocked(Blocked::new(Reason::ApiError, e.to_string())),
+            Some(e),
+        ),
+    }
+}
+
+/// The report of a plan with writes, in a pass that lost the Lease before them: [`Outcome::NotLeader`],
+/// with no I/O (not even the fresh re-read).
+fn not_leading(p: SetPlan) -> SetReport {
+    let action = format!("write to statefulset {}/{}", p.namespace, p.name);
+    SetReport {
+        outcome: Outcome::NotLeader(action),
+        news: true,
+        ..unwritten(p)
+    }
 }
 
 /// The report of a plan that writes nothing ([`SetPlan::writes_nothing`]): what [`execute`] reports
@@ -154,7 +178,7 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                 {
                     Ok(PodPatched::Applied) => written.push(w),
                     Ok(PodPatched::Conflict(_)) => {} // the pod changed: re-read next pass
-                    Err(e) => break 'outcome api_error(e),
+                    Err(e) => break 'outcome write_failed(e),
                 }
             }
             wrote |= !written.is_empty();
@@ -177,7 +201,7 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                 Ok(PatchOutcome::Conflict(msg)) => break 'outcome (Outcome::Conflict(msg), None),
                 Err(e) => {
                     refused = refusal(RefusedWrite::StatusAnnotations, &e);
-                    break 'outcome api_error(e);
+                    break 'outcome write_failed(e);
                 }
             }
         }
@@ -203,7 +227,7 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                     };
                     let rejection = Rejection::new(RefusedWrite::Step, e.message());
                     refused = Some((rejection, Some(stored)));
-                    break 'outcome api_error(e);
+                    break 'outcome write_failed(e);
                 }
                 let update_revision = p.figures.update_revision.as_deref().unwrap_or("");
                 let ev = EventNote::stepped(*from, *to, update_revision);
@@ -227,7 +251,7 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
             Ok(PatchOutcome::Conflict(msg)) => (Outcome::Conflict(msg), None),
             Err(e) => {
                 refused = refusal(RefusedWrite::Step, &e);
-                api_error(e)
+                write_failed(e)
             }
         }
     };
@@ -242,7 +266,7 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
     let news = match (&error, &rejection) {
         (Some(_), Some(r)) => r.announced || !r.recorded,
         (Some(_), None) => true,
-        (None, _) => wrote || matches!(outcome, Outcome::Conflict(_)),
+        (None, _) => wrote || matches!(outcome, Outcome::Conflict(_) | Outcome::NotLeader(_)),
     };
     let mut figures = p.figures;
     if stamp.is_some() {
@@ -273,7 +297,11 @@ async fn publish<C: Cluster>(
     errors: &mut Vec<ClusterError>,
 ) {
     if let Err(e) = cluster.publish_event(&p.reference(), ev).await {
-        warn!(namespace = %p.namespace, statefulset = %p.name, error = %e, "event not published");
+        if e.is_not_leader() {
+            info!(namespace = %p.namespace, statefulset = %p.name, error = %e, "event not published");
+        } else {
+            warn!(namespace = %p.namespace, statefulset = %p.name, error = %e, "event not published");
+        }
         errors.push(e);
     }
 }

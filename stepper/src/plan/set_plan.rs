@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 
 use crate::config::SetConfig;
 use crate::gates::recovery;
-use crate::gates::{self, Evaluation, NextStep, Verdict, pause_points};
+use crate::gates::{self, Evaluation, NextStep, StepError, Verdict, pause_points};
 use crate::model::set;
 use crate::plan::degraded::StuckPods;
 use crate::plan::events::EventNote;
@@ -63,7 +63,7 @@ impl SetPlan {
 
     /// The step past the gates ([`gates::next_step`], whether or not a gate blocks it), or why none
     /// can be pinned; `None` before the gates (unguarded or idle: [`gates::before_gates`]).
-    pub fn next_step(&self) -> Option<Result<NextStep, String>> {
+    pub fn next_step(&self) -> Option<Result<NextStep, StepError>> {
         gates::before_gates(&self.set, &self.config)
             .is_none()
             .then(|| gates::next_step(&self.set, &self.config))

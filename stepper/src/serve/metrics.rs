@@ -4,9 +4,10 @@
 //! `_current_replicas`, `_updated_replicas`, `_partition`, `_last_partition_update_timestamp_seconds`
 //! (Unix seconds), `_approval_wait_seconds` and `_approval_timeout_seconds` (while a step waits for
 //! the application's approval), `_blocked{reason}` (1 for the current reason; the series of other
-//! reasons are removed), `_steps_total`. Per process: `_pass_duration_seconds` (histogram), `_passes_total{result}`,
-//! `_errors_total{reason}` (sets a pass could not handle: `StepRejected`, `StatusWriteRejected`,
-//! `ApiError`), `_last_pass_timestamp_seconds`, `_leader` (1 while this replica may write) and
+//! reasons are removed), `_steps_total`. Per process: `_pass_duration_seconds` (histogram),
+//! `_passes_total{result}`, `_errors_total{reason}` (sets a pass could not handle, by
+//! [`crate::pass::SetReport::error_reason`]: `StepRejected`, `StatusWriteRejected`, `Refused`,
+//! `ApiStatus`, `Transport`, `WriteOverridden`), `_last_pass_timestamp_seconds`, `_leader` (1 while this replica may write) and
 //! `_watch_restarts_total{resource}`. Series of StatefulSets that left the scope are removed.
 
 use std::collections::HashSet;
@@ -54,8 +55,10 @@ pub struct ResourceLabels {
 /// Labels of `sts_safe_rollout_errors_total`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ErrorLabels {
-    /// `StepRejected` or `StatusWriteRejected` (the API server refused the write: the Warning Event
-    /// of that reason says why), or `ApiError` (any other API or transport error).
+    /// [`crate::pass::SetReport::error_reason`]: `StepRejected` or `StatusWriteRejected` (the API
+    /// server refused the write: the Warning Event of that reason says why), else the
+    /// [`crate::cluster::ClusterError::reason`] of the error (`Refused`: a read refused; `ApiStatus`,
+    /// `Transport`, `WriteOverridden`). A lost Lease (`NotLeader`) is not an error: never counted.
     pub reason: String,
 }
 
@@ -189,7 +192,7 @@ impl Metrics {
         );
         registry.register(
             "sts_safe_rollout_errors",
-            "StatefulSets a pass could not handle, by reason: StepRejected, StatusWriteRejected (the API server refused the write), ApiError (any other API or transport error)",
+            "StatefulSets a pass could not handle, by reason: StepRejected, StatusWriteRejected (the API server refused the write), Refused (a read refused), ApiStatus (another error status), Transport (no answer), WriteOverridden (a webhook changed a write)",
             m.errors.clone(),
         );
         registry.register(
@@ -275,11 +278,7 @@ impl Metrics {
                 self.steps.get_or_create(&labels).inc();
             }
             self.set_blocked(&labels, s.blocked_reason());
-            if s.error.is_some() {
-                let reason = s
-                    .rejection
-                    .as_ref()
-                    .map_or("ApiError", |r| r.rejection.write.reason());
+            if let Some(reason) = s.error_reason() {
                 self.errors
                     .get_or_create(&ErrorLabels {
                         reason: reason.into(),

@@ -40,7 +40,7 @@ pub fn apply_defaults(set: &mut Value) {
 /// # Errors
 /// The policy's rejection (a malformed object names its field).
 pub(super) fn admit(new: &mut Value, old: Option<&Value>, prefix: &str) -> Result<Row, String> {
-    let d = decision::decide(new, old, prefix)?;
+    let d = decision::decide(new, old, prefix).map_err(|e| e.to_string())?;
     decision::apply(&d.change, new, prefix);
     Ok(d.row)
 }

@@ -1,8 +1,9 @@
 //! `make docs-check`: every page of `docs/` that lists names the code defines lists exactly those —
 //! annotations (`rules/src/annotations.rs`), each subcommand's flags (clap's `Command`), metrics (the
-//! registry), Event reasons (`plan/events.rs`), gate reasons in gate order (`model/reasons.rs`), the
-//! `status -o json` fields (the serialized document) — and every relative link of README.md and
-//! `docs/` resolves (file and `#anchor`), every page is reachable from README, and README stays short.
+//! registry), the `errors_total` reasons (`ClusterError::reason`), Event reasons (`plan/events.rs`),
+//! gate reasons in gate order (`model/reasons.rs`), the `status -o json` fields (the serialized
+//! document) — and every relative link of README.md and `docs/` resolves (file and `#anchor`), every
+//! page is reachable from README, and README stays short.
 //!
 //! Not run by `cargo test --workspace` (`test = false` in Cargo.toml): `make docs-check` runs it as
 //! its own step of `make test`, counted once.
@@ -21,6 +22,7 @@ use sts_stepper::pass::recovery::{RecoveryOutcome, RecoveryReport};
 use sts_stepper::pass::{Outcome, PassReport, SetReport};
 use sts_stepper::plan::Figures;
 use sts_stepper::plan::events::REASONS;
+use sts_stepper::plan::rejected::RefusedWrite;
 use sts_stepper::plan::set_status::{
     HealthDoc, PausePlanDoc, RolloutStatus, RolloutStatusList, StuckPodStatus, VerdictStatus,
 };
@@ -193,6 +195,24 @@ fn the_metric_table_lists_every_registered_metric() {
         "## Metrics (`watch`, `GET /metrics`, OpenMetrics text)",
     )));
     assert_eq!(documented, registered, "docs/metrics.md vs the registry");
+}
+
+#[test]
+fn the_error_reason_table_lists_every_counted_reason() {
+    let text = read("docs/metrics.md");
+    let documented = set(first_cells(&section(&text, "## Error reasons")));
+    // A refused write is counted by its Event's reason; any other error by its own; a lost Lease is
+    // no error.
+    let counted = [RefusedWrite::Step, RefusedWrite::StatusAnnotations]
+        .map(RefusedWrite::reason)
+        .into_iter()
+        .chain(ClusterError::REASONS)
+        .filter(|r| *r != "NotLeader");
+    assert_eq!(
+        documented,
+        set(counted),
+        "docs/metrics.md, Error reasons vs ClusterError::REASONS"
+    );
 }
 
 #[test]
