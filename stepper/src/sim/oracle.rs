@@ -123,6 +123,12 @@ impl World {
             .filter(|p| (to..from).contains(&(p.ordinal as i32)) && p.revision != update)
             .map(|p| p.ordinal)
             .collect();
+        let all_down = replaced.iter().all(|o| self.down_since.contains_key(o));
+        self.last_step_down = if all_down {
+            replaced.iter().copied().collect()
+        } else {
+            Default::default()
+        };
         for ordinal in replaced {
             self.note_replacement(ordinal);
         }
@@ -131,7 +137,8 @@ impl World {
     /// Records the controller's rolling-update deletion of the pod at `ordinal`, just before it
     /// happens: the other slots down now, and whether another slot was already down when the decision
     /// that exposed this pod was taken (the last step for a guarded set, this deletion for a native
-    /// one) — a harmful restart.
+    /// one) — a harmful restart; unless that slot and this pod were both exposed, already down, by the
+    /// same step ([`World::last_step_down`]): one loss, not two.
     pub(super) fn note_restart(&mut self, ordinal: u32) {
         let t = self.t;
         let others = self
@@ -145,10 +152,14 @@ impl World {
         } else {
             t
         };
+        // Slots the same step exposed while all of them were down are one loss, not two.
+        let together = |d: &u32| {
+            self.policy && self.last_step_down.contains(d) && self.last_step_down.contains(&ordinal)
+        };
         if self
             .down_since
             .iter()
-            .any(|(d, since)| *d != ordinal && *since <= decided)
+            .any(|(d, since)| *d != ordinal && *since <= decided && !together(d))
         {
             self.harmful_restarts.push((t, ordinal));
         }

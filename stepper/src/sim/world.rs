@@ -80,6 +80,10 @@ pub struct World {
     pub down_since: BTreeMap<u32, i64>,
     /// Second of the last step that landed.
     pub last_step: Option<i64>,
+    /// The slots the last step exposed when every one of them was already down (the stepper's
+    /// "replaced while down" rule, `gates::replaced_while_down`); empty otherwise. Restarting one of
+    /// them while another of them is down makes nothing worse: not a harmful restart.
+    pub last_step_down: BTreeSet<u32>,
     /// Slots whose pod was evicted from an unreachable node, until the slot is Ready again (a fault).
     pub evicted: BTreeSet<u32>,
     /// Events published on the set: (second, reason, note).
@@ -147,6 +151,7 @@ impl World {
             harmful_restarts: Vec::new(),
             down_since: BTreeMap::new(),
             last_step: None,
+            last_step_down: BTreeSet::new(),
             evicted: BTreeSet::new(),
             events: Vec::new(),
             ever_ready: BTreeMap::new(),
