@@ -13,6 +13,8 @@
 //!
 //! Cases: env `SIM_CASES` (default 300; `make soak` runs more).
 
+use std::io::Write;
+
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use sts_stepper::sim::cluster::{Call, FaultKind};
@@ -229,7 +231,10 @@ fn the_application_is_asked_and_the_primary_goes_last() {
         })
         .unwrap_or_else(|e| panic!("{e}"));
     let (asked, switchovers) = (asked.get(), switchovers.get());
-    println!(
+    // Written to the process's stderr, not through `eprintln!` (which the test harness captures): the
+    // counts show in `make test`'s output.
+    let _ = writeln!(
+        std::io::stderr(),
         "sim_approvals: {cases} cases, {asked} ApprovalRequested Events, {switchovers} of them asking a switchover"
     );
     assert!(
