@@ -41,6 +41,7 @@ fn report(name: &str, outcome: Outcome) -> SetReport {
         event_errors: vec![],
         rejection: None,
         news: true,
+        webhook_call: None,
     }
 }
 
@@ -372,4 +373,29 @@ fn the_approval_wait_and_its_timeout_while_a_step_waits_for_the_application() {
         !text.contains("sts_safe_rollout_approval_timeout_seconds{"),
         "{text}"
     );
+}
+
+#[test]
+fn webhook_calls_are_counted_by_name_and_result() {
+    let m = Metrics::new();
+    let call = |result: &'static str| {
+        let mut r = report("pg", Outcome::Idle(sts_stepper::gates::Idle::UpToDate));
+        r.webhook_call = Some(("db-approver".into(), result));
+        PassReport {
+            sets: vec![r],
+            ..PassReport::default()
+        }
+    };
+    for result in ["Wait", "Error", "Error", "Approve"] {
+        m.observe(&call(result), 0.1, 1_795_000_000.0);
+    }
+    m.observe(&PassReport::default(), 0.1, 1_795_000_010.0); // no call: nothing counted
+    let text = m.encode();
+    for (result, n) in [("Wait", 1), ("Error", 2), ("Approve", 1)] {
+        let line = format!(
+            "sts_safe_rollout_webhook_calls_total{{webhook=\"db-approver\",result=\"{result}\"}} {n}"
+        );
+        assert!(has(&text, &line), "{line} in {text}");
+    }
+    assert!(!text.contains("result=\"Deny\""), "{text}");
 }

@@ -250,6 +250,10 @@ async fn wait_holds_with_its_reason_and_retry_after() {
         "{r}"
     );
     assert!(p.report.sets[0].error.is_none());
+    // The call and the wait reach the metrics (webhook_calls_total, approval_wait_seconds).
+    let set = &p.report.sets[0];
+    assert_eq!(set.webhook_call, Some(("db".to_string(), "Wait")));
+    assert_eq!(set.figures.approval_wait, Some((0, 600)));
 }
 
 #[tokio::test]
@@ -299,6 +303,10 @@ async fn a_500_is_an_error_even_with_a_decision_in_its_body() {
     .await;
     let p = pass(&[("db", app.url.clone())], web("db", &[]), BLOCKED, 2).await;
     assert_one_error(&p, "HTTP 500");
+    assert_eq!(
+        p.report.sets[0].webhook_call,
+        Some(("db".to_string(), "Error"))
+    );
 }
 
 #[tokio::test]

@@ -297,6 +297,7 @@ mod tests {
             decision_age_seconds: None,
             rejection: None,
             news: true,
+            webhook_call: None,
         }
     }
 

@@ -234,6 +234,10 @@ pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
     let (name, revision) = (&r.config.name, set::update_revision(input.set));
     // An approval answers the timeout (a step follows, or the role is still to move).
     let approved = |s: &&WebhookState| s.decision == Some(Decision::Approve) && s.errors == 0;
+    if let Some(s) = r.state().filter(|s| !approved(s)) {
+        let waited = input.now.duration_since(s.first_asked).as_secs().max(0);
+        ev.approval_wait = Some((waited, r.config.timeout_seconds));
+    }
     let wanted = r.state().filter(|s| !approved(s)).and_then(|s| {
         if s.errors >= r.config.error_limit {
             Some(format!(

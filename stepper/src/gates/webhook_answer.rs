@@ -61,6 +61,17 @@ pub enum WebhookAnswer {
     Error(String),
 }
 
+impl WebhookAnswer {
+    /// The label of `sts_safe_rollout_webhook_calls_total{result}`: `Approve`, `Wait`, `Deny` or
+    /// `Error`.
+    pub fn result_label(&self) -> &'static str {
+        match self {
+            WebhookAnswer::Decided(a) => a.decision.as_str(),
+            WebhookAnswer::Error(_) => "Error",
+        }
+    }
+}
+
 /// One line of at most `max` characters (`…` when cut).
 fn one_line(text: &str, max: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");

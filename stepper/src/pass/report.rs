@@ -87,6 +87,9 @@ pub struct SetReport {
     /// race, or hit an error not already recorded on it — so its log line is INFO (or ERROR); an
     /// unchanged wait is DEBUG: a pass that decides nothing logs one line, its summary.
     pub news: bool,
+    /// The approval webhook this pass called for the set: its `--webhook` name and the answer's
+    /// result ([`crate::gates::webhook_answer::WebhookAnswer::result_label`]); `None`: no call.
+    pub webhook_call: Option<(String, &'static str)>,
 }
 
 impl SetReport {

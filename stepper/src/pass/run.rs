@@ -72,6 +72,10 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     // Once a write meets `NotLeader` (the Lease was lost mid-pass), no other write is attempted.
     let mut leading = !report.recoveries.iter().any(|r| r.outcome.is_not_leader());
     for (i, p) in plans.into_iter().enumerate() {
+        let webhook_call = p.config.webhook.as_ref().and_then(|w| {
+            let answer = probes.get(&i)?.webhook.as_ref()?;
+            Some((w.name.clone(), answer.result_label()))
+        });
         let (mut set, reread_error) = if p.writes_nothing() {
             // Most sets of most passes: nothing to re-read, write or announce.
             (unwritten(p), None)
@@ -91,6 +95,7 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
                 .or_else(|| probe_errors.remove(&i));
             set.news |= set.error.is_some();
         }
+        set.webhook_call = webhook_call;
         report.sets.push(set);
     }
     Ok(report)
@@ -130,6 +135,7 @@ fn not_leading(p: SetPlan) -> SetReport {
     SetReport {
         outcome: Outcome::NotLeader(action),
         news: true,
+        webhook_call: None,
         ..unwritten(p)
     }
 }
@@ -151,6 +157,7 @@ pub fn unwritten(p: SetPlan) -> SetReport {
         decision_age_seconds: None,
         rejection: None,
         news: false,
+        webhook_call: None,
     }
 }
 
@@ -282,6 +289,7 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
         decision_age_seconds: None,
         rejection,
         news,
+        webhook_call: None,
     }
 }
 

@@ -7,7 +7,8 @@
 //! reasons are removed), `_steps_total`. Per process: `_pass_duration_seconds` (histogram),
 //! `_passes_total{result}`, `_errors_total{reason}` (sets a pass could not handle, by
 //! [`crate::pass::SetReport::error_reason`]: `StepRejected`, `StatusWriteRejected`, `Refused`,
-//! `ApiStatus`, `Transport`, `WriteOverridden`), `_last_pass_timestamp_seconds`, `_leader` (1 while this replica may write) and
+//! `ApiStatus`, `Transport`, `WriteOverridden`), `_webhook_calls_total{webhook,result}`,
+//! `_last_pass_timestamp_seconds`, `_leader` (1 while this replica may write) and
 //! `_watch_restarts_total{resource}`. Series of StatefulSets that left the scope are removed.
 
 use std::collections::HashSet;
@@ -62,6 +63,16 @@ pub struct ErrorLabels {
     pub reason: String,
 }
 
+/// Labels of `sts_safe_rollout_webhook_calls_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WebhookLabels {
+    /// The `--webhook` NAME.
+    pub webhook: String,
+    /// `Approve`, `Wait`, `Deny`, or `Error` (no decision: a timeout, a refused connection, a non-2xx,
+    /// a body without a decision).
+    pub result: String,
+}
+
 /// Labels of `sts_safe_rollout_passes_total`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct PassLabels {
@@ -88,6 +99,7 @@ pub struct Metrics {
     step_decision_age: Histogram,
     passes: Family<PassLabels, Counter>,
     errors: Family<ErrorLabels, Counter>,
+    webhook_calls: Family<WebhookLabels, Counter>,
     last_pass: FloatGauge,
     leader: Gauge,
     watch_restarts: Family<ResourceLabels, Counter>,
@@ -119,6 +131,7 @@ impl Metrics {
             step_decision_age: Histogram::new(exponential_buckets(0.005, 2.0, 12)),
             passes: Family::default(),
             errors: Family::default(),
+            webhook_calls: Family::default(),
             last_pass: FloatGauge::default(),
             leader: Gauge::default(),
             watch_restarts: Family::default(),
@@ -194,6 +207,11 @@ impl Metrics {
             "sts_safe_rollout_errors",
             "StatefulSets a pass could not handle, by reason: StepRejected, StatusWriteRejected (the API server refused the write), Refused (a read refused), ApiStatus (another error status), Transport (no answer), WriteOverridden (a webhook changed a write)",
             m.errors.clone(),
+        );
+        registry.register(
+            "sts_safe_rollout_webhook_calls",
+            "Calls of the approval webhooks (--webhook), by name and result: Approve, Wait, Deny, Error",
+            m.webhook_calls.clone(),
         );
         registry.register(
             "sts_safe_rollout_last_pass_timestamp_seconds",
@@ -282,6 +300,14 @@ impl Metrics {
                 self.errors
                     .get_or_create(&ErrorLabels {
                         reason: reason.into(),
+                    })
+                    .inc();
+            }
+            if let Some((webhook, result)) = &s.webhook_call {
+                self.webhook_calls
+                    .get_or_create(&WebhookLabels {
+                        webhook: webhook.clone(),
+                        result: (*result).to_string(),
                     })
                     .inc();
             }

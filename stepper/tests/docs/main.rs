@@ -147,6 +147,7 @@ fn busy_report() -> PassReport {
         event_errors: vec![],
         rejection: None,
         news: true,
+        webhook_call: Some(("db-approver".into(), "Wait")),
     };
     PassReport {
         sets: vec![
