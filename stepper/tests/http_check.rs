@@ -10,7 +10,6 @@ mod mock_api;
 mod support;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::http::StatusCode;
@@ -22,6 +21,7 @@ use sts_stepper::cluster::http_check::HttpChecks;
 use sts_stepper::cluster::kube::Scope;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::{Outcome, PassOptions, PassReport, run_pass_with};
+use support::counting::Counting;
 use support::prometheus::{HungServer, StubServer};
 
 const GREEN: &str = r#"{"cluster_name":"logs","status":"green","number_of_nodes":3}"#;
@@ -269,41 +269,10 @@ async fn a_path_that_selects_nothing_is_an_error() {
     assert_one_error(&report, &patch, "$.health selects nothing");
 }
 
-/// Listens on 127.0.0.1 and counts the connections it is offered (then drops them).
-struct Counting {
-    url: String,
-    hits: Arc<AtomicUsize>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Counting {
-    async fn start() -> Counting {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let url = format!("http://{}", listener.local_addr().expect("addr"));
-        let hits = Arc::new(AtomicUsize::new(0));
-        let counted = hits.clone();
-        let task = tokio::spawn(async move {
-            while let Ok((socket, _)) = listener.accept().await {
-                counted.fetch_add(1, Ordering::SeqCst);
-                drop(socket);
-            }
-        });
-        Counting { url, hits, task }
-    }
-}
-
-impl Drop for Counting {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
 #[tokio::test]
 async fn the_url_comes_only_from_the_flag() {
-    let configured = Counting::start().await;
-    let elsewhere = Counting::start().await;
+    let configured = Counting::start("").await;
+    let elsewhere = Counting::start("").await;
     // An annotation holding a URL: not a check name; nothing is called.
     let web = checked_web(&[("http-check", elsewhere.url.as_str())]);
     let (report, _) = pass(&[("es", configured.url.clone())], web, false, false, 1).await;
@@ -320,8 +289,8 @@ async fn the_url_comes_only_from_the_flag() {
         blocked(&report, Reason::InvalidAnnotation),
         "safe-rollout.dev/http-check: \"other\" names no check configured on the stepper; configured: es"
     );
-    assert_eq!(elsewhere.hits.load(Ordering::SeqCst), 0);
-    assert_eq!(configured.hits.load(Ordering::SeqCst), 0);
+    assert_eq!(elsewhere.hits(), 0);
+    assert_eq!(configured.hits(), 0);
 }
 
 /// Where the stepper's flags are known, an unconfigured name is `InvalidAnnotation` (even with no

@@ -11,7 +11,6 @@ mod common;
 mod mock_api;
 mod support;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,6 +25,7 @@ use sts_stepper::cluster::kube::Scope;
 use sts_stepper::cluster::webhook::Webhooks;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::{Outcome, PassOptions, PassReport, run_pass_with};
+use support::counting::Counting;
 use support::prometheus::HungServer;
 
 /// `demo/web` of moment `2-stepped-4` (Ready, staged, partition 4), once fully Ready, asking the
@@ -355,41 +355,10 @@ async fn a_refused_connection_is_an_error_and_the_limit_records_it() {
     assert_eq!(p.events, ["Blocked", "RolloutDegraded"]);
 }
 
-/// Listens on 127.0.0.1 and counts the connections it is offered (then drops them).
-struct Counting {
-    url: String,
-    hits: Arc<AtomicUsize>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Counting {
-    async fn start() -> Counting {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let url = format!("http://{}/approve", listener.local_addr().expect("addr"));
-        let hits = Arc::new(AtomicUsize::new(0));
-        let counted = hits.clone();
-        let task = tokio::spawn(async move {
-            while let Ok((socket, _)) = listener.accept().await {
-                counted.fetch_add(1, Ordering::SeqCst);
-                drop(socket);
-            }
-        });
-        Counting { url, hits, task }
-    }
-}
-
-impl Drop for Counting {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
 #[tokio::test]
 async fn the_url_comes_only_from_the_flag() {
-    let configured = Counting::start().await;
-    let elsewhere = Counting::start().await;
+    let configured = Counting::start("/approve").await;
+    let elsewhere = Counting::start("/approve").await;
     // An annotation holding a URL: not a webhook name; nothing is called.
     let p = pass(
         &[("db", configured.url.clone())],
@@ -416,13 +385,13 @@ async fn the_url_comes_only_from_the_flag() {
         blocked(&p.report, Reason::InvalidAnnotation),
         "safe-rollout.dev/pre-update-webhook: \"other\" names no webhook configured on the stepper; configured: db"
     );
-    assert_eq!(elsewhere.hits.load(Ordering::SeqCst), 0);
-    assert_eq!(configured.hits.load(Ordering::SeqCst), 0);
+    assert_eq!(elsewhere.hits(), 0);
+    assert_eq!(configured.hits(), 0);
 }
 
 #[tokio::test]
 async fn a_pass_that_may_not_write_calls_nothing() {
-    let app = Counting::start().await;
+    let app = Counting::start("/approve").await;
     // The status patch records only the new blocked-reason; its Blocked Event.
     let p = pass(
         &[("db", app.url.clone())],
@@ -435,5 +404,5 @@ async fn a_pass_that_may_not_write_calls_nothing() {
         blocked(&p.report, Reason::ApprovalPending).contains("asking webhook db to approve web-3")
     );
     assert_eq!(added(&p.patch, "webhook-state"), None, "{}", p.patch);
-    assert_eq!(app.hits.load(Ordering::SeqCst), 0);
+    assert_eq!(app.hits(), 0);
 }

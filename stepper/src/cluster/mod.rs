@@ -14,6 +14,7 @@
 //! `config`, `model` (ARCHITECTURE.md, "Layers").
 
 pub mod api_error;
+mod ca_bundle;
 pub mod cached;
 pub mod cached_pod;
 pub mod caches;

@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::ca_bundle::trust_bundle;
 use crate::gates::prometheus::QueryOutcome;
 
 /// How the stepper authenticates to Prometheus.
@@ -113,19 +114,10 @@ impl PrometheusClient {
             .connect_timeout(config.timeout)
             .user_agent(concat!("sts-stepper/", env!("CARGO_PKG_VERSION")));
         if let Some(path) = &config.ca_file {
-            let ca_error = |message: String| ConfigError::CaFile {
+            builder = trust_bundle(builder, path).map_err(|message| ConfigError::CaFile {
                 path: path.display().to_string(),
                 message,
-            };
-            let pem = std::fs::read(path).map_err(|e| ca_error(e.to_string()))?;
-            let certs = reqwest::Certificate::from_pem_bundle(&pem)
-                .map_err(|e| ca_error(format!("not PEM certificates: {e}")))?;
-            if certs.is_empty() {
-                return Err(ca_error("no PEM certificate in it".into()));
-            }
-            for cert in certs {
-                builder = builder.add_root_certificate(cert);
-            }
+            })?;
         }
         let http = builder
             .build()

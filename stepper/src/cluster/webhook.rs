@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+use super::ca_bundle::trust_bundle;
+
 use crate::gates::webhook_answer::{WebhookAnswer, read_answer};
 
 /// The webhooks configured on the stepper: name → URL, and one client for them all.
@@ -47,16 +49,8 @@ impl Webhooks {
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("sts-stepper/", env!("CARGO_PKG_VERSION")));
         if let Some(path) = ca_file {
-            let ca_error = |m: String| format!("--webhook-ca-file {}: {m}", path.display());
-            let pem = std::fs::read(path).map_err(|e| ca_error(e.to_string()))?;
-            let certs = reqwest::Certificate::from_pem_bundle(&pem)
-                .map_err(|e| ca_error(format!("not PEM certificates: {e}")))?;
-            if certs.is_empty() {
-                return Err(ca_error("no PEM certificate in it".into()));
-            }
-            for cert in certs {
-                builder = builder.add_root_certificate(cert);
-            }
+            builder = trust_bundle(builder, path)
+                .map_err(|m| format!("--webhook-ca-file {}: {m}", path.display()))?;
         }
         let http = builder
             .build()
