@@ -21,10 +21,9 @@ use common::*;
 use mock_api::*;
 use serde_json::{Value, json};
 use sts_stepper::cluster::Checks;
-use sts_stepper::cluster::kube::Scope;
 use sts_stepper::cluster::webhook::Webhooks;
 use sts_stepper::model::reasons::Reason;
-use sts_stepper::pass::{Outcome, PassOptions, PassReport, run_pass_with};
+use sts_stepper::pass::{Outcome, PassOptions, PassReport};
 use support::counting::Counting;
 use support::prometheus::HungServer;
 
@@ -120,47 +119,14 @@ async fn pass(
         webhooks: Some(client),
         ..Checks::default()
     };
-    let mut stored = web.clone();
-    stored["kind"] = json!("StatefulSet");
-    stored["apiVersion"] = json!("apps/v1");
-    if steps {
-        stored["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(3);
-    }
-    let list = json!({"kind": "StatefulSetList", "apiVersion": "apps/v1",
-        "metadata": {"resourceVersion": "1"}, "items": [web]});
-    let reads: Vec<Expect> = if candidate {
-        web_candidate_reads(
-            fixture_body("2-stepped-4-pods.json"),
-            fixture_body("2-stepped-4-pdbs.json"),
-        )
-        .into_iter()
-        .collect()
-    } else {
-        Vec::new()
-    };
-    let mut expected = script(
-        vec![get(STS_ALL, serde_json::to_vec(&list).expect("json"))],
-        reads,
-    );
-    let at = expected.len();
-    expected.push(patch(
-        PATCH_WEB,
-        200,
-        serde_json::to_vec(&stored).expect("json"),
-    ));
-    expected.extend((0..events).map(|_| post_event("demo")));
-    let (cluster, server) = mock_cluster(Scope::default(), expected);
-    let report = run_pass_with(&cluster, &checks, &opts, now())
-        .await
-        .expect("pass");
-    drop(cluster);
-    let seen = server.await.expect("mock API server script");
+    let (report, patch, after) =
+        pass_over_web(&checks, &opts, web, (candidate, steps), events).await;
     Pass {
         report,
-        patch: seen[at].body.clone(),
-        events: seen[at + 1..]
+        patch,
+        events: after
             .iter()
-            .map(|s| s.body["reason"].as_str().unwrap_or("").to_string())
+            .map(|body| body["reason"].as_str().unwrap_or("").to_string())
             .collect(),
     }
 }

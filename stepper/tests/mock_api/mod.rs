@@ -7,12 +7,13 @@ use http_body_util::BodyExt;
 use kube::Client;
 use kube::client::Body;
 use serde_json::{Value, json};
+use sts_stepper::cluster::Checks;
 use sts_stepper::cluster::kube::{KubeCluster, Scope};
-use sts_stepper::pass::{PassOptions, PassReport, run_pass};
+use sts_stepper::pass::{PassOptions, PassReport, run_pass, run_pass_with};
 use tokio::task::JoinHandle;
 use tower_test::mock::{self, Handle};
 
-use crate::common::now;
+use crate::common::{fixture_body, now};
 
 /// One expected request and the answer the mock API server gives.
 pub struct Expect {
@@ -208,4 +209,58 @@ pub fn script(first: Vec<Expect>, rest: impl IntoIterator<Item = Expect>) -> Vec
     let mut all = first;
     all.extend(rest);
     all
+}
+
+/// One pass over the set `web` (a moment-2 StatefulSet as JSON, named `web` in `demo`) with the
+/// checks' clients `checks`: the API server expects the StatefulSet LIST, `web`'s pod and PDB reads
+/// when `candidate`, one PATCH of `web` (answered with `web`, stepped to partition 3 when `steps`) and
+/// `events` Events. Returns the report, the PATCH's body and the bodies of the requests after it (the
+/// Events).
+pub async fn pass_over_web(
+    checks: &Checks,
+    opts: &PassOptions,
+    web: Value,
+    (candidate, steps): (bool, bool),
+    events: usize,
+) -> (PassReport, Value, Vec<Value>) {
+    let mut stored = web.clone();
+    stored["kind"] = json!("StatefulSet");
+    stored["apiVersion"] = json!("apps/v1");
+    if steps {
+        stored["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(3);
+    }
+    let list = json!({"kind": "StatefulSetList", "apiVersion": "apps/v1",
+        "metadata": {"resourceVersion": "1"}, "items": [web]});
+    let reads: Vec<Expect> = if candidate {
+        web_candidate_reads(
+            fixture_body("2-stepped-4-pods.json"),
+            fixture_body("2-stepped-4-pdbs.json"),
+        )
+        .into_iter()
+        .collect()
+    } else {
+        Vec::new()
+    };
+    let mut expected = script(
+        vec![get(
+            "/apis/apps/v1/statefulsets?",
+            serde_json::to_vec(&list).expect("json"),
+        )],
+        reads,
+    );
+    let at = expected.len();
+    expected.push(patch(
+        "/apis/apps/v1/namespaces/demo/statefulsets/web?&fieldManager=sts-stepper",
+        200,
+        serde_json::to_vec(&stored).expect("json"),
+    ));
+    expected.extend((0..events).map(|_| post_event("demo")));
+    let (cluster, server) = mock_cluster(Scope::default(), expected);
+    let report = run_pass_with(&cluster, checks, opts, now())
+        .await
+        .expect("pass");
+    drop(cluster);
+    let seen = server.await.expect("mock API server script");
+    let after = seen[at + 1..].iter().map(|s| s.body.clone()).collect();
+    (report, seen[at].body.clone(), after)
 }
