@@ -365,3 +365,39 @@ fn unreadable_settings_are_invalid_annotations_naming_the_form() {
         }
     }
 }
+
+#[test]
+fn the_step_withdraws_the_requests_it_answered() {
+    // web-4 asked and approved: the step goes, and its request goes with it (a rollback right after the
+    // step, before the controller replaces web-4, must not leave it behind).
+    let (set, pods) = staged(
+        &[ON],
+        &[
+            (4, "update-requested", REV_NEW),
+            (4, "update-requested-at", "2026-11-20T10:00:00Z"),
+            (4, "update-request-phase", "Update"),
+            (4, "update-approved", REV_NEW),
+        ],
+        &[],
+    );
+    let ev = evaluate(&set, &pods, now());
+    assert!(
+        matches!(ev.verdict, Verdict::Step { from: 5, to: 4, .. }),
+        "{:?}",
+        ev.verdict
+    );
+    assert_eq!(ev.pod_writes.len(), 1, "{:?}", ev.pod_writes);
+    let w = &ev.pod_writes[0];
+    assert_eq!(
+        (w.name.as_str(), &w.kind),
+        ("web-4", &PodWriteKind::Withdraw)
+    );
+    assert_eq!(
+        w.changes,
+        vec![
+            (key("update-requested"), None),
+            (key("update-requested-at"), None),
+            (key("update-request-phase"), None),
+        ]
+    );
+}

@@ -308,3 +308,15 @@ pub fn pod_writes(
 pub fn withdraw_all(all: &BTreeMap<u32, &Pod>, keys: &Keys, now: Timestamp) -> Vec<PodWrite> {
     pod_writes(&[], all, "", keys, now)
 }
+
+/// The writes withdrawing the requests on the step's `pods` that approved (answered, like a denial):
+/// written with the step, so no request outlives the step that answered it.
+pub fn withdraw_answered(pods: &[StepPod<'_>], keys: &Keys) -> Vec<PodWrite> {
+    let step: Vec<StepPod<'_>> = pods
+        .iter()
+        .filter(|p| p.answer == Answer::Approved && p.has_request)
+        .cloned()
+        .collect();
+    let all: BTreeMap<u32, &Pod> = step.iter().map(|p| (p.ordinal, p.pod)).collect();
+    pod_writes(&[], &all, "", keys, Timestamp::UNIX_EPOCH)
+}

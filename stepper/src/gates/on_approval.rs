@@ -3,7 +3,7 @@
 //! record. The decision over the pods is [`approval`]'s.
 
 use super::approval::{self, Handshake, StepPod};
-use super::{Evaluation, GateInput};
+use super::{Evaluation, GateInput, Verdict};
 use crate::model::reasons::degraded_kind::{self, APPROVAL_TIMEOUT};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
@@ -105,6 +105,12 @@ pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
     let pods = step_pods(input);
     let revision = set::update_revision(input.set);
     ev.pod_writes = approval::pod_writes(&pods, input.pods, revision, keys, input.now);
+    if matches!(ev.verdict, Verdict::Step { .. }) {
+        // Approved, so answered: the step's requests go with the step (a rollback right after it,
+        // before the controller replaces the pods, leaves none behind).
+        ev.pod_writes
+            .extend(approval::withdraw_answered(&pods, keys));
+    }
     if pods.iter().any(|p| p.primary) {
         ev.expected_wait = true;
     }
