@@ -517,5 +517,8 @@ fn annotations_it_cannot_use_are_invalid() {
         webhooks: Some(Vec::new()),
         ..GateOptions::default()
     };
-    assert!(detail(invalid(&[], &none)).contains("none (no --webhook NAME=URL flag)"));
+    assert!(
+        detail(invalid(&[], &none))
+            .contains("none (no --webhook NAME=URL flag, no --webhook-config entry)")
+    );
 }

@@ -21,7 +21,7 @@ use common::*;
 use mock_api::*;
 use serde_json::{Value, json};
 use sts_stepper::cluster::Checks;
-use sts_stepper::cluster::webhook::Webhooks;
+use sts_stepper::cluster::webhook::{Endpoint, Webhooks};
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::{Outcome, PassOptions, PassReport};
 use support::counting::Counting;
@@ -107,11 +107,15 @@ async fn pass(
     (candidate, steps, quiet): (bool, bool, bool),
     events: usize,
 ) -> Pass {
-    let pairs: Vec<(String, String)> = webhooks
+    let endpoints: Vec<Endpoint> = webhooks
         .iter()
-        .map(|(n, u)| ((*n).to_string(), u.clone()))
+        .map(|(n, u)| Endpoint {
+            name: (*n).to_string(),
+            url: u.clone(),
+            timeout: Duration::from_millis(300),
+        })
         .collect();
-    let client = Webhooks::new(&pairs, Duration::from_millis(300), None).expect("client");
+    let client = Webhooks::new(&endpoints, None).expect("client");
     let mut opts = PassOptions::default();
     opts.gates.webhooks = Some(client.names());
     opts.probes.call_webhooks = !quiet;

@@ -89,12 +89,19 @@ pub struct PrometheusArgs {
 
     /// An approval webhook the stepper may POST to, as NAME=URL (repeatable), e.g.
     /// db-approver=http://approver.db:8080/approve. A set's <prefix>/pre-update-webhook names it;
-    /// annotations never carry a URL. Without it such sets never step.
+    /// annotations never carry a URL. Without it (or --webhook-config) such sets never step.
     #[arg(long = "webhook", value_parser = parse_webhook, value_name = "NAME=URL", help_heading = "Approval webhook")]
     pub webhook: Vec<(String, String)>,
 
-    /// Timeout of one webhook call (connect and answer); a timeout is an error, not a decision (it
-    /// holds the step; webhook-error-limit of them in a row record the rollout as Degraded).
+    /// A YAML file of approval webhooks (apiVersion: safe-rollout.dev/v1alpha1, kind: WebhookConfig,
+    /// webhooks: a list of name, url and optionally timeoutSeconds), e.g. a ConfigMap's key mounted in
+    /// the stepper's pod; read at start, merged with the --webhook flags (each name once).
+    #[arg(long, value_name = "FILE", help_heading = "Approval webhook")]
+    pub webhook_config: Option<PathBuf>,
+
+    /// Timeout of one webhook call (connect and answer) unless its --webhook-config entry sets
+    /// timeoutSeconds; a timeout is an error, not a decision (it holds the step; webhook-error-limit of
+    /// them in a row record the rollout as Degraded).
     #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION", help_heading = "Approval webhook")]
     pub webhook_timeout: SignedDuration,
 
@@ -119,6 +126,7 @@ impl Default for PrometheusArgs {
             http_check: Vec::new(),
             http_check_timeout: SignedDuration::from_secs(10),
             webhook: Vec::new(),
+            webhook_config: None,
             webhook_timeout: SignedDuration::from_secs(10),
             webhook_ca_file: None,
         }

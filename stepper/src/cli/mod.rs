@@ -1,7 +1,7 @@
 //! Layer `cli`: the command line — its subcommands and global flags ([`args`]), the flag groups they
 //! share ([`flags`]), `watch`'s leader-election flags ([`leader`]), the value parsers ([`values`]),
-//! which namespace a command means ([`namespace`], kubectl's rules) and the binary's name as a
-//! kubectl plugin ([`plugin`]).
+//! which namespace a command means ([`namespace`], kubectl's rules), the binary's name as a
+//! kubectl plugin ([`plugin`]) and the approval webhooks' file ([`webhook_file`]).
 //!
 //! May import `leader`, `config`, `model` (ARCHITECTURE.md, "Layers"); only `commands` imports it.
 
@@ -11,6 +11,7 @@ pub mod leader;
 pub mod namespace;
 pub mod plugin;
 pub mod values;
+pub mod webhook_file;
 
 pub use args::{
     Cli, Command, GlobalArgs, LogFormat, OnceArgs, PauseArgs, ResumeArgs, SimulateArgs, StatusArgs,

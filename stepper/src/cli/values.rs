@@ -138,20 +138,28 @@ fn named_url(flag: &str, example: &str, s: &str) -> Result<(String, String), Str
     let Some((name, url)) = s.split_once('=') else {
         return Err(format!("{flag} {s:?}: no '='; {form}"));
     };
+    if let Some(problem) = named_url_problem(name, url) {
+        return Err(format!("{flag} {s:?}: {problem}; {form}"));
+    }
+    Ok((name.to_string(), url.to_string()))
+}
+
+/// What is wrong with a check's or a webhook's `name` and `url` (NAME a DNS label, URL `http://` or
+/// `https://` with something after it and no whitespace), `None` when nothing is: the one rule of the
+/// `--http-check` and `--webhook` flags and of the `--webhook-config` file.
+pub fn named_url_problem(name: &str, url: &str) -> Option<String> {
     if !is_dns_label(name) {
-        return Err(format!(
-            "{flag} {s:?}: NAME {name:?} is not a DNS label (a-z, 0-9, '-', at most 63); {form}"
+        return Some(format!(
+            "NAME {name:?} is not a DNS label (a-z, 0-9, '-', at most 63)"
         ));
     }
     let valid = ["http://", "https://"]
         .iter()
         .any(|p| url.starts_with(p) && url.len() > p.len());
     if !valid || url.contains(char::is_whitespace) {
-        return Err(format!(
-            "{flag} {s:?}: URL {url:?} is not an http(s) URL; {form}"
-        ));
+        return Some(format!("URL {url:?} is not an http(s) URL"));
     }
-    Ok((name.to_string(), url.to_string()))
+    None
 }
 
 #[cfg(test)]

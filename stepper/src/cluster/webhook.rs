@@ -1,8 +1,10 @@
 //! The approval webhook's I/O: `POST` of an `UpdateApprovalRequest` (built by the gates,
-//! [`crate::gates::webhook_request`]) to the URLs configured by `--webhook NAME=URL`, with `reqwest`.
+//! [`crate::gates::webhook_request`]) to the URLs configured by `--webhook NAME=URL` and the
+//! `--webhook-config` file, with `reqwest`.
 //!
 //! Only these URLs are ever called: a set's `<prefix>/pre-update-webhook` names one, it never carries an
-//! address. Each call is bounded by `--webhook-timeout` (connect and answer); redirects are not
+//! address. Each call is bounded by its endpoint's timeout (connect, send and answer: the file's
+//! `timeoutSeconds`, else `--webhook-timeout`); redirects are not
 //! followed (a 3xx is an answer without a decision); TLS is always verified, against the built-in web
 //! PKI roots plus the CA bundle of `--webhook-ca-file` (rustls with ring, as the Prometheus client:
 //! [`super::prometheus`]). What the answer means is the gates' ([`read_answer`]): this module only sends
@@ -16,36 +18,46 @@ use super::ca_bundle::trust_bundle;
 
 use crate::gates::webhook_answer::{WebhookAnswer, read_answer};
 
-/// The webhooks configured on the stepper: name → URL, and one client for them all.
+/// One webhook the stepper may call: the name a set's `<prefix>/pre-update-webhook` selects, its URL,
+/// and the bound of one call (connect, send and answer).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The name (a DNS label).
+    pub name: String,
+    /// The http(s) URL.
+    pub url: String,
+    /// The whole call's bound.
+    pub timeout: Duration,
+}
+
+/// The webhooks configured on the stepper: name → (URL, timeout), and one client for them all.
 #[derive(Clone, Debug)]
 pub struct Webhooks {
     http: reqwest::Client,
-    urls: BTreeMap<String, String>,
+    endpoints: BTreeMap<String, (String, Duration)>,
 }
 
 impl Webhooks {
-    /// The client for `webhooks` (`NAME=URL` pairs, already checked by `--webhook`'s parser), each
-    /// call bounded by `timeout`, trusting the PEM certificates in `ca_file` besides the built-in roots.
+    /// The client for `endpoints` (names and URLs already checked by the flags' and the file's
+    /// parsers), trusting the PEM certificates in `ca_file` besides the built-in roots.
     ///
     /// # Errors
-    /// A NAME given twice, an unreadable CA file or one without a PEM certificate, a TLS setup reqwest
+    /// A name given twice, an unreadable CA file or one without a PEM certificate, a TLS setup reqwest
     /// refuses; each naming the flag.
-    pub fn new(
-        webhooks: &[(String, String)],
-        timeout: Duration,
-        ca_file: Option<&Path>,
-    ) -> Result<Self, String> {
-        let mut urls = BTreeMap::new();
-        for (name, url) in webhooks {
-            if urls.insert(name.clone(), url.clone()).is_some() {
+    pub fn new(endpoints: &[Endpoint], ca_file: Option<&Path>) -> Result<Self, String> {
+        let mut by_name = BTreeMap::new();
+        for e in endpoints {
+            if by_name
+                .insert(e.name.clone(), (e.url.clone(), e.timeout))
+                .is_some()
+            {
                 return Err(format!(
-                    "--webhook: NAME {name:?} given twice; expected each NAME once"
+                    "--webhook: NAME {:?} given twice; expected each NAME once",
+                    e.name
                 ));
             }
         }
         let mut builder = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout)
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("sts-stepper/", env!("CARGO_PKG_VERSION")));
         if let Some(path) = ca_file {
@@ -55,24 +67,34 @@ impl Webhooks {
         let http = builder
             .build()
             .map_err(|e| format!("building the webhook client: {e}"))?;
-        Ok(Webhooks { http, urls })
+        Ok(Webhooks {
+            http,
+            endpoints: by_name,
+        })
     }
 
     /// The configured names, sorted.
     pub fn names(&self) -> Vec<String> {
-        self.urls.keys().cloned().collect()
+        self.endpoints.keys().cloned().collect()
+    }
+
+    /// The longest call bound among the endpoints (`None` without any): the default `--check-deadline`
+    /// gives a call started late in a pass its whole bound.
+    pub fn longest_timeout(&self) -> Option<Duration> {
+        self.endpoints.values().map(|(_, t)| *t).max()
     }
 
     /// POSTs `body` to the URL configured under `name`. Never fails: no decision is
     /// [`WebhookAnswer::Error`] with the cause in one line.
     pub async fn post(&self, name: &str, body: &serde_json::Value) -> WebhookAnswer {
-        let Some(url) = self.urls.get(name) else {
+        let Some((url, timeout)) = self.endpoints.get(name) else {
             return WebhookAnswer::Error(format!("no --webhook named {name:?}"));
         };
         let bytes = serde_json::to_vec(body).unwrap_or_default();
         let response = self
             .http
             .post(url)
+            .timeout(*timeout)
             .header("Content-Type", "application/json")
             .header("Accept", "application/json")
             .body(bytes)
@@ -97,13 +119,18 @@ impl Webhooks {
 mod tests {
     use super::*;
 
+    fn endpoint(name: &str, url: &str, seconds: u64) -> Endpoint {
+        Endpoint {
+            name: name.into(),
+            url: url.into(),
+            timeout: Duration::from_secs(seconds),
+        }
+    }
+
     #[test]
     fn a_name_given_twice_is_refused() {
-        let twice = [
-            ("db".to_string(), "http://a".to_string()),
-            ("db".to_string(), "http://b".to_string()),
-        ];
-        let e = Webhooks::new(&twice, Duration::from_secs(1), None).expect_err("twice");
+        let twice = [endpoint("db", "http://a", 1), endpoint("db", "http://b", 1)];
+        let e = Webhooks::new(&twice, None).expect_err("twice");
         assert!(e.contains("\"db\" given twice"), "{e}");
     }
 
@@ -113,11 +140,24 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("dir");
         let path = dir.join("empty.pem");
         std::fs::write(&path, "no certificate here\n").expect("write");
-        let e = Webhooks::new(&[], Duration::from_secs(1), Some(&path)).expect_err("empty");
+        let e = Webhooks::new(&[], Some(&path)).expect_err("empty");
         assert!(e.starts_with("--webhook-ca-file "), "{e}");
         let missing = dir.join("missing.pem");
-        let e = Webhooks::new(&[], Duration::from_secs(1), Some(&missing)).expect_err("missing");
+        let e = Webhooks::new(&[], Some(&missing)).expect_err("missing");
         assert!(e.contains("missing.pem"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn the_longest_timeout_bounds_the_pass() {
+        let none = Webhooks::new(&[], None).expect("none");
+        assert_eq!(none.longest_timeout(), None);
+        let two = [
+            endpoint("db", "http://a", 10),
+            endpoint("kafka", "http://b", 45),
+        ];
+        let client = Webhooks::new(&two, None).expect("two");
+        assert_eq!(client.longest_timeout(), Some(Duration::from_secs(45)));
+        assert_eq!(client.names(), ["db", "kafka"]);
     }
 }

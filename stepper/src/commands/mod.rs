@@ -4,6 +4,7 @@
 //! kube-rs `controller-rs` shares its `Context` with its reconciler.
 
 pub mod alloc;
+mod checks;
 mod connect;
 mod once;
 mod pause;
@@ -13,6 +14,8 @@ mod status;
 mod step;
 mod wait;
 mod watch;
+
+pub use checks::{check_options, checks, probe_options, prometheus};
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -29,12 +32,9 @@ pub use status::{status_items, status_table, status_table_with, table};
 pub use step::{Forced, step_once, step_once_with};
 pub use wait::check_complete;
 
-use crate::cli::{Cli, Command, GateArgs, GlobalArgs, PassArgs, PrometheusArgs, Target, TargetRef};
-use crate::cluster::http_check::HttpChecks;
+use crate::cli::{Cli, Command, GateArgs, GlobalArgs, PassArgs, Target, TargetRef};
 use crate::cluster::kube::{KubeCluster, Scope};
-use crate::cluster::prometheus::{Auth, PrometheusClient, PrometheusConfig};
-use crate::cluster::webhook::Webhooks;
-use crate::cluster::{Checks, Cluster, ClusterError, Prometheus};
+use crate::cluster::{Cluster, ClusterError, Prometheus};
 use crate::config::Keys;
 use crate::gates::GateOptions;
 use crate::pass::PodReads;
@@ -185,101 +185,6 @@ enum Listing {
     OnlyTarget,
     /// The target's namespace.
     TargetNamespace,
-}
-
-/// How a pass runs its checks' reads, from `--check-concurrency` and `--check-deadline` (default:
-/// twice the longest of `--prometheus-timeout`, `--http-check-timeout` and `--webhook-timeout`: a read started late in the
-/// pass still gets its whole timeout, and a pass whose checks all hang ends after two timeouts
-/// whatever the fleet's size).
-pub fn probe_options(g: &PrometheusArgs) -> ProbeOptions {
-    let longest = g
-        .prometheus_timeout
-        .max(g.http_check_timeout)
-        .max(g.webhook_timeout);
-    ProbeOptions {
-        concurrency: g.check_concurrency.get(),
-        deadline: Some(to_std(
-            g.check_deadline
-                .unwrap_or_else(|| longest.saturating_mul(2)),
-        )),
-        call_webhooks: true,
-    }
-}
-
-/// The checks' clients from the `--prometheus-*`, `--http-check*` and `--webhook*` flags.
-///
-/// # Errors
-/// A bad URL or CA file, a check name given twice, naming the flag.
-pub fn checks(g: &PrometheusArgs) -> Result<Checks> {
-    let http = if g.http_check.is_empty() {
-        None
-    } else {
-        let timeout = to_std(g.http_check_timeout);
-        Some(HttpChecks::new(&g.http_check, timeout).map_err(anyhow::Error::msg)?)
-    };
-    let webhooks = if g.webhook.is_empty() {
-        None
-    } else {
-        let timeout = to_std(g.webhook_timeout);
-        let ca = g.webhook_ca_file.as_deref();
-        Some(Webhooks::new(&g.webhook, timeout, ca).map_err(anyhow::Error::msg)?)
-    };
-    Ok(Checks {
-        prometheus: prometheus(g)?,
-        http,
-        webhooks,
-    })
-}
-
-/// What a pass needs of the check flags: the reads' bound and deadline ([`probe_options`]; no webhook
-/// call with `--dry-run`) and the configured HTTP check and webhook names (a set naming another is
-/// `InvalidAnnotation`).
-pub fn check_options(g: &PrometheusArgs, checks: &Checks, opts: &mut PassOptions) {
-    opts.probes = probe_options(g);
-    opts.probes.call_webhooks = !opts.dry_run;
-    opts.gates.webhooks = Some(
-        checks
-            .webhooks
-            .as_ref()
-            .map(Webhooks::names)
-            .unwrap_or_default(),
-    );
-    opts.gates.http_checks = Some(
-        checks
-            .http
-            .as_ref()
-            .map(HttpChecks::names)
-            .unwrap_or_default(),
-    );
-}
-
-/// The Prometheus client from the `--prometheus-*` flags; `None` without `--prometheus-url`.
-///
-/// # Errors
-/// A bad URL or CA file, naming the flag.
-pub fn prometheus(g: &PrometheusArgs) -> Result<Option<PrometheusClient>> {
-    let Some(url) = &g.prometheus_url else {
-        return Ok(None);
-    };
-    let auth = match (
-        &g.prometheus_bearer_token_file,
-        &g.prometheus_username,
-        &g.prometheus_password_file,
-    ) {
-        (Some(token), _, _) => Auth::BearerTokenFile(token.clone()),
-        (None, Some(username), Some(password_file)) => Auth::Basic {
-            username: username.clone(),
-            password_file: password_file.clone(),
-        },
-        _ => Auth::None,
-    };
-    let config = PrometheusConfig {
-        url: url.clone(),
-        timeout: to_std(g.prometheus_timeout),
-        auth,
-        ca_file: g.prometheus_ca_file.clone(),
-    };
-    Ok(Some(PrometheusClient::new(&config)?))
 }
 
 /// One line per set whose pass changed something ([`SetReport::news`]): ERROR for an error (its

@@ -156,7 +156,7 @@ pub fn unknown_webhook(input: &GateInput<'_>) -> Option<String> {
         return None;
     }
     let names = if configured.is_empty() {
-        "none (no --webhook NAME=URL flag)".to_string()
+        "none (no --webhook NAME=URL flag, no --webhook-config entry)".to_string()
     } else {
         configured.join(", ")
     };

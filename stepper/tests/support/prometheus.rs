@@ -233,8 +233,13 @@ impl TestCa {
 
     /// A server certificate for `127.0.0.1` and `localhost`: (certificate PEM, private key PEM).
     pub fn server_cert(&self) -> (String, String) {
+        self.server_cert_for(&["127.0.0.1", "localhost"])
+    }
+
+    /// A server certificate for `names` (DNS names or IP addresses): (certificate PEM, private key PEM).
+    pub fn server_cert_for(&self, names: &[&str]) -> (String, String) {
         let mut params =
-            CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+            CertificateParams::new(names.iter().map(|n| (*n).to_string()).collect::<Vec<_>>())
                 .expect("server params");
         params
             .distinguished_name
