@@ -14,6 +14,7 @@ use common::{Renderings, fixture_set, marked};
 
 const STEPPING: &str = "stepping: 1 of 5 pods on web-7d7598bf9d, partition 4";
 const REV: &str = "web-7d7598bf9d";
+const WAITING: &str = "approval of web-3 on web-7d7598bf9d asked at 2026-11-26T15:00:00Z, deadline 2026-11-26T15:10:00Z";
 const IN_PROGRESS: FluxStatus = FluxStatus::InProgress;
 const CURRENT: FluxStatus = FluxStatus::Current;
 const FAILED: FluxStatus = FluxStatus::Failed;
@@ -100,6 +101,15 @@ fn with(
 #[case::paused_complete_set(with(complete(), &[("/metadata/annotations/safe-rollout.dev~1paused", Some(json!("true")))]),
     "Suspended", "paused", IN_PROGRESS)]
 #[case::blocked_reason_empty(vec![("/metadata/annotations/safe-rollout.dev~1blocked-reason", Some(json!("")))], "Progressing", STEPPING, IN_PROGRESS)]
+#[case::approval_pending(vec![("/metadata/annotations/safe-rollout.dev~1blocked-reason", Some(json!("ApprovalPending"))),
+    ("/metadata/annotations/safe-rollout.dev~1approval-pending", Some(json!(WAITING)))], "Progressing",
+    "stepping: 1 of 5 pods on web-7d7598bf9d, partition 4; next step blocked: ApprovalPending: approval of web-3 on web-7d7598bf9d asked at 2026-11-26T15:00:00Z, deadline 2026-11-26T15:10:00Z",
+    IN_PROGRESS)]
+#[case::approval_pending_empty(vec![("/metadata/annotations/safe-rollout.dev~1blocked-reason", Some(json!("ApprovalPending"))),
+    ("/metadata/annotations/safe-rollout.dev~1approval-pending", Some(json!("")))], "Progressing",
+    "stepping: 1 of 5 pods on web-7d7598bf9d, partition 4; next step blocked: ApprovalPending", IN_PROGRESS)]
+#[case::approval_pending_without_a_block(vec![("/metadata/annotations/safe-rollout.dev~1approval-pending", Some(json!(WAITING)))],
+    "Progressing", STEPPING, IN_PROGRESS)]
 #[case::degraded_complete_set(with(complete(), &[("/metadata/annotations/safe-rollout.dev~1degraded-reason", Some(json!("StepRejected: denied")))]),
     "Degraded", "StepRejected: denied", FAILED)]
 #[case::forced_ignores_annotations(with(complete(), &[("/metadata/annotations/safe-rollout.dev~1force-rolling-update", Some(json!("true"))),

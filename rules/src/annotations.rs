@@ -126,11 +126,17 @@ pub const WEBHOOK_ERROR_LIMIT: &str = "webhook-error-limit";
 /// Written by the stepper: the webhook's state for the pending request (JSON: its id, when first asked,
 /// the last decision, consecutive errors), pinned to the request (revision, partition, phase).
 pub const WEBHOOK_STATE: &str = "webhook-state";
+/// Written by the stepper while gate `ApprovalPending` (or `PrimaryNotMoved` with an answerer) holds the
+/// next step: what it waits for in one stable line — the pods and the revision, when they were asked and
+/// the deadline (RFC 3339, to the second), or the denial; with the webhook, its name and last answer.
+/// No live counter, so the set is written when the question or its answer changes, not every pass; the
+/// GitOps health message shows it. Removed by the step and once nothing waits.
+pub const APPROVAL_PENDING: &str = "approval-pending";
 
 /// Every annotation name the policy and the stepper read or write (the user-facing API;
 /// docs/annotations.md lists the same names, checked by `make docs-check`). `prometheus-query-<N>` is the numbered form of
 /// [`PROMETHEUS_QUERY`].
-pub const ALL: [&str; 38] = [
+pub const ALL: [&str; 39] = [
     STEP,
     INITIAL_DELAY_SECONDS,
     PAUSED,
@@ -169,6 +175,7 @@ pub const ALL: [&str; 38] = [
     PRE_UPDATE_WEBHOOK,
     WEBHOOK_ERROR_LIMIT,
     WEBHOOK_STATE,
+    APPROVAL_PENDING,
 ];
 
 /// The value an annotation must have to count as set (`"true"`, exactly, as Kubernetes' own boolean

@@ -20,37 +20,13 @@ fn key(name: &str) -> String {
 }
 
 /// The staged moment with `annotations` added to the set, and `pod_annotations` / `labels` on pods by
-/// ordinal.
+/// ordinal ([`staged_with`]).
 fn staged(
     annotations: &[(&str, &str)],
     pod_annotations: &[(u32, &str, &str)],
     labels: &[(u32, &str, &str)],
 ) -> (StatefulSet, Vec<Pod>) {
-    let snap = moment("1-staged");
-    let mut set = (*snap.statefulsets[0]).clone();
-    let map = set
-        .metadata
-        .annotations
-        .get_or_insert_with(Default::default);
-    for (k, v) in annotations {
-        map.insert(key(k), (*v).to_string());
-    }
-    let mut pods = snap.pods.clone();
-    for pod in &mut pods {
-        let o = pods::ordinal("web", pod.metadata.name.as_deref().unwrap()).unwrap();
-        for (_, k, v) in pod_annotations.iter().filter(|(n, ..)| *n == o) {
-            let a = pod
-                .metadata
-                .annotations
-                .get_or_insert_with(Default::default);
-            a.insert(key(k), (*v).to_string());
-        }
-        for (_, k, v) in labels.iter().filter(|(n, ..)| *n == o) {
-            let l = pod.metadata.labels.get_or_insert_with(Default::default);
-            l.insert((*k).to_string(), (*v).to_string());
-        }
-    }
-    (set, pods)
+    staged_with(annotations, pod_annotations, labels)
 }
 
 fn evaluate(set: &StatefulSet, pods: &[Pod], now: Timestamp) -> Evaluation {

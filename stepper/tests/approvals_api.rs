@@ -1,6 +1,6 @@
 //! The approval handshake against a mocked API server, on the real "1-staged" objects with
-//! `pre-update-approval: "true"`: the exact pod PATCH (pinned to the pod's uid) and the
-//! `ApprovalRequested` Event; a 403 without the opt-in RBAC names the component; a pod recreated since
+//! `pre-update-approval: "true"`: the exact pod PATCH (pinned to the pod's uid), the
+//! `ApprovalRequested` Event and the set's `approval-pending` line; a 403 without the opt-in RBAC names the component; a pod recreated since
 //! the read (a failed `test` op) is no error; `--dry-run` writes nothing.
 mod common;
 mod mock_api;
@@ -98,6 +98,20 @@ async fn the_request_is_one_pod_patch_pinned_to_its_uid_then_announced() {
     assert_eq!(
         event["note"],
         format!("asked web-4 to approve updateRevision {REV_NEW}")
+    );
+    // The set records what the step waits for, for whoever reads the object alone (the GitOps health).
+    assert_eq!(seen[5].method, Method::PATCH);
+    let waiting = format!(
+        "approval of web-4 on {REV_NEW} asked at 2026-11-23T01:20:00Z, deadline 2026-11-23T01:30:00Z"
+    );
+    assert!(
+        seen[5].body.as_array().expect("ops").contains(&json!({
+            "op": "add",
+            "path": "/metadata/annotations/safe-rollout.dev~1approval-pending",
+            "value": waiting,
+        })),
+        "{}",
+        seen[5].body
     );
     assert_eq!(seen[6].body["reason"], "Blocked");
     match &report.sets[0].outcome {

@@ -29,25 +29,9 @@ fn key(name: &str) -> String {
 /// The staged moment with `annotations` added to the set (the webhook `db` always) and `labels` on pods
 /// by ordinal.
 fn staged(annotations: &[(&str, &str)], labels: &[(u32, &str, &str)]) -> (StatefulSet, Vec<Pod>) {
-    let snap = moment("1-staged");
-    let mut set = (*snap.statefulsets[0]).clone();
-    let map = set
-        .metadata
-        .annotations
-        .get_or_insert_with(Default::default);
-    map.insert(key("pre-update-webhook"), "db".into());
-    for (k, v) in annotations {
-        map.insert(key(k), (*v).to_string());
-    }
-    let mut pods = snap.pods.clone();
-    for pod in &mut pods {
-        let o = pods::ordinal("web", pod.metadata.name.as_deref().unwrap()).unwrap();
-        for (_, k, v) in labels.iter().filter(|(n, ..)| *n == o) {
-            let l = pod.metadata.labels.get_or_insert_with(Default::default);
-            l.insert((*k).to_string(), (*v).to_string());
-        }
-    }
-    (set, pods)
+    let mut all = vec![("pre-update-webhook", "db")];
+    all.extend_from_slice(annotations);
+    staged_with(&all, &[], labels)
 }
 
 fn opts() -> GateOptions {

@@ -45,6 +45,7 @@ pub struct Keys {
     pub pre_update_webhook: String,
     pub webhook_error_limit: String,
     pub webhook_state: String,
+    pub approval_pending: String,
 }
 
 impl Keys {
@@ -91,6 +92,7 @@ impl Keys {
             pre_update_webhook: k(names::PRE_UPDATE_WEBHOOK),
             webhook_error_limit: k(names::WEBHOOK_ERROR_LIMIT),
             webhook_state: k(names::WEBHOOK_STATE),
+            approval_pending: k(names::APPROVAL_PENDING),
         }
     }
 

@@ -62,6 +62,8 @@ pub struct Stamps {
     pub http_check_state: Option<String>,
     /// `webhook-state` as written (JSON, see [`crate::gates::webhook::WebhookState`]), when present.
     pub webhook_state: Option<String>,
+    /// `approval-pending` as written (what the approval gates wait for), when present.
+    pub approval_pending: Option<String>,
     /// `pause-points-passed` as written (JSON, see [`PassedPoints`]), when present.
     pub pause_points_passed_raw: Option<String>,
     /// `pause-points-passed`, when present and readable (for any revision: the gates check which).
@@ -191,6 +193,7 @@ impl SetConfig {
                 prometheus_check: owned(&keys.prometheus_check),
                 http_check_state: owned(&keys.http_check_state),
                 webhook_state: owned(&keys.webhook_state),
+                approval_pending: owned(&keys.approval_pending),
                 pause_points_passed_raw: owned(&keys.pause_points_passed),
                 pause_points_passed: get(&keys.pause_points_passed).and_then(PassedPoints::parse),
             },

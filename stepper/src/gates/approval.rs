@@ -166,6 +166,8 @@ pub enum Handshake {
         pods: Vec<String>,
         /// Seconds since the earliest request (0 when asked in this pass).
         waited: i64,
+        /// The earliest request of the pods waited for (`None`: asked in this pass).
+        since: Option<Timestamp>,
         /// Past `approval-timeout-seconds`.
         timed_out: bool,
     },
@@ -202,6 +204,7 @@ pub fn handshake(pods: &[StepPod<'_>], now: Timestamp, timeout: i64) -> Handshak
     Handshake::Waiting {
         pods: waiting.iter().map(|p| p.name.to_string()).collect(),
         waited,
+        since,
         timed_out: waited > timeout,
     }
 }

@@ -11,6 +11,7 @@
 //! Layer `gates` (pure): may import `config`, `model` (ARCHITECTURE.md, "Layers").
 
 pub mod approval;
+pub mod approval_note;
 pub mod check;
 mod check_effects;
 pub mod http_check;
@@ -235,6 +236,9 @@ pub struct Evaluation {
     pub pod_writes: Vec<approval::PodWrite>,
     /// While the next step waits for the application: (seconds waited, `approval-timeout-seconds`).
     pub approval_wait: Option<(i64, i64)>,
+    /// What the approval gates wait for, in one stable line ([`approval_note`]): the value of
+    /// `<prefix>/approval-pending` while they hold the step.
+    pub approval_note: Option<String>,
 }
 
 impl Evaluation {
@@ -247,6 +251,7 @@ impl Evaluation {
             canary: None,
             pod_writes: Vec::new(),
             approval_wait: None,
+            approval_note: None,
         }
     }
 }
@@ -275,9 +280,12 @@ pub fn before_gates(set: &StatefulSet, config: &SetConfig) -> Option<Verdict> {
 /// True for a set with nothing left to step ([`before_gates`]) whose pods must be read to withdraw the
 /// approval requests on them (a rollback, a forced set): the handshake is on and the rollout was
 /// blocked when last seen (`blocked-reason` recorded; a pass that writes a request always blocks, and
-/// only a step, which withdraws the others, clears it).
+/// only a step, which withdraws the others, clears it), or `approval-pending` is recorded (it stays,
+/// saying so, while a withdrawal is under way: a pod write lost in one pass is retried in the next,
+/// [`approval_note::withdrawing`]).
 pub fn withdraws_requests(config: &SetConfig) -> bool {
-    config.approval.is_some() && config.stamps.blocked_reason.is_some()
+    config.approval.is_some()
+        && (config.stamps.blocked_reason.is_some() || config.stamps.approval_pending.is_some())
 }
 
 /// The gates for one StatefulSet: [`before_gates`], then [`GATES`] in order; else a step to

@@ -3,6 +3,7 @@
 //! record. The decision over the pods is [`approval`]'s.
 
 use super::approval::{self, Handshake, StepPod};
+use super::approval_note::{self, names};
 use super::{Evaluation, GateInput, Verdict};
 use crate::model::reasons::degraded_kind::{self, APPROVAL_TIMEOUT};
 use crate::model::reasons::{Blocked, Reason};
@@ -17,15 +18,6 @@ pub(super) fn step_pods<'a>(input: &GateInput<'a>) -> Vec<StepPod<'a>> {
         input.config.primary.as_ref(),
         &input.config.keys,
     )
-}
-
-/// `web-4, web-3`, or `web-4, web-3 (and 2 more)` past three names.
-pub(super) fn names(pods: &[String]) -> String {
-    let shown = pods.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
-    match pods.len() {
-        n if n > 3 => format!("{shown} (and {} more)", n - 3),
-        _ => shown,
-    }
 }
 
 /// Gate `PrimaryNotMoved`: passes without `<prefix>/primary-selector`, or when no pod the next step
@@ -118,6 +110,16 @@ pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
     if let Handshake::Waiting { waited, .. } = handshake {
         ev.approval_wait = Some((waited, config.timeout_seconds));
     }
+    ev.approval_note = match &handshake {
+        Handshake::Approved => None,
+        Handshake::Denied { pod, reason } => Some(approval_note::denied(pod, reason)),
+        Handshake::Waiting { pods, since, .. } => Some(approval_note::waiting(
+            &names(pods),
+            revision,
+            since.unwrap_or(input.now),
+            config.timeout_seconds,
+        )),
+    };
     let wanted = match handshake {
         Handshake::Waiting {
             pods,

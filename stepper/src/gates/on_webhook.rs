@@ -7,6 +7,7 @@
 use jiff::Timestamp;
 
 use super::approval::StepPod;
+use super::approval_note;
 use super::webhook::{self, WebhookState, current_state, next_state};
 use super::webhook_answer::{Decision, WebhookAnswer};
 use super::webhook_request::Question;
@@ -41,7 +42,7 @@ impl Run<'_> {
 
     /// `web-4, web-3`.
     fn names(&self) -> String {
-        super::on_approval::names(
+        approval_note::names(
             &self
                 .pods
                 .iter()
@@ -237,6 +238,12 @@ pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
     if let Some(s) = r.state().filter(|s| !approved(s)) {
         let waited = input.now.duration_since(s.first_asked).as_secs().max(0);
         ev.approval_wait = Some((waited, r.config.timeout_seconds));
+        ev.approval_note = Some(approval_note::webhook(
+            name,
+            &r.names(),
+            s,
+            r.config.timeout_seconds,
+        ));
     }
     let wanted = r.state().filter(|s| !approved(s)).and_then(|s| {
         if s.errors >= r.config.error_limit {

@@ -132,6 +132,7 @@ pub fn step_patch(
         (config.keys.prometheus_check.clone(), None),
         (config.keys.http_check_state.clone(), None),
         (config.keys.webhook_state.clone(), None),
+        (config.keys.approval_pending.clone(), None),
     ];
     let degraded_now = config.stamps.degraded_reason.as_deref();
     if rejected::cleared_by_step(degraded_now) || degraded::is_check_errors(degraded_now) {

@@ -87,13 +87,14 @@ pub(super) fn plan_evaluated(
     (read, stuck): (bool, Option<recovery::Finding>),
     now: Timestamp,
 ) -> SetPlan {
-    let pod_writes = std::mem::take(&mut ev.pod_writes);
     let stuck_pods = if read {
         StuckPods::Read(stuck.as_ref())
     } else {
         StuckPods::NotRead
     };
+    // Before the pod writes are taken: a withdrawal under way is recorded (`approval-pending`).
     let mut status = status_annotations::status_changes(set, &config, pods, &ev, stuck_pods, now);
+    let pod_writes = std::mem::take(&mut ev.pod_writes);
     let mut events = std::mem::take(&mut status.events);
     // A step carries its bookkeeping and the canary plan's writes ([`canary::writes`]) in its own
     // patch: one write, so its `test` pins hold for all of it; a pause without a step joins the

@@ -1,6 +1,6 @@
 //! The status annotations a pass writes besides the step, and the Events they announce.
 //!
-//! They are `initialized`, `blocked-reason`, `completed-revision`, the gates' own state, and
+//! They are `initialized`, `blocked-reason`, `approval-pending`, `completed-revision`, the gates' own state, and
 //! `degraded-reason`: a stuck pod's record ([`crate::plan::degraded`]) and the removal of one that
 //! records a refused write ([`crate::plan::rejected`]).
 
@@ -67,6 +67,10 @@ pub fn status_annotations(
 ///   Ready" with no pod ever Ready: docs/design.md keeps such a set fixable by a plain re-apply);
 /// - `blocked-reason`: set when the reason changes (one `Blocked` Event per change, not per pass),
 ///   removed when idle or unguarded (a step's own patch removes it);
+/// - `approval-pending`: [`Evaluation::approval_note`] while `ApprovalPending` or `PrimaryNotMoved`
+///   holds the step; for a set with nothing left to step whose requests this pass withdraws, that
+///   (so the next pass reads its pods again, and retries a lost pod write); written when it changes,
+///   removed otherwise (a step's own patch removes it);
 /// - the gates' changes ([`Evaluation::changes`]) unless a step follows (a step starts the check's
 ///   counts over), pinned by a `test` op so two steppers never both count one period's check;
 /// - `completed-revision` with its `RolloutComplete` Event, once per revision;
@@ -111,6 +115,27 @@ pub fn status_changes(
                 changes.push((keys.blocked_reason.clone(), None));
             }
         }
+    }
+    // What the approval gates wait for, while they hold the step (a step's own patch removes it), or
+    // the withdrawal of requests no step makes any more, until a pass finds none left.
+    let note = match verdict {
+        Verdict::Blocked(b)
+            if matches!(b.reason, Reason::ApprovalPending | Reason::PrimaryNotMoved) =>
+        {
+            ev.approval_note.clone()
+        }
+        Verdict::Idle(_) | Verdict::Unguarded(_) if !ev.pod_writes.is_empty() => {
+            let pods: Vec<String> = ev.pod_writes.iter().map(|w| w.name.clone()).collect();
+            Some(gates::approval_note::withdrawing(
+                &gates::approval_note::names(&pods),
+            ))
+        }
+        _ => None,
+    };
+    if !matches!(verdict, Verdict::Step { .. })
+        && note.as_deref() != config.stamps.approval_pending.as_deref()
+    {
+        changes.push((keys.approval_pending.clone(), note));
     }
     let degraded_now = config.stamps.degraded_reason.as_deref();
     if rejected::cleared_without_step(degraded_now, verdict)

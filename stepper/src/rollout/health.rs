@@ -88,7 +88,8 @@ fn health_of(status: HealthStatus, message: String) -> Health {
 /// 4. `paused: "true"`: Suspended, the `paused-reason` (or `paused`);
 /// 5. a staged update ([`set::has_staged_update`]): Progressing, naming the pods on `updateRevision`,
 ///    the partition and `blocked-reason` (`staged, waiting for the stepper: …`, `stepping: …`,
-///    `rolling out: …` once the partition is 0);
+///    `rolling out: …` once the partition is 0), and after it `approval-pending` when set (`…; next
+///    step blocked: ApprovalPending: approval of web-4 on web-7d… asked at …, deadline …`);
 /// 6. not every replica Ready (and available with `minReadySeconds`): Progressing;
 /// 7. Healthy: `rollout complete: N pods on <updateRevision>, all Ready`.
 ///
@@ -159,6 +160,11 @@ pub fn health(set: &StatefulSet, config: &SetConfig) -> Health {
             && !blocked.is_empty()
         {
             message.push_str(&format!("; next step blocked: {blocked}"));
+            if let Some(waiting) = config.stamps.approval_pending.as_deref()
+                && !waiting.is_empty()
+            {
+                message.push_str(&format!(": {waiting}"));
+            }
         }
         return health_of(Progressing, message);
     }

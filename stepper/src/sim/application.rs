@@ -53,6 +53,18 @@ impl Application {
 }
 
 impl World {
+    /// True once no pod carries an approval request (`update-requested`) and the set no
+    /// `approval-pending` line: what the stepper asked was answered or withdrawn. A run ends only then
+    /// (or at its duration), so a withdrawal a fault delayed is seen through.
+    pub fn approvals_settled(&self) -> bool {
+        let requested = names::key(&self.prefix, names::UPDATE_REQUESTED);
+        let pending = names::key(&self.prefix, names::APPROVAL_PENDING);
+        self.pods
+            .values()
+            .all(|p| !p.annotations.contains_key(&requested))
+            && self.set["metadata"]["annotations"][pending].is_null()
+    }
+
     /// The answerer's second at `self.t` (the module's rules); a pod whose annotations change gets a
     /// new `resourceVersion`.
     pub fn answer_requests(&mut self) {

@@ -39,6 +39,42 @@ pub fn fixture_list<T: DeserializeOwned + Clone>(file: &str) -> Vec<T> {
 }
 
 /// The snapshot of one moment: its StatefulSets, Pods and PDBs.
+/// The "1-staged" moment's set and pods with `annotations` added to the set and `pod_annotations` /
+/// `labels` on pods by ordinal (annotation names short: `safe-rollout.dev/` is prefixed).
+pub fn staged_with(
+    annotations: &[(&str, &str)],
+    pod_annotations: &[(u32, &str, &str)],
+    labels: &[(u32, &str, &str)],
+) -> (StatefulSet, Vec<Pod>) {
+    let key = |name: &str| format!("safe-rollout.dev/{name}");
+    let snap = moment("1-staged");
+    let mut set = (*snap.statefulsets[0]).clone();
+    let map = set
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default);
+    for (k, v) in annotations {
+        map.insert(key(k), (*v).to_string());
+    }
+    let mut pods = snap.pods.clone();
+    for pod in &mut pods {
+        let name = pod.metadata.name.as_deref().unwrap_or_default();
+        let o = sts_stepper::model::pods::ordinal("web", name).expect("a web pod");
+        for (_, k, v) in pod_annotations.iter().filter(|(n, ..)| *n == o) {
+            let a = pod
+                .metadata
+                .annotations
+                .get_or_insert_with(Default::default);
+            a.insert(key(k), (*v).to_string());
+        }
+        for (_, k, v) in labels.iter().filter(|(n, ..)| *n == o) {
+            let l = pod.metadata.labels.get_or_insert_with(Default::default);
+            l.insert((*k).to_string(), (*v).to_string());
+        }
+    }
+    (set, pods)
+}
+
 pub fn moment(name: &str) -> Snapshot {
     Snapshot {
         statefulsets: fixture_list::<StatefulSet>(&format!("{name}-statefulsets.json"))

@@ -191,7 +191,8 @@ impl Player {
 
     /// Plays the next second: its events, the pods and the controller, the stepper's pass when due,
     /// then the frame and the running totals. Returns true once the run is over: every event played
-    /// and every fault over, and the rollout complete since two stepper intervals.
+    /// and every fault over, the rollout complete since two stepper intervals, and the approval
+    /// handshake's bookkeeping done ([`World::approvals_settled`]).
     pub fn play_second(&mut self) -> bool {
         let t = self.next_second;
         self.next_second += 1;
@@ -219,7 +220,7 @@ impl Player {
         let quiet = t > self.last_event && self.next_event >= self.events.len();
         let settled = self.summary.rollout_completed.is_some_and(|done| {
             self.last_change.is_some_and(|c| done >= c) && t > done + 2 * self.interval
-        });
+        }) && self.cluster.world().approvals_settled();
         quiet && settled
     }
 

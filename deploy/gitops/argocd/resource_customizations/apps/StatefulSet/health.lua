@@ -80,6 +80,10 @@ elseif status.updateRevision ~= status.currentRevision or updated < replicas the
   end
   if partition > 0 and annotation("blocked-reason") ~= nil then
     message = message .. "; next step blocked: " .. annotation("blocked-reason")
+    -- what an approval gate waits for: the pods, the revision, when asked and the deadline
+    if annotation("approval-pending") ~= nil then
+      message = message .. ": " .. annotation("approval-pending")
+    end
   end
   return result("Progressing", message)
 elseif readiness() ~= nil then
