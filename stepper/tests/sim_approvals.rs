@@ -17,6 +17,7 @@ use std::io::Write;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
+use sts_stepper::sim::application::Protocol;
 use sts_stepper::sim::cluster::{Call, FaultKind};
 use sts_stepper::sim::scenario::{
     self, Action, ApplicationSpec, ApplySpec, Event, Scenario, SetSpec, StepperSpec, TimingSpec,
@@ -135,6 +136,8 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                             primary,
                             answer_seconds: answer,
                             switchover_seconds: switchover,
+                            protocol: Protocol::Handshake,
+                            webhook_name: "app".into(),
                         }),
                     },
                     timing: TimingSpec {
