@@ -213,7 +213,7 @@ deploy-manifests: ## Render deploy/ for $(POLICY_REF) and $(IMAGE) (and deploy/n
 # `demo` Cargo profile (every dependency unoptimized) and the runner without its `signing` feature build in
 # 3 min 54 s cold where the dev profile took 6 min 29 s (BENCHMARKS.md); `make test` builds the dev profile.
 DEMO_BIN := $(TARGET_DIR)/demo
-demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs guarded, a canary plan, the primary last
+demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs guarded, a canary plan, the primary last (pods, webhook)
 	scripts/setup.sh demo
 	$(MAKE) policy.wasm
 	$(CARGO) build --locked --profile demo -p runner -p sts-stepper --no-default-features
@@ -226,6 +226,9 @@ demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs
 	@echo
 	@echo "The primary last (pre-update-approval, primary-selector: role=primary): each pod approved by the application before its step; web-2, the primary, switches over to web-4 first; a 30 s denial holds the rollout"
 	$(DEMO_BIN)/sts-stepper simulate --scenario scenarios/primary-last.yaml
+	@echo
+	@echo "The same through the application's approval webhook (pre-update-webhook: app): each step approved by a POST's answer; web-2 asked to switch over; a denial, then 40 s of webhook errors: held, Degraded (WebhookErrors) after 3, then on"
+	$(DEMO_BIN)/sts-stepper simulate --scenario scenarios/primary-last-webhook.yaml
 
 SOAK_CASES ?= 100000
 soak: ## The simulation's property tests with $(SOAK_CASES) random rollouts each (optimized build)

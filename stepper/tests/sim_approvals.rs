@@ -1,26 +1,37 @@
-//! Property test of the approval handshake and the primary last (docs/approvals.md): random sets with
-//! `pre-update-approval` (and, half the time, `primary-selector: role=primary` over an application with
-//! a primary), a simulated application that answers after a random delay and switches over in random
-//! time, random template changes and rollbacks, denials, a silent answerer and failing pod patches,
-//! played on the simulated controller with the real policy and the real stepper. Invariants:
+//! Property test of the approvals and the primary last (docs/approvals.md): random sets asking the
+//! application on the pods (`pre-update-approval`) or through its webhook (`pre-update-webhook`, with a
+//! random `webhook-error-limit`), half the time with `primary-selector: role=primary` over an
+//! application with a primary; a simulated application that answers after a random delay and switches
+//! over in random time; random template changes and rollbacks, denials, a silent answerer, failing pod
+//! patches, webhook errors of every kind, a stepper killed between its read and its write and two
+//! steppers racing, played on the simulated controller with the real policy and the real stepper.
+//! Invariants:
 //!
-//! 1. no step exposes a pod that had not approved the update revision, or that was denying it: a
-//!    denial, a timeout (a silent answerer) or an error (a failed request) never steps;
+//! 1. no step exposes a pod that had not approved the update revision (on the pod; the webhook: its
+//!    `Approve` in the pass that stepped), or that was denying it: a denial, a timeout (a silent
+//!    answerer) or an error (a failed request, a webhook error) never steps;
 //! 2. no step exposes the pod holding the primary role;
-//! 3. every rollout whose approvals come (the answerer answering and no denial from the quiet time
-//!    on) completes within the bound of [`bound`];
-//! 4. once complete, no pod carries a request: a new revision or a rollback withdrew what was asked.
+//! 3. every rollout whose approvals come (the answerer answering and no denial or webhook error from
+//!    the quiet time on) completes within the bound of [`bound`], not left recorded Degraded (an
+//!    `ApprovalTimeout` or `WebhookErrors` on the way is removed by the approval that follows);
+//! 4. a new revision or a rollback cancels what was asked: once complete, no pod carries a request
+//!    (the handshake); every call carries the set's `updateRevision` of its second, and nothing is ever
+//!    written on the pods (the webhook).
 //!
-//! Cases: env `SIM_CASES` (default 300; `make soak` runs more).
+//! Cases: env `SIM_CASES` (default 600, about half of them through the webhook; `make soak` runs more).
 
+use std::cell::Cell;
 use std::io::Write;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
+use sts_stepper::sim::application::Protocol;
 use sts_stepper::sim::cluster::{Call, FaultKind};
 use sts_stepper::sim::scenario::{
-    self, Action, ApplicationSpec, ApplySpec, Event, Scenario, SetSpec, StepperSpec, TimingSpec,
+    self, Action, ApplicationSpec, ApplySpec, Event, Run, Scenario, SetSpec, StepperSpec,
+    TimingSpec,
 };
+use sts_stepper::sim::webhook::WebhookFailure;
 
 const MAX_REPLICAS: i32 = 6;
 
@@ -59,6 +70,10 @@ fn action(replicas: u32) -> impl Strategy<Value = Action> {
                 seconds,
                 probability: 1.0,
             }),
+        2 => (1i64..60, prop::option::of(prop::sample::select(WebhookFailure::ALL.to_vec())))
+            .prop_map(|(seconds, kind)| Action::WebhookErrors { seconds, kind }),
+        1 => Just(Action::KillStepper {}),
+        1 => (1i64..60).prop_map(|seconds| Action::ConcurrentSteppers { seconds }),
     ]
 }
 
@@ -68,7 +83,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             let n = u32::try_from(replicas).expect("replicas");
             (
                 Just(replicas),
-                any::<bool>(),
+                (any::<bool>(), any::<bool>(), 1u32..=4),
                 prop::option::of(0..n),
                 (0i64..=15, 0i64..=20, 30i64..=200),
                 (1i64..=3, 1i64..=6, 1i64..=3),
@@ -79,7 +94,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         .prop_map(
             |(
                 replicas,
-                parallel,
+                (parallel, webhook, error_limit),
                 primary,
                 (answer, switchover, timeout),
                 (pending, ready, terminate),
@@ -96,9 +111,10 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 let quiet = events
                     .iter()
                     .map(|e| match &e.action {
-                        Action::DenyUpdate { seconds, .. } | Action::ApiFault { seconds, .. } => {
-                            e.at + seconds
-                        }
+                        Action::DenyUpdate { seconds, .. }
+                        | Action::ApiFault { seconds, .. }
+                        | Action::WebhookErrors { seconds, .. }
+                        | Action::ConcurrentSteppers { seconds } => e.at + seconds,
                         _ => e.at,
                     })
                     .max()
@@ -109,10 +125,18 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     at: quiet,
                     action: Action::SilentApplication(false),
                 });
-                let mut annotations = std::collections::BTreeMap::from([
-                    ("pre-update-approval".to_string(), "true".to_string()),
-                    ("approval-timeout-seconds".to_string(), timeout.to_string()),
-                ]);
+                let mut annotations = std::collections::BTreeMap::from([(
+                    "approval-timeout-seconds".to_string(),
+                    timeout.to_string(),
+                )]);
+                let protocol = if webhook {
+                    annotations.insert("pre-update-webhook".into(), "app".into());
+                    annotations.insert("webhook-error-limit".into(), error_limit.to_string());
+                    Protocol::Webhook
+                } else {
+                    annotations.insert("pre-update-approval".into(), "true".into());
+                    Protocol::Handshake
+                };
                 if primary.is_some() {
                     annotations.insert("primary-selector".into(), "role=primary".into());
                 }
@@ -135,6 +159,8 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                             primary,
                             answer_seconds: answer,
                             switchover_seconds: switchover,
+                            protocol,
+                            webhook_name: "app".into(),
                         }),
                     },
                     timing: TimingSpec {
@@ -160,7 +186,98 @@ fn cases() -> u32 {
     std::env::var("SIM_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(300)
+        .unwrap_or(600)
+}
+
+/// What the cases exercised, summed over them.
+#[derive(Default)]
+struct Counts {
+    webhook_cases: Cell<usize>,
+    asked: Cell<usize>,
+    switchovers: Cell<usize>,
+    webhook_calls: Cell<u64>,
+    webhook_errors: Cell<u64>,
+    webhook_denials: Cell<u64>,
+    degraded_by_errors: Cell<usize>,
+}
+
+fn add<T: Copy + std::ops::Add<Output = T>>(c: &Cell<T>, n: T) {
+    c.set(c.get() + n);
+}
+
+/// The invariants of the module on one played case `s`, its `run`; adds what it exercised to `counts`.
+fn check(s: &Scenario, run: &Run, counts: &Counts) -> Result<(), TestCaseError> {
+    let w = &run.world;
+    prop_assert!(
+        w.unapproved_replacements.is_empty(),
+        "steps exposed pods without approval or holding the primary: {:?}\n{:?}",
+        w.unapproved_replacements,
+        s.events
+    );
+    let app = w.application.as_ref().expect("application");
+    let prefix = sts_safe_rollout_rules::annotations::DEFAULT_PREFIX;
+    let webhook = app.protocol == Protocol::Webhook;
+    if webhook {
+        let on_pods: Vec<(u32, &String)> = (w.pods.values())
+            .flat_map(|p| p.annotations.keys().map(move |k| (p.ordinal, k)))
+            .filter(|(_, k)| k.starts_with(prefix))
+            .collect();
+        prop_assert!(on_pods.is_empty(), "written on the pods: {on_pods:?}");
+        prop_assert_eq!(
+            app.webhook.stale_requests,
+            0,
+            "a call about a former revision"
+        );
+        add(&counts.webhook_cases, 1);
+        add(&counts.webhook_calls, app.webhook.total_calls());
+        let count = |label: &str| app.webhook.calls.get(label).copied().unwrap_or(0);
+        add(&counts.webhook_errors, count("Error"));
+        add(&counts.webhook_denials, count("Deny"));
+    }
+    let last_change = (s.events.iter())
+        .filter(|e| matches!(e.action, Action::Apply(_) | Action::Undo {}))
+        .map(|e| e.at)
+        .max();
+    if let Some(last_change) = last_change {
+        prop_assert!(
+            (run.summary.rollout_completed).is_some_and(|done| done >= last_change),
+            "the rollout did not complete by t={} (bound {})",
+            run.summary.ended,
+            bound(s)
+        );
+        let requested = sts_safe_rollout_rules::annotations::key(
+            prefix,
+            sts_safe_rollout_rules::annotations::UPDATE_REQUESTED,
+        );
+        let left: Vec<u32> = (w.pods.values())
+            .filter(|p| p.annotations.contains_key(&requested))
+            .map(|p| p.ordinal)
+            .collect();
+        prop_assert!(
+            left.is_empty(),
+            "requests left on pods {left:?} after the rollout"
+        );
+        let degraded = &w.set["metadata"]["annotations"][format!("{prefix}/degraded-reason")];
+        prop_assert!(
+            degraded.is_null(),
+            "left Degraded after the rollout: {degraded}"
+        );
+    }
+    let count = |reason: &str, text: &str| {
+        (w.events.iter())
+            .filter(|e| e.1 == reason && e.2.contains(text))
+            .count()
+    };
+    add(&counts.asked, count("ApprovalRequested", ""));
+    add(
+        &counts.switchovers,
+        count("ApprovalRequested", "switch over"),
+    );
+    add(
+        &counts.degraded_by_errors,
+        count("RolloutDegraded", "WebhookErrors"),
+    );
+    Ok(())
 }
 
 #[test]
@@ -171,74 +288,37 @@ fn the_application_is_asked_and_the_primary_goes_last() {
         failure_persistence: None,
         ..Config::default()
     });
-    let asked = std::cell::Cell::new(0usize);
-    let switchovers = std::cell::Cell::new(0usize);
+    let counts = Counts::default();
     runner
         .run(&scenario(), |s| {
             let run = scenario::run(&s, false, 7).map_err(TestCaseError::fail)?;
-            let w = &run.world;
-            prop_assert!(
-                w.unapproved_replacements.is_empty(),
-                "steps exposed pods without approval or holding the primary: {:?}\n{}",
-                w.unapproved_replacements,
-                format!("{:?}", s.events)
-            );
-            let last_change = s
-                .events
-                .iter()
-                .filter(|e| matches!(e.action, Action::Apply(_) | Action::Undo {}))
-                .map(|e| e.at)
-                .max();
-            if last_change.is_some() {
-                prop_assert!(
-                    run.summary
-                        .rollout_completed
-                        .is_some_and(|done| done >= last_change.unwrap_or(0)),
-                    "the rollout did not complete by t={} (bound {})",
-                    run.summary.ended,
-                    bound(&s)
-                );
-                let requested = sts_safe_rollout_rules::annotations::key(
-                    sts_safe_rollout_rules::annotations::DEFAULT_PREFIX,
-                    sts_safe_rollout_rules::annotations::UPDATE_REQUESTED,
-                );
-                let left: Vec<u32> = w
-                    .pods
-                    .values()
-                    .filter(|p| p.annotations.contains_key(&requested))
-                    .map(|p| p.ordinal)
-                    .collect();
-                prop_assert!(
-                    left.is_empty(),
-                    "requests left on pods {left:?} after the rollout"
-                );
-            }
-            asked.set(
-                asked.get()
-                    + w.events
-                        .iter()
-                        .filter(|e| e.1 == "ApprovalRequested")
-                        .count(),
-            );
-            switchovers.set(
-                switchovers.get()
-                    + w.events
-                        .iter()
-                        .filter(|e| e.1 == "ApprovalRequested" && e.2.contains("switch over"))
-                        .count(),
-            );
-            Ok(())
+            check(&s, &run, &counts)
         })
         .unwrap_or_else(|e| panic!("{e}"));
-    let (asked, switchovers) = (asked.get(), switchovers.get());
+    let c = counts;
     // Written to the process's stderr, not through `eprintln!` (which the test harness captures): the
     // counts show in `make test`'s output.
     let _ = writeln!(
         std::io::stderr(),
-        "sim_approvals: {cases} cases, {asked} ApprovalRequested Events, {switchovers} of them asking a switchover"
+        "sim_approvals: {cases} cases, {} ApprovalRequested Events, {} of them asking a switchover; \
+         {} cases through the webhook: {} calls, {} without a decision, {} Deny, {} WebhookErrors Degraded",
+        c.asked.get(),
+        c.switchovers.get(),
+        c.webhook_cases.get(),
+        c.webhook_calls.get(),
+        c.webhook_errors.get(),
+        c.webhook_denials.get(),
+        c.degraded_by_errors.get(),
     );
     assert!(
-        asked > 0 && switchovers > 0,
-        "the cases exercised the handshake and the switchover"
+        c.asked.get() > 0 && c.switchovers.get() > 0,
+        "the cases exercised the approvals and the switchover"
+    );
+    assert!(
+        c.webhook_cases.get() > 0
+            && c.webhook_errors.get() > 0
+            && c.webhook_denials.get() > 0
+            && c.degraded_by_errors.get() > 0,
+        "the cases exercised the webhook, its errors, its denials and webhook-error-limit"
     );
 }

@@ -7,13 +7,32 @@
 //! `answer_seconds` have passed since `update-requested-at`, a pod asked to switch over that holds the
 //! role hands it to another Ready pod (taking `switchover_seconds`), then the pod is approved
 //! (`update-approved` = the requested revision).
+//!
+//! An application with `protocol: webhook` answers through its approval webhook instead
+//! ([`super::webhook`]): it writes nothing on the pods; its primary, its denials, its silence and its
+//! switchovers are the same.
 
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
+use serde::Deserialize;
 use sts_safe_rollout_rules::annotations as names;
 
+use super::webhook::SimWebhook;
 use super::world::{World, timestamp};
+use crate::gates::webhook_answer::Decision;
+
+/// How the application answers the stepper's questions (docs/approvals.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Protocol {
+    /// On the pods: it reads `update-requested` and writes `update-approved` / `update-denied` (the
+    /// set carries `pre-update-approval: "true"`).
+    #[default]
+    Handshake,
+    /// Through its approval webhook (the set carries `pre-update-webhook: <name>`).
+    Webhook,
+}
 
 /// The application of a simulated set.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,10 +49,15 @@ pub struct Application {
     pub denials: BTreeMap<u32, (String, i64)>,
     /// A switchover under way: (from, to, the second it completes).
     pub switchover: Option<(u32, u32, i64)>,
+    /// How it answers: on the pods, or through its webhook.
+    pub protocol: Protocol,
+    /// Its webhook (used with [`Protocol::Webhook`]).
+    pub webhook: SimWebhook,
 }
 
 impl Application {
-    /// An application with its primary on `primary` answering after `answer_seconds`.
+    /// An application with its primary on `primary` answering after `answer_seconds`, on the pods (the
+    /// handshake).
     pub fn new(primary: Option<u32>, answer_seconds: i64, switchover_seconds: i64) -> Self {
         Application {
             primary,
@@ -42,6 +66,8 @@ impl Application {
             silent: false,
             denials: BTreeMap::new(),
             switchover: None,
+            protocol: Protocol::Handshake,
+            webhook: SimWebhook::default(),
         }
     }
 
@@ -66,7 +92,8 @@ impl World {
     }
 
     /// The answerer's second at `self.t` (the module's rules); a pod whose annotations change gets a
-    /// new `resourceVersion`.
+    /// new `resourceVersion`. With the webhook, only the switchover under way and the denials move on:
+    /// nothing is written on the pods.
     pub fn answer_requests(&mut self) {
         let Some(mut app) = self.application.clone() else {
             return;
@@ -88,6 +115,10 @@ impl World {
             app.switchover = None;
         }
         app.denials.retain(|_, (_, until)| *until > t);
+        if app.protocol == Protocol::Webhook {
+            self.application = Some(app);
+            return;
+        }
         let ordinals: Vec<u32> = self.pods.keys().copied().collect();
         for o in ordinals {
             let mut changes: Vec<(String, Option<String>)> = Vec::new();
@@ -118,7 +149,7 @@ impl World {
                 if switching {
                     // Even if it approved before it held the role: the role moves first.
                     if app.switchover.is_none()
-                        && let Some(to) = self.switchover_target(o)
+                        && let Some(to) = self.switchover_target(o, &[])
                     {
                         app.switchover = Some((o, to, t + app.switchover_seconds));
                     }
@@ -141,13 +172,15 @@ impl World {
         self.application = Some(app);
     }
 
-    /// Where the primary role goes from `from`: a Ready pod that is not terminating, one on the update
-    /// revision first, then the highest ordinal (the next step's pods are the lowest not updated).
-    fn switchover_target(&self, from: u32) -> Option<u32> {
+    /// Where the primary role goes from `from`: a Ready pod that is not terminating and not in `step`
+    /// (the pods asked about with it), one on the update revision first, then the highest ordinal (the
+    /// next step's pods are the lowest not updated).
+    pub(super) fn switchover_target(&self, from: u32, step: &[u32]) -> Option<u32> {
         let update = self.status_str("updateRevision");
         self.pods
             .values()
-            .filter(|p| p.ordinal != from && p.running_and_ready() && !p.terminating())
+            .filter(|p| p.ordinal != from && !step.contains(&p.ordinal))
+            .filter(|p| p.running_and_ready() && !p.terminating())
             .max_by_key(|p| (p.revision == update, p.ordinal))
             .map(|p| p.ordinal)
     }
@@ -156,7 +189,9 @@ impl World {
     /// partition, off the update revision) when the set asks for approvals and the pod had not approved
     /// the update revision or was denying it, or when it held the primary role the set's
     /// `primary-selector` names (`role=primary`): the harms the handshake and the selector exist to
-    /// prevent, judged on the world as it is when the step lands.
+    /// prevent, judged on the world as it is when the step lands. With `pre-update-webhook`, "approved"
+    /// is the webhook's latest reply covering the pod for the update revision: `Approve`, in this
+    /// second (an approval counts only for the pass that got it: docs/approvals.md, "Webhook").
     pub(super) fn note_replacement(&mut self, ordinal: u32) {
         let annotation = |name: &str| {
             self.set["metadata"]["annotations"][names::key(&self.prefix, name)]
@@ -180,6 +215,9 @@ impl World {
                 why.push(format!("denied ({reason})"));
             }
         }
+        if let Some(name) = annotation(names::PRE_UPDATE_WEBHOOK) {
+            why.extend(self.unapproved_by_webhook(&name, ordinal, &update));
+        }
         let primary = self.application.as_ref().and_then(|a| a.primary);
         if annotation(names::PRIMARY_SELECTOR).is_some() && primary == Some(ordinal) {
             why.push("held the primary role".to_string());
@@ -188,5 +226,30 @@ impl World {
             self.unapproved_replacements
                 .push((self.t, ordinal, why.join(", ")));
         }
+    }
+
+    /// Why the webhook `name` had not approved exposing the pod at `ordinal` to `update` now: its latest
+    /// reply covering the pod for that revision was not an `Approve` of this second, or a denial of
+    /// the pod is on.
+    fn unapproved_by_webhook(&self, name: &str, ordinal: u32, update: &str) -> Vec<String> {
+        let t = self.t;
+        let Some(app) = self.application.as_ref() else {
+            return vec![format!("no application behind webhook {name}")];
+        };
+        let mut why = Vec::new();
+        match app.webhook.replies.get(&(ordinal, update.to_string())) {
+            Some((Some(Decision::Approve), at)) if *at == t => {}
+            Some((decision, at)) => why.push(format!(
+                "webhook {name}'s latest reply for {update} was {} at t={at}",
+                decision.map_or("an error", Decision::as_str)
+            )),
+            None => why.push(format!("webhook {name} never answered for {update}")),
+        }
+        if let Some((reason, until)) = app.denials.get(&ordinal)
+            && *until > t
+        {
+            why.push(format!("denied ({reason})"));
+        }
+        why
     }
 }

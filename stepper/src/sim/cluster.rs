@@ -16,6 +16,7 @@ use serde::Deserialize;
 use super::world::World;
 use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, PodPatched, Prometheus};
 use crate::gates::prometheus::QueryOutcome;
+use crate::gates::webhook_answer::WebhookAnswer;
 use crate::plan::events::EventNote;
 
 /// `apiVersion` of the simulated controller owner (MOCO's MySQLCluster group/version).
@@ -365,7 +366,8 @@ impl Cluster for SimCluster {
 }
 
 /// The simulation's Prometheus: every query returns one series while the application is healthy and
-/// an empty result while the scenario's application-unhealthy signal is raised.
+/// an empty result while the scenario's application-unhealthy signal is raised. Its approval webhook is
+/// the simulated application's ([`super::webhook`]).
 impl Prometheus for SimCluster {
     fn query(&self, _expr: &str) -> impl Future<Output = QueryOutcome> + Send {
         let outcome = if self.world().app_unhealthy {
@@ -374,5 +376,13 @@ impl Prometheus for SimCluster {
             QueryOutcome::NonEmpty(1)
         };
         std::future::ready(outcome)
+    }
+
+    fn webhook(
+        &self,
+        name: &str,
+        body: &serde_json::Value,
+    ) -> impl Future<Output = WebhookAnswer> + Send {
+        std::future::ready(self.do_webhook(name, body))
     }
 }

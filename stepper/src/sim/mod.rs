@@ -15,14 +15,18 @@
 //!   never becomes Ready (Kubernetes issue #67250);
 //! - [`kubelet`]: pod timing — Pending, Running, Ready, node failures, eviction, termination;
 //! - [`application`]: the application behind the pods — its primary, and an answerer of the approval
-//!   handshake (delays, denials, silence, a switchover that takes time);
+//!   handshake (delays, denials, silence, a switchover that takes time); [`webhook`]: the same
+//!   application answering through its approval webhook instead (`protocol: webhook`), the stepper's
+//!   POSTs served as HTTP answers its own client reads, with failure periods (timeouts, refused
+//!   connections, HTTP 500, a 2xx without a decision);
 //! - [`oracle`]: the harm oracle — slots down, steps taken while a gate failed, restarts while
-//!   another pod was down;
+//!   another pod was down, pods replaced without the application's approval (on the pod, or the
+//!   webhook's `Approve` in the same second) or while holding the primary role;
 //! - [`cluster`]: [`cluster::SimCluster`], the [`crate::cluster::Cluster`] implementation, with API
 //!   faults (409/500 on any call); [`fleet`]: several sets behind one cluster;
 //! - [`scenario`]: scenarios as YAML data, the run loop (faults: node failure, bad revision,
-//!   application-unhealthy signal, API faults, a stepper killed between read and write, two steppers
-//!   racing), the timeline and the summary behind `sts-stepper simulate`.
+//!   application-unhealthy signal, API faults, webhook errors, a stepper killed between read and
+//!   write, two steppers racing), the timeline and the summary behind `sts-stepper simulate`.
 //!
 //! # Fidelity: what differs from a real control plane
 //!
@@ -57,4 +61,5 @@ pub mod objects;
 pub mod oracle;
 mod pod_writes;
 pub mod scenario;
+pub mod webhook;
 pub mod world;

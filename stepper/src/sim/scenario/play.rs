@@ -196,6 +196,17 @@ pub(super) fn play(
             }
             None => "silentApplication: the scenario has no application".into(),
         },
+        Action::WebhookErrors { seconds, kind } => match world.application.as_mut() {
+            Some(app) => {
+                app.webhook.failing = Some((t + seconds, *kind));
+                let how = kind.map_or_else(
+                    || "timeouts, refused connections, HTTP 500s, 200s without a decision".into(),
+                    |k| format!("{k:?}"),
+                );
+                format!("the application's webhook gives no decision for {seconds}s: {how}")
+            }
+            None => "webhookErrors: the scenario has no application".into(),
+        },
         Action::DeletePod(o) => {
             if world.delete_pod(*o) {
                 disruptions.fault_deleted.insert(*o);

@@ -132,8 +132,16 @@ pub fn render_summary(s: &Summary) -> String {
         (Some(a), None) => format!("NOT complete by t={}s (started t={a}s)", s.ended),
         _ => "no rollout".into(),
     };
+    let webhook = if s.webhook_calls > 0 {
+        format!(
+            "  webhook calls (without a decision)   {} ({})\n",
+            s.webhook_calls, s.webhook_errors
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "summary:\n  rollout duration                     {duration}\n  max pods unavailable at once         {}\n  pods restarted while another was down {}\n  steps taken (while a gate failed)    {} ({})\n  steps while the app was unhealthy    {}\n  pods replaced unapproved or primary  {}\n  API conflicts / errors answered      {} / {}\n",
+        "summary:\n  rollout duration                     {duration}\n  max pods unavailable at once         {}\n  pods restarted while another was down {}\n  steps taken (while a gate failed)    {} ({})\n  steps while the app was unhealthy    {}\n  pods replaced unapproved or primary  {}\n  API conflicts / errors answered      {} / {}\n{webhook}",
         s.max_down,
         s.restarts_while_down,
         s.steps,

@@ -14,7 +14,8 @@ use super::play::{Disruptions, play, stepper_pass};
 use super::spec::{Action, Event, Scenario, key};
 use crate::gates::GateOptions;
 use crate::pass::PassOptions;
-use crate::sim::application::Application;
+use crate::pass::probes::ProbeOptions;
+use crate::sim::application::{Application, Protocol};
 use crate::sim::cluster::{SIM_OWNER_API_VERSION, SIM_OWNER_UID, SimCluster};
 use crate::sim::kubelet::Timing;
 use crate::sim::oracle::StepRecord;
@@ -51,9 +52,14 @@ pub struct Summary {
     /// Errors (500) the API answered.
     pub api_errors: u64,
     /// Pods a step exposed to replacement without their approval of the update revision, while denying
-    /// it, or while holding the primary role ([`World::unapproved_replacements`]): what the handshake
-    /// and the primary's selector must keep at 0.
+    /// it, or while holding the primary role ([`World::unapproved_replacements`]): what the handshake,
+    /// the webhook and the primary's selector must keep at 0.
     pub unapproved_replacements: usize,
+    /// Calls the stepper made to the application's approval webhook.
+    pub webhook_calls: u64,
+    /// Of those, calls that got no decision (an error: a timeout, a refused connection, a status other
+    /// than 2xx, a 2xx without a decision).
+    pub webhook_errors: u64,
     /// Last second simulated.
     pub ended: i64,
 }
@@ -118,11 +124,16 @@ impl Player {
         let mut world = World::new(&shape, timing, !native, annotations::DEFAULT_PREFIX, seed)?;
         world.pdb_max_unavailable = scenario.set.pdb_max_unavailable;
         world.bad_images = scenario.set.bad_images.clone();
-        world.application = scenario
-            .set
-            .application
-            .as_ref()
-            .map(|a| Application::new(a.primary, a.answer_seconds, a.switchover_seconds));
+        world.application = scenario.set.application.as_ref().map(|a| {
+            let mut app = Application::new(a.primary, a.answer_seconds, a.switchover_seconds);
+            app.protocol = a.protocol;
+            app.webhook.name.clone_from(&a.webhook_name);
+            app
+        });
+        // The stepper's `--webhook` flags: the application's webhook, when it answers through one.
+        let webhooks = (scenario.set.application.as_ref())
+            .filter(|a| a.protocol == Protocol::Webhook)
+            .map(|a| vec![a.webhook_name.clone()]);
         for (k, v) in &scenario.set.annotations {
             world.set["metadata"]["annotations"][key(k)] = json!(v);
         }
@@ -140,9 +151,15 @@ impl Player {
             gates: GateOptions {
                 pdb_gate: scenario.stepper.pdb_gate,
                 recover_stuck_pods: scenario.stepper.recover_stuck_pods,
+                webhooks,
                 ..GateOptions::default()
             },
             dry_run: false,
+            // A stepper that may write calls the webhooks (`once`, `watch`).
+            probes: ProbeOptions {
+                call_webhooks: true,
+                ..ProbeOptions::default()
+            },
             ..PassOptions::default()
         };
         let mut events = scenario.events.clone();
@@ -152,7 +169,8 @@ impl Player {
             .map(|e| match &e.action {
                 Action::NodeFailure { seconds, .. }
                 | Action::ApiFault { seconds, .. }
-                | Action::ConcurrentSteppers { seconds } => e.at + seconds,
+                | Action::ConcurrentSteppers { seconds }
+                | Action::WebhookErrors { seconds, .. } => e.at + seconds,
                 _ => e.at,
             })
             .max()
@@ -271,6 +289,10 @@ impl Player {
         summary.steps_unobserved = world.steps.iter().filter(|s| !s.observed).count();
         summary.steps_while_app_unhealthy = world.steps.iter().filter(|s| s.app_unhealthy).count();
         summary.unapproved_replacements = world.unapproved_replacements.len();
+        if let Some(app) = &world.application {
+            summary.webhook_calls = app.webhook.total_calls();
+            summary.webhook_errors = app.webhook.calls.get("Error").copied().unwrap_or(0);
+        }
         summary.conflicts = counters.conflicts;
         summary.api_errors = counters.errors;
         let steps = world.steps.clone();

@@ -8,7 +8,9 @@ use serde::Deserialize;
 
 use sts_safe_rollout_rules::annotations;
 
+use crate::sim::application::Protocol;
 use crate::sim::cluster::{Call, FaultKind};
+use crate::sim::webhook::WebhookFailure;
 
 /// A scenario file.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -70,13 +72,15 @@ pub struct SetSpec {
     /// application-health signal (`appUnhealthy`). Default: none.
     #[serde(default)]
     pub owner: Option<String>,
-    /// The application behind the pods, answering the approval handshake
-    /// ([`crate::sim::application`]); default: none (no request is ever answered).
+    /// The application behind the pods, answering the approval handshake or its approval webhook
+    /// ([`crate::sim::application`], [`crate::sim::webhook`]); default: none (no request is ever
+    /// answered).
     #[serde(default)]
     pub application: Option<ApplicationSpec>,
 }
 
-/// The application of a scenario's set: its primary and its answerer.
+/// The application of a scenario's set: its primary and its answerer, on the pods or through its
+/// webhook.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApplicationSpec {
@@ -90,6 +94,19 @@ pub struct ApplicationSpec {
     /// Seconds a switchover takes (default 10).
     #[serde(default = "ten")]
     pub switchover_seconds: i64,
+    /// How it answers: `handshake` (default; on the pods, for a set with `pre-update-approval: "true"`)
+    /// or `webhook` (through its approval webhook, for a set with `pre-update-webhook:
+    /// <webhookName>`; the simulated stepper is configured with `--webhook <webhookName>=…`).
+    #[serde(default)]
+    pub protocol: Protocol,
+    /// The webhook's name on the stepper (`--webhook NAME=URL`), with `protocol: webhook` (default
+    /// `app`).
+    #[serde(default = "default_webhook_name")]
+    pub webhook_name: String,
+}
+
+fn default_webhook_name() -> String {
+    "app".into()
 }
 
 fn ten() -> i64 {
@@ -245,8 +262,19 @@ pub enum Action {
         /// How long.
         seconds: i64,
     },
-    /// The application's answerer stops (`true`) or resumes (`false`) answering.
+    /// The application's answerer stops (`true`) or resumes (`false`) answering (its webhook: every
+    /// call times out).
     SilentApplication(bool),
+    /// The application's webhook gives no decision for `seconds`: every call fails with `kind`
+    /// (`timeout`, `refused`, `serverError`: HTTP 500, `noDecision`: HTTP 200 without a decision), or
+    /// with each kind in turn when it is absent.
+    WebhookErrors {
+        /// How long (virtual seconds).
+        seconds: i64,
+        /// The failure (default: each in turn).
+        #[serde(default)]
+        kind: Option<WebhookFailure>,
+    },
     /// A person deletes every pod running a bad image (the Kubernetes docs' remedy after reverting a
     /// bad template: "Forced rollback").
     DeleteBadPods {},
