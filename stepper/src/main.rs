@@ -3,8 +3,8 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use sts_stepper::cli::LogFormat;
 use sts_stepper::cli::plugin;
+use sts_stepper::cli::{Command, LogFormat};
 use sts_stepper::commands::alloc::Global;
 use sts_stepper::commands::{self, Exit};
 use tracing_subscriber::EnvFilter;
@@ -32,7 +32,13 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // `simulate` prints its timeline; the simulated passes' own warnings (a simulated webhook that
+    // fails on purpose) would interleave with it on the terminal, about objects that do not exist.
+    let default = match cli.command {
+        Command::Simulate(_) => "error",
+        _ => "info",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

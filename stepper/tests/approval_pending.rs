@@ -15,6 +15,7 @@ use serde_json::Value;
 use sts_stepper::config::{Keys, SetConfig};
 use sts_stepper::gates::webhook_answer::{Answer, Decision, WebhookAnswer};
 use sts_stepper::gates::{GateOptions, Probes};
+use sts_stepper::plan::events::EventType;
 use sts_stepper::plan::{SetPlan, Snapshot, plan_with};
 use sts_stepper::rollout::health::health;
 use sts_stepper::sim::scenario::{self, Scenario};
@@ -247,4 +248,36 @@ fn a_withdrawal_keeps_the_line_until_no_request_is_left() {
     let p = plan(set, pods, None, now());
     assert!(p.pod_writes.is_empty());
     assert_eq!(written(&p), Some(None));
+}
+
+/// A pod that denies before it is asked (its operator blocks updates while a replica lags) is announced
+/// once, a Warning `ApprovalDenied`, as the line becomes the denial; not again while it stands.
+#[test]
+fn a_denial_before_any_request_is_announced_once() {
+    let denied = [(4, "update-denied", "replica lagging")];
+    let (set, pods) = staged_with(&[("pre-update-approval", "true")], &denied, &[]);
+    let p = plan(set.clone(), pods.clone(), None, now());
+    let line = "web-4 denied the update: replica lagging";
+    assert_eq!(written(&p), Some(Some(line.into())));
+    assert!(
+        p.pod_writes.is_empty(),
+        "nothing to withdraw: {:?}",
+        p.pod_writes
+    );
+    let announced: Vec<(EventType, &str)> = p
+        .status_events
+        .iter()
+        .filter(|e| e.reason == "ApprovalDenied")
+        .map(|e| (e.type_, e.note.as_str()))
+        .collect();
+    assert_eq!(announced, [(EventType::Warning, line)]);
+    let again = plan(with_line(set, line), pods, None, now());
+    assert!(
+        again
+            .status_events
+            .iter()
+            .all(|e| e.reason != "ApprovalDenied"),
+        "{:?}",
+        again.status_events
+    );
 }

@@ -239,6 +239,10 @@ pub struct Evaluation {
     /// What the approval gates wait for, in one stable line ([`approval_note`]): the value of
     /// `<prefix>/approval-pending` while they hold the step.
     pub approval_note: Option<String>,
+    /// A pod's denial (name, reason) that answers no request of this pass (the pod denied before it
+    /// was asked): announced `ApprovalDenied` when [`Evaluation::approval_note`] becomes it. A denial
+    /// answering a request is announced with the request's withdrawal instead.
+    pub unasked_denial: Option<(String, String)>,
 }
 
 impl Evaluation {
@@ -252,6 +256,7 @@ impl Evaluation {
             pod_writes: Vec::new(),
             approval_wait: None,
             approval_note: None,
+            unasked_denial: None,
         }
     }
 }

@@ -112,7 +112,16 @@ pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
     }
     ev.approval_note = match &handshake {
         Handshake::Approved => None,
-        Handshake::Denied { pod, reason } => Some(approval_note::denied(pod, reason)),
+        Handshake::Denied { pod, reason } => {
+            let withdrawn = ev
+                .pod_writes
+                .iter()
+                .any(|w| &w.name == pod && matches!(w.kind, approval::PodWriteKind::Denied(_)));
+            if !withdrawn {
+                ev.unasked_denial = Some((pod.clone(), reason.clone()));
+            }
+            Some(approval_note::denied(pod, reason))
+        }
         Handshake::Waiting { pods, since, .. } => Some(approval_note::waiting(
             &names(pods),
             revision,

@@ -26,9 +26,10 @@ pub struct GateOptions {
     /// library's default): the name is then not judged, and a check the stepper cannot make is an
     /// error of the check (held, fail closed).
     pub http_checks: Option<Vec<String>>,
-    /// The names of the `--webhook NAME=URL` flags, sorted: a set's `pre-update-webhook` naming another
-    /// is `InvalidAnnotation`. `None` where the flags are not known (as [`GateOptions::http_checks`]):
-    /// a webhook the stepper cannot call is then an error of the webhook (held, fail closed).
+    /// The names of the webhooks configured on the stepper (`--webhook NAME=URL`, `--webhook-config`),
+    /// sorted: a set's `pre-update-webhook` naming another is `InvalidAnnotation`. The simulation sets
+    /// its application's webhook here. `None` where the flags are not known (`wait`, the library's
+    /// default): a webhook the stepper cannot call is then an error of the webhook (held, fail closed).
     pub webhooks: Option<Vec<String>>,
 }
 

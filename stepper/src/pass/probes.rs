@@ -233,7 +233,7 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
     }
     if let Some(first) = unanswered.first() {
         // One line per pass, not one per query (each set's gate says the rest when it changes).
-        warn!(queries = unanswered.len(), cause = %first, "checks got no answer to {} reads", unanswered.len());
+        warn!(reads = unanswered.len(), cause = %first, "checks got no answer to {} reads", unanswered.len());
     }
     (probes, errors)
 }

@@ -135,6 +135,10 @@ pub fn status_changes(
     if !matches!(verdict, Verdict::Step { .. })
         && note.as_deref() != config.stamps.approval_pending.as_deref()
     {
+        // A denial the pod gave before it was asked: announced once, as the line changes to it.
+        if let (Some(_), Some((pod, reason))) = (&note, &ev.unasked_denial) {
+            events.push(EventNote::approval_denied(pod, reason));
+        }
         changes.push((keys.approval_pending.clone(), note));
     }
     let degraded_now = config.stamps.degraded_reason.as_deref();
