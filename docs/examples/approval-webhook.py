@@ -13,9 +13,9 @@ steps only when the answer's body says {"decision": "Approve"}. This answerer, s
   until the pod no longer matches primary-selector, then asks again with phase "Update";
 - answers Deny with a reason when maintenance() says the application must not lose a pod now.
 
-Usage: approval-webhook.py [PORT]   (default 8080; serve it behind a Service, and run the stepper with
---webhook db-approver=http://approval-webhook.demo:8080/approve). Replace the three functions marked
-"your application" with real checks.
+Usage: approval-webhook.py [PORT [ADDRESS]]   (default 8080 on every address; serve it behind a
+Service, and run the stepper with --webhook db-approver=http://approval-webhook.demo:8080/approve).
+Replace the three functions marked "your application" with real checks.
 """
 import json
 import sys
@@ -96,4 +96,5 @@ class Handler(BaseHTTPRequestHandler):
 
 if __name__ == "__main__":
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 8080
-    ThreadingHTTPServer(("", port), Handler).serve_forever()
+    address = sys.argv[2] if len(sys.argv) > 2 else ""
+    ThreadingHTTPServer((address, port), Handler).serve_forever()
