@@ -13,7 +13,7 @@ setup() {
   mkdir "$bin"
   : >"$calls"
   # Every tool of the list, present.
-  for tool in bats jq curl docker-registry buildah skopeo musl-gcc prometheus promtool python3 cargo-cyclonedx; do
+  for tool in bats jq curl docker-registry buildah skopeo musl-gcc prometheus promtool python3 kubectl cargo-cyclonedx; do
     stub "$tool"
   done
   # rustup lists what $sandbox/targets and $sandbox/components hold, and records `add`.
@@ -77,7 +77,7 @@ run_setup() {
   fake_apt_get
   run_setup
   [ "$status" -eq 0 ]
-  [[ "$output" == *"all 11 tools, 2 rustup targets and 2 components present"* ]]
+  [[ "$output" == *"all 12 tools, 2 rustup targets and 2 components present"* ]]
   ! grep -q '^apt-get' "$calls"
   ! grep -q '^rustup .*add' "$calls"
 }
@@ -135,7 +135,7 @@ run_setup() {
   [ "$(grep -c '^apt-get update' "$calls")" -eq 1 ]
   [ "$(grep -c '^apt-get install' "$calls")" -eq 1 ]
   grep -q '^apt-get install -y -qq --no-install-recommends jq musl-tools prometheus (DEBIAN_FRONTEND=noninteractive)$' "$calls"
-  [[ "$output" == *"installed; all 11 tools"* ]]
+  [[ "$output" == *"installed; all 12 tools"* ]]
 }
 
 @test "not root but sudo -n works: installs through sudo" {
@@ -177,7 +177,7 @@ EOF
   [[ "$output" == *"cargo-cyclonedx (crate cargo-cyclonedx@0.5.9: "* ]]
   grep -qx 'cargo install --locked --debug --quiet cargo-cyclonedx --version 0.5.9' "$calls"
   ! grep -q '^apt-get' "$calls"
-  [[ "$output" == *"installed; all 11 tools"* ]]
+  [[ "$output" == *"installed; all 12 tools"* ]]
 }
 
 @test "a cargo-installed tool that cannot be installed fails, naming the cargo command" {

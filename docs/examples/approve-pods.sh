@@ -3,10 +3,11 @@
 # one StatefulSet asked to approve the set's updateRevision: a pod asked to switch over that still holds
 # role=primary first hands the label to another Ready pod (one already on updateRevision if any); then
 # the pod is approved. A request naming another revision (left over from a rollback) is not answered.
-# Usage: approve-pods.sh NAMESPACE STATEFULSET [PREFIX]   (kubectl and jq; runs until stopped)
+# Usage: approve-pods.sh NAMESPACE STATEFULSET [PREFIX]   (kubectl and jq; runs until stopped; every
+# $INTERVAL seconds, default 10)
 set -u
 ns=$1 sts=$2 p=${3:-safe-rollout.dev}
-while sleep 10; do
+while sleep "${INTERVAL:-10}"; do
   rev=$(kubectl -n "$ns" get sts "$sts" -o jsonpath='{.status.updateRevision}') && [ -n "$rev" ] || continue
   pods=$(kubectl -n "$ns" get pods -o json | jq --arg sts "$sts" \
     '[.items[] | select(any(.metadata.ownerReferences[]?; .kind == "StatefulSet" and .name == $sts))]') || continue

@@ -34,7 +34,10 @@ impl Answerer {
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/examples/approval-webhook.py");
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../docs/examples/approval-webhook.py"
+        );
         let child = Command::new("python3")
             .args([script, &port.to_string(), "127.0.0.1"])
             .spawn()
@@ -42,7 +45,10 @@ impl Answerer {
         let answerer = Answerer { child, port };
         let start = Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(start.elapsed() < Duration::from_secs(20), "the answerer did not listen");
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the answerer did not listen"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         answerer
@@ -61,7 +67,11 @@ impl Answerer {
 /// The body the gates ask the pass to POST for the staged set's next step (web-4), with web-4 holding
 /// `role=primary` when `primary`.
 fn request(primary: bool) -> Value {
-    let labels: &[(u32, &str, &str)] = if primary { &[(4, "role", "primary")] } else { &[] };
+    let labels: &[(u32, &str, &str)] = if primary {
+        &[(4, "role", "primary")]
+    } else {
+        &[]
+    };
     let (set, pods) = staged_with(
         &[
             ("pre-update-webhook", "db-approver"),
