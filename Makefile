@@ -103,8 +103,10 @@ e2e-tests: policy.wasm runner ## e2e.bats: through kwctl when KWCTL is set or kw
 	fi
 
 # The ClusterAdmissionPolicy is validated against Kubewarden's real CRD from fixtures/crds/.
-validate-manifests: ## Validate deploy/ against the Kubernetes schemas (installs kubernetes-validate from PyPI)
+validate-manifests: ## Validate deploy/ against the Kubernetes schemas (kubernetes-validate from PyPI); build its Components with kubectl kustomize
 	deploy/validate.sh
+	mkdir -p $(REPORT)
+	bats --tap deploy/kustomize.bats | tee $(REPORT)/kustomize.tap
 
 registry-tests: policy.wasm runner ## Round trips through a real registry on 127.0.0.1: policy, image, signatures, SBOMs
 	mkdir -p $(REPORT)

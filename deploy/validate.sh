@@ -9,7 +9,8 @@
 #   KUBEWARDEN_CRD=path/to/policies.kubewarden.io_clusteradmissionpolicies.yaml deploy/validate.sh  (another CRD version)
 #
 # Kustomization files (and kustomize Components) are kustomize's, not API objects: they are checked to
-# parse and to name only files that exist (`resources:`, `patches:`). A JSON 6902 patch (a YAML list of ops,
+# parse and to name only files that exist (`resources:`, `patches:`, a generator's `files:`; the files a
+# generator reads are data, not API objects, and are not validated as such). A JSON 6902 patch (a YAML list of ops,
 # deploy/gitops/flux/) is checked op by op, and a Flux `spec.healthCheckExprs` value against the fields of
 # kustomize-controller's CRD (apiVersion, kind, current required; inProgress, failed optional). Argo CD's
 # health_test.yaml (deploy/gitops/argocd/resource_customizations/) is checked against Argo CD's test format
@@ -160,12 +161,33 @@ def argo_test_problems(doc, dirpath):
         problems.append("no tests")
     return problems
 
+def generator_files(doc):
+    """The files a kustomization's configMapGenerator and secretGenerator entries read (`files:`, each
+    `path` or `key=path`)."""
+    names = []
+    for gen in (doc.get("configMapGenerator") or []) + (doc.get("secretGenerator") or []):
+        names += [f.split("=", 1)[-1] for f in (gen or {}).get("files") or []]
+    return names
+
+# Files a generator turns into a ConfigMap's data are data, not API objects (the stepper's webhook file:
+# its own tests parse it); their kustomization checks that they exist.
+data_files = set()
+for dirpath, _, files in os.walk(root):
+    for name in files:
+        if name in ("kustomization.yaml", "kustomization.yml"):
+            with open(os.path.join(dirpath, name)) as f:
+                for doc in yaml.safe_load_all(f):
+                    data_files.update(os.path.normpath(os.path.join(dirpath, g)) for g in generator_files(doc or {}))
+
 for dirpath, _, files in sorted(os.walk(root)):
     for name in sorted(files):
         if not name.endswith((".yaml", ".yml")):
             continue
         path = os.path.join(dirpath, name)
         rel = os.path.relpath(path, os.path.dirname(root))
+        if os.path.normpath(path) in data_files:
+            print(f"ok   {rel} (data of a kustomize generator, not an API object)")
+            continue
         try:
             with open(path) as f:
                 docs = [d for d in yaml.safe_load_all(f) if d is not None]
@@ -205,13 +227,14 @@ for dirpath, _, files in sorted(os.walk(root)):
             api = doc.get("apiVersion", "?")
             what = f"{rel} {kind}/{(doc.get('metadata') or {}).get('name', '')}"
             if api.startswith("kustomize.config.k8s.io/"):
-                named = list(doc.get("resources", [])) + [p.get("path") for p in doc.get("patches", []) if p.get("path")]
+                named = (list(doc.get("resources", [])) + [p.get("path") for p in doc.get("patches", []) if p.get("path")]
+                         + generator_files(doc))
                 missing = [r for r in named if not os.path.exists(os.path.join(dirpath, r))]
                 if missing:
                     print(f"FAIL {rel}: {kind} names missing files {missing}")
                     failures += 1
                 else:
-                    print(f"ok   {rel} ({kind}: all {len(named)} resources and patches exist)")
+                    print(f"ok   {rel} ({kind}: all {len(named)} resources, patches and generator files exist)")
                 continue
             if api.startswith("monitoring.coreos.com/"):
                 skipped.append(what)

@@ -238,6 +238,16 @@ webhooks:
         }
     }
 
+    /// The example the kustomize Component `deploy/stepper/webhooks/` mounts is a valid file.
+    #[test]
+    fn the_deployed_example_parses() {
+        let text = include_str!("../../../deploy/stepper/webhooks/webhooks.yaml");
+        let endpoints = parse(text).expect("deploy/stepper/webhooks/webhooks.yaml");
+        assert_eq!(endpoints.len(), 1);
+        assert_eq!(endpoints[0].name, "db-approver");
+        assert_eq!(endpoints[0].timeout, Some(Duration::from_secs(10)));
+    }
+
     #[test]
     fn read_names_the_flag_and_the_path() {
         let missing = Path::new("/nonexistent/webhooks.yaml");

@@ -332,3 +332,17 @@ fn readme_is_a_ten_minute_read() {
         .unwrap_or("");
     assert!(first.starts_with("make demo"), "make demo first: {first}");
 }
+
+/// The `--webhook-config` example of docs/approvals.md is a file the stepper reads.
+#[test]
+fn the_webhook_file_example_parses() {
+    let text = read("docs/approvals.md");
+    let start = text
+        .find("apiVersion: safe-rollout.dev/v1alpha1\nkind: WebhookConfig\n")
+        .expect("the example in docs/approvals.md");
+    let end = start + text[start..].find("```").expect("its code block's end");
+    let endpoints =
+        sts_stepper::cli::webhook_file::parse(&text[start..end]).expect("the example parses");
+    let names: Vec<&str> = endpoints.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["db-approver", "kafka-can-roll"]);
+}
