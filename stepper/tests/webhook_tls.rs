@@ -269,3 +269,71 @@ fn a_files_longer_timeout_stretches_the_default_deadline() {
     args.check_deadline = Some(SignedDuration::from_secs(20));
     assert_eq!(deadline(&args).0, Some(std::time::Duration::from_secs(20)));
 }
+
+/// A `bearerTokenFile` is sent as `Authorization: Bearer`, read at every call (a rotated Secret is
+/// picked up without a restart); an unreadable file is an error of the call, which is then not made.
+#[tokio::test]
+async fn a_bearer_token_file_is_read_at_every_call() {
+    let dir = TempDir::new().expect("temp dir");
+    let expected = Arc::new(std::sync::Mutex::new("first".to_string()));
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let (want, record) = (expected.clone(), seen.clone());
+    let app = Router::new().route(
+        "/approve",
+        post(move |headers: axum::http::HeaderMap| {
+            let (want, record) = (want.clone(), record.clone());
+            async move {
+                let got = headers
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
+                record.lock().expect("lock").push(got.clone());
+                let wanted = format!("Bearer {}", want.lock().expect("lock"));
+                if got == wanted {
+                    (axum::http::StatusCode::OK, r#"{"decision": "Approve"}"#)
+                } else {
+                    (axum::http::StatusCode::UNAUTHORIZED, "no")
+                }
+            }
+        }),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/approve", listener.local_addr().expect("addr"));
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let token = write_file(dir.path(), "token", "first\n");
+    let file = write_file(
+        dir.path(),
+        "webhooks.yaml",
+        &format!(
+            "apiVersion: safe-rollout.dev/v1alpha1\nkind: WebhookConfig\nwebhooks:\n  - name: db\n    url: {url}\n    bearerTokenFile: {}\n",
+            token.display()
+        ),
+    );
+    let checks = clients(&[], Some(file), None);
+    let approved = |a: &WebhookAnswer| matches!(a, WebhookAnswer::Decided(a) if a.decision == Decision::Approve);
+    assert!(approved(&call(&checks, "db").await));
+
+    // The Secret rotates: the next call sends the new token.
+    *expected.lock().expect("lock") = "second".into();
+    std::fs::write(&token, "second").expect("rotate");
+    assert!(approved(&call(&checks, "db").await));
+
+    // The file is gone: an error naming it, and no call made.
+    std::fs::remove_file(&token).expect("remove");
+    let WebhookAnswer::Error(e) = call(&checks, "db").await else {
+        panic!("an unreadable token file must be an error");
+    };
+    assert!(
+        e.contains("bearerTokenFile of webhook db") && e.contains("token"),
+        "{e}"
+    );
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        ["Bearer first", "Bearer second"],
+        "the token is the file's, trailing newline trimmed"
+    );
+    server.abort();
+}

@@ -94,8 +94,9 @@ pub struct PrometheusArgs {
     pub webhook: Vec<(String, String)>,
 
     /// A YAML file of approval webhooks (apiVersion: safe-rollout.dev/v1alpha1, kind: WebhookConfig,
-    /// webhooks: a list of name, url and optionally timeoutSeconds), e.g. a ConfigMap's key mounted in
-    /// the stepper's pod; read at start, merged with the --webhook flags (each name once).
+    /// webhooks: a list of name, url and optionally timeoutSeconds and bearerTokenFile), e.g. a
+    /// ConfigMap's key mounted in the stepper's pod; read at start, merged with the --webhook flags
+    /// (each name once).
     #[arg(long, value_name = "FILE", help_heading = "Approval webhook")]
     pub webhook_config: Option<PathBuf>,
 

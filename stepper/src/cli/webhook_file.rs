@@ -11,12 +11,13 @@
 //!   - name: db-approver                                  # a DNS label; a set's pre-update-webhook names it
 //!     url: https://approver.db.svc:8443/approve          # http:// or https://
 //!     timeoutSeconds: 30                                  # optional; default --webhook-timeout
+//!     bearerTokenFile: /var/run/secrets/db-approver/token # optional; sent as Authorization: Bearer
 //! ```
 //!
 //! Read once, when the stepper starts (docs/approvals.md: with kustomize's `configMapGenerator` a change
 //! of the file rolls the stepper's pod). A URL comes from here or from a flag, never from an annotation.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -41,6 +42,9 @@ pub struct WebhookEndpoint {
     pub url: String,
     /// The whole call's bound (connect, send, answer); `None`: `--webhook-timeout`.
     pub timeout: Option<Duration>,
+    /// A file holding a bearer token sent as `Authorization: Bearer <token>`, read at every call (a
+    /// mounted Secret or projected token that rotates); `None`: no `Authorization` header.
+    pub bearer_token_file: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -58,6 +62,8 @@ struct Entry {
     url: String,
     #[serde(default)]
     timeout_seconds: Option<u64>,
+    #[serde(default)]
+    bearer_token_file: Option<PathBuf>,
 }
 
 /// Reads the webhooks of the `--webhook-config` file at `path` ([`parse`]).
@@ -79,7 +85,7 @@ pub fn read(path: &Path) -> Result<Vec<WebhookEndpoint>, String> {
 /// message names the entry (`webhooks[i]`) and the expected form.
 pub fn parse(text: &str) -> Result<Vec<WebhookEndpoint>, String> {
     let file: File = serde_yaml::from_str(text).map_err(|e| {
-        format!("{e}; expected apiVersion: {API_VERSION}, kind: {KIND}, webhooks: [{{name, url, timeoutSeconds}}]")
+        format!("{e}; expected apiVersion: {API_VERSION}, kind: {KIND}, webhooks: [{{name, url, timeoutSeconds, bearerTokenFile}}]")
     })?;
     if file.api_version != API_VERSION || file.kind != KIND {
         return Err(format!(
@@ -108,10 +114,20 @@ pub fn parse(text: &str) -> Result<Vec<WebhookEndpoint>, String> {
                 ));
             }
         };
+        if entry
+            .bearer_token_file
+            .as_ref()
+            .is_some_and(|p| p.as_os_str().is_empty())
+        {
+            return Err(format!(
+                "{at}.bearerTokenFile: empty; expected the path of a file holding the token"
+            ));
+        }
         endpoints.push(WebhookEndpoint {
             name: entry.name,
             url: entry.url,
             timeout,
+            bearer_token_file: entry.bearer_token_file,
         });
     }
     Ok(endpoints)
@@ -136,6 +152,7 @@ pub fn merge(
             name: name.clone(),
             url: url.clone(),
             timeout: None,
+            bearer_token_file: None,
         });
     }
     for entry in file {
@@ -160,6 +177,7 @@ webhooks:
   - name: db-approver
     url: https://approver.db.svc:8443/approve
     timeoutSeconds: 30
+    bearerTokenFile: /var/run/secrets/db-approver/token
   - name: kafka
     url: http://kafka-roll-check.kafka:8080/can-roll
 ";
@@ -174,11 +192,13 @@ webhooks:
                     name: "db-approver".into(),
                     url: "https://approver.db.svc:8443/approve".into(),
                     timeout: Some(Duration::from_secs(30)),
+                    bearer_token_file: Some("/var/run/secrets/db-approver/token".into()),
                 },
                 WebhookEndpoint {
                     name: "kafka".into(),
                     url: "http://kafka-roll-check.kafka:8080/can-roll".into(),
                     timeout: None,
+                    bearer_token_file: None,
                 },
             ]
         );
@@ -230,6 +250,10 @@ webhooks:
             (
                 "- a list\n".to_string(),
                 "expected apiVersion: safe-rollout.dev/v1alpha1, kind: WebhookConfig",
+            ),
+            (
+                GOOD.replace("/var/run/secrets/db-approver/token", "\"\""),
+                "webhooks[0].bearerTokenFile: empty",
             ),
         ];
         for (text, wanted) in cases {

@@ -210,10 +210,15 @@ fn count(data: &ApiData) -> QueryOutcome {
     }
 }
 
-fn read_secret(path: &Path, flag: &str) -> Result<String, String> {
+/// The secret in the file at `path` (a token, a password), without its trailing newline; read at every
+/// use, so a rotated Secret or projected token is picked up.
+///
+/// # Errors
+/// The file cannot be read: `reading <what> <path>: <cause>`.
+pub(crate) fn read_secret(path: &Path, what: &str) -> Result<String, String> {
     std::fs::read_to_string(path)
         .map(|s| s.trim_end_matches(['\n', '\r']).to_string())
-        .map_err(|e| format!("reading {flag} {}: {e}", path.display()))
+        .map_err(|e| format!("reading {what} {}: {e}", path.display()))
 }
 
 /// The error and its sources on one line (reqwest's top-level message alone says only

@@ -4,22 +4,24 @@
 //!
 //! Only these URLs are ever called: a set's `<prefix>/pre-update-webhook` names one, it never carries an
 //! address. Each call is bounded by its endpoint's timeout (connect, send and answer: the file's
-//! `timeoutSeconds`, else `--webhook-timeout`); redirects are not
-//! followed (a 3xx is an answer without a decision); TLS is always verified, against the built-in web
-//! PKI roots plus the CA bundle of `--webhook-ca-file` (rustls with ring, as the Prometheus client:
-//! [`super::prometheus`]). What the answer means is the gates' ([`read_answer`]): this module only sends
-//! and receives.
+//! `timeoutSeconds`, else `--webhook-timeout`); redirects are not followed (a 3xx is an answer without
+//! a decision, and a bearer token never goes to another address); TLS is always verified, against the
+//! built-in web PKI roots plus the CA bundle of `--webhook-ca-file` (rustls with ring, as the Prometheus
+//! client: [`super::prometheus`]). A file's `bearerTokenFile` is read at every call; an unreadable one
+//! is an error of that call, never a call without the token. What the answer means is the gates'
+//! ([`read_answer`]): this module only sends and receives.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::ca_bundle::trust_bundle;
+use super::prometheus::read_secret;
 
 use crate::gates::webhook_answer::{WebhookAnswer, read_answer};
 
 /// One webhook the stepper may call: the name a set's `<prefix>/pre-update-webhook` selects, its URL,
-/// and the bound of one call (connect, send and answer).
+/// the bound of one call (connect, send and answer), and the file of its bearer token, if any.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Endpoint {
     /// The name (a DNS label).
@@ -28,13 +30,16 @@ pub struct Endpoint {
     pub url: String,
     /// The whole call's bound.
     pub timeout: Duration,
+    /// A file holding the token sent as `Authorization: Bearer <token>`, read at every call (so a
+    /// rotated Secret is picked up); `None`: no `Authorization` header.
+    pub bearer_token_file: Option<PathBuf>,
 }
 
-/// The webhooks configured on the stepper: name → (URL, timeout), and one client for them all.
+/// The webhooks configured on the stepper by name, and one client for them all.
 #[derive(Clone, Debug)]
 pub struct Webhooks {
     http: reqwest::Client,
-    endpoints: BTreeMap<String, (String, Duration)>,
+    endpoints: BTreeMap<String, Endpoint>,
 }
 
 impl Webhooks {
@@ -47,10 +52,7 @@ impl Webhooks {
     pub fn new(endpoints: &[Endpoint], ca_file: Option<&Path>) -> Result<Self, String> {
         let mut by_name = BTreeMap::new();
         for e in endpoints {
-            if by_name
-                .insert(e.name.clone(), (e.url.clone(), e.timeout))
-                .is_some()
-            {
+            if by_name.insert(e.name.clone(), e.clone()).is_some() {
                 return Err(format!(
                     "--webhook: NAME {:?} given twice; expected each NAME once",
                     e.name
@@ -81,25 +83,29 @@ impl Webhooks {
     /// The longest call bound among the endpoints (`None` without any): the default `--check-deadline`
     /// gives a call started late in a pass its whole bound.
     pub fn longest_timeout(&self) -> Option<Duration> {
-        self.endpoints.values().map(|(_, t)| *t).max()
+        self.endpoints.values().map(|e| e.timeout).max()
     }
 
     /// POSTs `body` to the URL configured under `name`. Never fails: no decision is
     /// [`WebhookAnswer::Error`] with the cause in one line.
     pub async fn post(&self, name: &str, body: &serde_json::Value) -> WebhookAnswer {
-        let Some((url, timeout)) = self.endpoints.get(name) else {
+        let Some(endpoint) = self.endpoints.get(name) else {
             return WebhookAnswer::Error(format!("no --webhook named {name:?}"));
         };
         let bytes = serde_json::to_vec(body).unwrap_or_default();
-        let response = self
+        let mut request = self
             .http
-            .post(url)
-            .timeout(*timeout)
+            .post(&endpoint.url)
+            .timeout(endpoint.timeout)
             .header("Content-Type", "application/json")
-            .header("Accept", "application/json")
-            .body(bytes)
-            .send()
-            .await;
+            .header("Accept", "application/json");
+        if let Some(path) = &endpoint.bearer_token_file {
+            match read_secret(path, &format!("the bearerTokenFile of webhook {name}")) {
+                Ok(token) => request = request.bearer_auth(token),
+                Err(e) => return WebhookAnswer::Error(e),
+            }
+        }
+        let response = request.body(bytes).send().await;
         let response = match response {
             Ok(r) => r,
             Err(e) => return WebhookAnswer::Error(super::prometheus::one_line(&e)),
@@ -124,6 +130,7 @@ mod tests {
             name: name.into(),
             url: url.into(),
             timeout: Duration::from_secs(seconds),
+            bearer_token_file: None,
         }
     }
 

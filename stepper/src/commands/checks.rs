@@ -60,6 +60,7 @@ pub fn checks(g: &PrometheusArgs) -> Result<Checks> {
                 timeout: e.timeout.unwrap_or(default),
                 name: e.name,
                 url: e.url,
+                bearer_token_file: e.bearer_token_file,
             })
             .collect();
         let ca = g.webhook_ca_file.as_deref();
