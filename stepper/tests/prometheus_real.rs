@@ -1,6 +1,6 @@
 //! The `PrometheusCheck` gate against a real Prometheus.
 //!
-//! Setup (harness: `tests/support/prometheus.rs`): each test starts its own `prometheus` (Debian's
+//! Setup (harness: `tests/support/prometheus.rs` and the servers beside it): each test starts its own `prometheus` (Debian's
 //! package; `$PROMETHEUS_BIN` or `PATH`) on `127.0.0.1:<free port>` with its TSDB in a temp dir,
 //! scraping, every second, a tiny exporter the test runs (axum on 127.0.0.1, `/metrics` whose values
 //! the test changes: `sts_test_healthy`, `sts_test_pod_ready{pod="web-N"}`). The harness returns once
@@ -42,9 +42,9 @@ use sts_stepper::sim::history::template;
 use sts_stepper::sim::kubelet::Timing;
 use sts_stepper::sim::world::{SetShape, World, timestamp};
 use support::prometheus::{
-    BearerProxy, Exporter, HungServer, PrometheusServer, StubServer, TestCa, Web, prometheus_bin,
-    write_file,
+    BearerProxy, Exporter, HungServer, PrometheusServer, StubServer, TestCa, Web, write_file,
 };
+use support::prometheus_bin::prometheus_bin;
 
 const PREFIX: &str = "safe-rollout.dev";
 const PARTITION: i32 = 3;

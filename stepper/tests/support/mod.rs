@@ -2,4 +2,7 @@
 pub mod counting;
 pub mod fake_apiserver;
 pub mod lease_server;
+pub mod local_servers;
 pub mod prometheus;
+pub mod prometheus_bin;
+pub mod test_ca;
