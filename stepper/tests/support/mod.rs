@@ -4,5 +4,6 @@ pub mod fake_apiserver;
 pub mod lease_server;
 pub mod local_servers;
 pub mod prometheus;
+pub mod prometheus_app;
 pub mod prometheus_bin;
 pub mod test_ca;

@@ -4,11 +4,25 @@
 //! test fails (`scripts/setup.sh`, run by `make test`, installs it), unless the run accepts skipping
 //! with `ALLOW_SKIP=1`: then a loud `SKIPPED` line on stderr, the test's name appended to the skip log
 //! (`$SKIP_LOG`, else `<target dir>/tmp/test-skips.log`, counted by `make test`) and `None` (the test
-//! then returns).
+//! then returns: [`prometheus_or_skip!`]).
 #![allow(dead_code)] // each test crate uses a subset
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// The `prometheus` binary, or return from the test (under `ALLOW_SKIP=1`, after the harness logged the
+/// skip; otherwise the harness fails the test).
+#[allow(unused_macros)] // each test crate uses a subset
+macro_rules! prometheus_or_skip {
+    () => {
+        match $crate::support::prometheus_bin::prometheus_bin() {
+            Some(bin) => bin,
+            None => return,
+        }
+    };
+}
+#[allow(unused_imports)] // each test crate uses a subset
+pub(crate) use prometheus_or_skip;
 
 /// The `prometheus` binary, or `None` after a loud `SKIPPED` line when the run allows skipping (see the
 /// module doc).
