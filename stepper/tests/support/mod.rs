@@ -1,5 +1,6 @@
-//! Harnesses shared by integration tests: real processes and servers, and the runs of the simulated
-//! scenarios.
+//! Harnesses shared by integration tests: real processes and servers, the runs of the simulated
+//! scenarios, and the API server's real error answers.
+pub mod api_errors;
 pub mod counting;
 pub mod fake_apiserver;
 pub mod lease_server;
