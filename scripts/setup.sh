@@ -26,7 +26,7 @@ TOOLS=(
     "test buildah         buildah          make image: the stepper image"
     "test skopeo          skopeo           scripts/registry-test.sh: reads the pushed image back"
     "test musl-gcc        musl-tools       make stepper-static: ring's C code for x86_64-unknown-linux-musl"
-    "test prometheus      prometheus       stepper/tests/prometheus_real.rs: the PrometheusCheck gate"
+    "test prometheus      prometheus       stepper/tests/prometheus_real_*.rs: the PrometheusCheck gate"
     "test promtool        prometheus       checking Prometheus rule files"
     "test python3         python3          deploy/validate.sh, stepper/tests/example_webhook.rs"
     "test kubectl         kubernetes-client stepper/tests/example_approve_pods.rs: docs/examples/approve-pods.sh"

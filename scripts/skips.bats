@@ -51,7 +51,7 @@ write_reports() {
   cat >"$report/unit-tests.cargo.log" <<'EOF'
      Running tests/a.rs
 test result: ok. 10 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.10s
-     Running tests/prometheus_real.rs
+     Running tests/prometheus_real_auth.rs
 test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.20s
 EOF
   printf '1..3\nok 1 first\nok 2 second # skip not today\nok 3 third\n' >"$report/e2e.tap"
@@ -73,12 +73,12 @@ EOF
 
 @test "test-summary.sh: tests skipped under ALLOW_SKIP=1 move from passed to skipped, by name" {
   write_reports
-  printf '%s\n' "prometheus_real::basic_auth: prometheus not installed" \
-    "prometheus_real::tls: prometheus not installed" >"$sandbox/skips.log"
+  printf '%s\n' "prometheus_real_auth::basic_auth: prometheus not installed" \
+    "prometheus_real_auth::tls: prometheus not installed" >"$sandbox/skips.log"
   run "$repo/scripts/test-summary.sh" "$report" "$sandbox/skips.log"
   echo "$output"
   [ "$status" -eq 0 ]
-  [[ "$output" == *"  prometheus_real::basic_auth: prometheus not installed"* ]]
+  [[ "$output" == *"  prometheus_real_auth::basic_auth: prometheus not installed"* ]]
   [ "${lines[-1]}" = "50 passed, 0 failed, 4 skipped" ]
 }
 

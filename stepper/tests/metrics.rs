@@ -1,14 +1,8 @@
-//! Metrics from a pass report, and the `/metrics` and `/healthz` endpoints (no network: the router is
-//! called in-process).
+//! Metrics from a pass report (`Metrics::observe`): each set's figures, steps and blocked reason, its
+//! series gone with it, recovered pods, errors by reason (a lost Lease is none), the approval wait, and
+//! webhook calls by name and result. The endpoints serving them: `metrics_endpoints.rs`.
 mod common;
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicI64;
-
-use axum::body::Body;
-use http::{Request, StatusCode};
-use http_body_util::BodyExt;
-use jiff::Timestamp;
 use sts_stepper::cluster::ClusterError;
 use sts_stepper::gates::Idle;
 use sts_stepper::gates::recovery::StuckPod;
@@ -17,8 +11,6 @@ use sts_stepper::pass::recovery::{RecoveryOutcome, RecoveryReport};
 use sts_stepper::pass::{Outcome, PassReport, SetReport};
 use sts_stepper::plan::Figures;
 use sts_stepper::serve::metrics::Metrics;
-use sts_stepper::serve::server::{Health, OPENMETRICS, router};
-use tower::ServiceExt;
 
 fn report(name: &str, outcome: Outcome) -> SetReport {
     SetReport {
@@ -284,47 +276,6 @@ fn errors_are_counted_by_the_errors_reason_and_a_lost_lease_is_not_one() {
         !text.contains(r#"sts_safe_rollout_blocked{namespace="demo",statefulset="web""#),
         "a NotLeader set is not blocked: {text}"
     );
-}
-
-async fn get(app: axum::Router, path: &str) -> (StatusCode, String, String) {
-    let resp = app
-        .oneshot(Request::get(path).body(Body::empty()).expect("request"))
-        .await
-        .expect("response");
-    let status = resp.status();
-    let ctype = resp
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
-    let body = resp.into_body().collect().await.expect("body").to_bytes();
-    (status, ctype, String::from_utf8_lossy(&body).into_owned())
-}
-
-#[tokio::test]
-async fn metrics_and_healthz_endpoints() {
-    let metrics = Arc::new(Metrics::new());
-    let fresh = Health {
-        last_pass: Arc::new(AtomicI64::new(Timestamp::now().as_second())),
-        max_age_seconds: 300,
-    };
-    let (status, ctype, body) = get(router(metrics.clone(), fresh.clone()), "/metrics").await;
-    assert_eq!(status, StatusCode::OK);
-    assert_eq!(ctype, OPENMETRICS);
-    assert!(
-        body.contains("# TYPE sts_safe_rollout_pass_duration_seconds histogram"),
-        "{body}"
-    );
-    let (status, _, body) = get(router(metrics.clone(), fresh), "/healthz").await;
-    assert_eq!((status, body.as_str()), (StatusCode::OK, "ok\n"));
-    let stale = Health {
-        last_pass: Arc::new(AtomicI64::new(Timestamp::now().as_second() - 3600)),
-        max_age_seconds: 300,
-    };
-    let (status, _, body) = get(router(metrics, stale), "/healthz").await;
-    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-    assert!(body.starts_with("no pass for"), "{body}");
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //!    observed, and lowers the partition by exactly one step);
 //! 3. at every second, pods unavailable ≤ pods made unavailable by faults + 1;
 //! 4. no pod is restarted for the update while another pod was already down when the step exposing
-//!    it was taken (MOCO's incident; the native rolling update does it, see `sim_scenarios.rs`);
+//!    it was taken (MOCO's incident; the native rolling update does it, see `sim_incidents.rs`);
 //! 5. every rollout with no lasting fault completes within the bound of [`bound`];
 //! 6. with an application-level gate (a Prometheus check, or the owner's `Healthy` condition), no step
 //!    lands while the application-unhealthy signal is raised.

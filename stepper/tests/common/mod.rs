@@ -1,6 +1,11 @@
 //! Test helpers: the real API fixtures and small builders for edge cases.
 #![allow(dead_code)] // each test crate uses a subset
 
+pub mod owner;
+pub mod plans;
+pub mod prometheus_check;
+pub mod verdicts;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -2,6 +2,8 @@
 //! script of expected requests with their answers, and the named request scenarios of a pass.
 #![allow(dead_code)] // each test crate uses a subset
 
+pub mod moments;
+
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use kube::Client;

@@ -1,45 +1,28 @@
-//! A real Prometheus for tests, and the small servers around it.
+//! A real Prometheus for tests.
 //!
-//! - [`prometheus_bin`]: `$PROMETHEUS_BIN`, else `prometheus` on `PATH` (Debian's package); absent →
-//!   the test fails (`scripts/setup.sh`, run by `make test`, installs it), unless the run accepts
-//!   skipping with `ALLOW_SKIP=1`: then a loud `SKIPPED` line on stderr, the test's name appended to the
-//!   skip log (`$SKIP_LOG`, else `<target dir>/tmp/test-skips.log`, counted by `make test`) and `None`
-//!   (the test then returns).
-//! - [`Exporter`]: an HTTP server on 127.0.0.1 serving `/metrics` in the text format, whose series and
-//!   values the test sets at any time.
-//! - [`PrometheusServer`]: `prometheus` on `127.0.0.1:<free port>` with its TSDB in a temp dir,
-//!   scraping one [`Exporter`] every second (job `exporter`), optionally with a `--web.config.file`
-//!   for basic auth (bcrypt hash) and/or TLS (certificate from a [`TestCa`]). `start` returns once
-//!   `/-/ready` answers 200 and the first scrape has landed; dropping it kills the process (also when
-//!   the test panics) and deletes the temp dir.
-//! - [`BearerProxy`]: Prometheus checks no bearer tokens (its web config knows basic auth and TLS
-//!   client certificates only); in front of it, a token is checked by an auth proxy (kube-rbac-proxy,
-//!   an OAuth proxy, a hosted Prometheus' gateway). This is such a proxy: it answers 401 unless
-//!   `Authorization: Bearer <token>` matches, forwards everything else to the real Prometheus, and
-//!   records the `Authorization` headers it saw.
-//! - [`HungServer`]: accepts TCP connections and never answers (for timeouts).
+//! [`PrometheusServer`]: `prometheus` ([`prometheus_bin`](super::prometheus_bin::prometheus_bin)) on
+//! `127.0.0.1:<free port>` with its TSDB in a temp dir, scraping one [`Exporter`] every second (job
+//! `exporter`), optionally with a `--web.config.file` for basic auth (bcrypt hash) and/or TLS
+//! (certificate from a [`TestCa`]). `start` returns once `/-/ready` answers 200 and the first scrape
+//! has landed; dropping it kills the process (also when the test panics) and deletes the temp dir.
 //!
-//! Every wait is a bounded poll ([`WAIT`]); every server binds 127.0.0.1 and stops when dropped.
+//! The small servers around it (`support/local_servers.rs`) and the TLS material (`support/test_ca.rs`)
+//! are re-exported here. Every wait is a bounded poll ([`WAIT`]); every server binds 127.0.0.1 and
+//! stops when dropped.
 #![allow(dead_code)] // each test crate uses a subset
 
-use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::SocketAddr;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::Router;
-use axum::extract::{Request, State};
-use axum::http::StatusCode;
-use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 use serde_json::Value;
 use tempfile::TempDir;
-use tokio::task::JoinHandle;
+
+#[allow(unused_imports)] // each test crate uses a subset
+pub use super::local_servers::{BearerProxy, Exporter, HungServer, StubServer};
+pub use super::test_ca::{TestCa, write_file};
 
 /// Upper bound of every wait (Prometheus ready, a scrape landing, a value showing up).
 pub const WAIT: Duration = Duration::from_secs(30);
@@ -47,72 +30,6 @@ pub const WAIT: Duration = Duration::from_secs(30);
 const POLL: Duration = Duration::from_millis(100);
 /// The scrape job of the [`Exporter`].
 pub const JOB: &str = "exporter";
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// The `prometheus` binary, or `None` after a loud `SKIPPED` line when the run allows skipping (see the
-/// module doc).
-///
-/// # Panics
-/// `$PROMETHEUS_BIN` names no file; or no Prometheus and `ALLOW_SKIP` is not `1`.
-pub fn prometheus_bin() -> Option<PathBuf> {
-    if let Some(bin) = std::env::var_os("PROMETHEUS_BIN") {
-        let bin = PathBuf::from(bin);
-        assert!(
-            bin.is_file(),
-            "PROMETHEUS_BIN={} is not a file",
-            bin.display()
-        );
-        return Some(bin);
-    }
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join("prometheus"))
-            .find(|p| p.is_file())
-    });
-    if found.is_none() {
-        skip_or_fail("prometheus not installed (Debian package prometheus)");
-    }
-    found
-}
-
-/// A real component this test needs is missing: fails the test, unless `ALLOW_SKIP=1`, where the test's
-/// name goes to the skip log and a loud `SKIPPED` line to stderr (the caller then returns).
-///
-/// # Panics
-/// `ALLOW_SKIP` is not `1`.
-fn skip_or_fail(message: &str) {
-    assert!(
-        std::env::var("ALLOW_SKIP").as_deref() == Ok("1"),
-        "{message}; run `scripts/setup.sh` to install it, or set ALLOW_SKIP=1 to skip this test"
-    );
-    let test = std::thread::current()
-        .name()
-        .unwrap_or("an unnamed test")
-        .to_string();
-    let log = std::env::var_os("SKIP_LOG").map_or_else(
-        || Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-skips.log"),
-        PathBuf::from,
-    );
-    let logged = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log)
-        .and_then(|mut f| writeln!(f, "{}::{test}: {message}", env!("CARGO_CRATE_NAME")));
-    assert!(
-        logged.is_ok(),
-        "cannot append to the skip log {}: {logged:?}",
-        log.display()
-    );
-    // Straight to stderr: the test harness captures `eprintln!` of passing tests.
-    let stars = "*".repeat(72);
-    let _ = writeln!(
-        std::io::stderr(),
-        "\n{stars}\nSKIPPED: {test}: {message}\n{stars}"
-    );
-}
 
 /// Polls `probe` every [`POLL`] until it returns `Some`, for at most [`WAIT`].
 ///
@@ -136,132 +53,6 @@ where
         tokio::time::sleep(POLL).await;
     }
 }
-
-/// Spawns `app` on a fresh 127.0.0.1 port; the server stops when the handle is aborted or dropped
-/// with its runtime.
-async fn serve(app: Router) -> (SocketAddr, JoinHandle<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind 127.0.0.1:0");
-    let addr = listener.local_addr().expect("local address");
-    let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (addr, task)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Exporter
-
-type Series = Arc<Mutex<BTreeMap<String, f64>>>;
-
-/// A `/metrics` endpoint whose series the test controls: each entry is a series in the text format
-/// (`name` or `name{label="v"}`) and its value.
-pub struct Exporter {
-    addr: SocketAddr,
-    series: Series,
-    task: JoinHandle<()>,
-}
-
-async fn metrics(State(series): State<Series>) -> impl IntoResponse {
-    let body: String = lock(&series)
-        .iter()
-        .map(|(s, v)| format!("{s} {v}\n"))
-        .collect();
-    ([(CONTENT_TYPE, "text/plain; version=0.0.4")], body)
-}
-
-impl Exporter {
-    /// Serves `series` on 127.0.0.1 (a free port).
-    pub async fn start(series: &[(&str, f64)]) -> Exporter {
-        let series: Series = Arc::new(Mutex::new(
-            series.iter().map(|(s, v)| ((*s).to_string(), *v)).collect(),
-        ));
-        let app = Router::new()
-            .route("/metrics", get(metrics))
-            .with_state(series.clone());
-        let (addr, task) = serve(app).await;
-        Exporter { addr, series, task }
-    }
-
-    /// `host:port` (the scrape target).
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// `http://host:port`.
-    pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    /// Sets (or adds) one series' value; the next scrape sees it.
-    pub fn set(&self, series: &str, value: f64) {
-        lock(&self.series).insert(series.to_string(), value);
-    }
-}
-
-impl Drop for Exporter {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// TLS material
-
-/// A self-signed CA that issues server certificates for 127.0.0.1 / localhost.
-pub struct TestCa {
-    /// The CA certificate (PEM): what a client's CA file holds.
-    pub cert_pem: String,
-    issuer: Issuer<'static, KeyPair>,
-}
-
-impl TestCa {
-    /// A new CA named `name`.
-    pub fn new(name: &str) -> TestCa {
-        let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(DnType::CommonName, name);
-        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-        let key = KeyPair::generate().expect("CA key");
-        let cert = params.self_signed(&key).expect("self-signed CA");
-        TestCa {
-            cert_pem: cert.pem(),
-            issuer: Issuer::new(params, key),
-        }
-    }
-
-    /// A server certificate for `127.0.0.1` and `localhost`: (certificate PEM, private key PEM).
-    pub fn server_cert(&self) -> (String, String) {
-        self.server_cert_for(&["127.0.0.1", "localhost"])
-    }
-
-    /// A server certificate for `names` (DNS names or IP addresses): (certificate PEM, private key PEM).
-    pub fn server_cert_for(&self, names: &[&str]) -> (String, String) {
-        let mut params =
-            CertificateParams::new(names.iter().map(|n| (*n).to_string()).collect::<Vec<_>>())
-                .expect("server params");
-        params
-            .distinguished_name
-            .push(DnType::CommonName, "prometheus test server");
-        params.use_authority_key_identifier_extension = true;
-        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
-        let key = KeyPair::generate().expect("server key");
-        let cert = params.signed_by(&key, &self.issuer).expect("server cert");
-        (cert.pem(), key.serialize_pem())
-    }
-}
-
-/// Writes `contents` to `dir/name` and returns the path.
-pub fn write_file(dir: &Path, name: &str, contents: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
-    path
-}
-
-// ---------------------------------------------------------------------------------------------
-// Prometheus
 
 /// What the Prometheus under test requires of its clients (`--web.config.file`).
 #[derive(Default)]
@@ -505,160 +296,4 @@ impl Drop for PrometheusServer {
 async fn json_body(answer: reqwest::Response) -> Result<Value, String> {
     let bytes = answer.bytes().await.map_err(|e| e.to_string())?;
     serde_json::from_slice(&bytes).map_err(|e| e.to_string())
-}
-
-// ---------------------------------------------------------------------------------------------
-// Bearer-token proxy
-
-struct ProxyState {
-    token: String,
-    upstream: String,
-    client: reqwest::Client,
-    seen: Mutex<Vec<Option<String>>>,
-}
-
-/// An auth proxy in front of Prometheus that checks `Authorization: Bearer <token>`.
-pub struct BearerProxy {
-    addr: SocketAddr,
-    state: Arc<ProxyState>,
-    task: JoinHandle<()>,
-}
-
-async fn forward(State(p): State<Arc<ProxyState>>, request: Request) -> Response {
-    let auth = request
-        .headers()
-        .get(AUTHORIZATION)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    lock(&p.seen).push(auth.clone());
-    if auth.as_deref() != Some(format!("Bearer {}", p.token).as_str()) {
-        return (
-            StatusCode::UNAUTHORIZED,
-            [(WWW_AUTHENTICATE, "Bearer")],
-            "Unauthorized\n",
-        )
-            .into_response();
-    }
-    let (parts, body) = request.into_parts();
-    let Ok(body) = axum::body::to_bytes(body, 1 << 20).await else {
-        return (StatusCode::BAD_REQUEST, "unreadable body\n").into_response();
-    };
-    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let mut upstream = p
-        .client
-        .request(parts.method, format!("{}{path}", p.upstream))
-        .body(body);
-    if let Some(ct) = parts.headers.get(CONTENT_TYPE) {
-        upstream = upstream.header(CONTENT_TYPE, ct);
-    }
-    match upstream.send().await {
-        Ok(answer) => {
-            let status = answer.status();
-            let ct = answer.headers().get(CONTENT_TYPE).cloned();
-            let body = answer.bytes().await.unwrap_or_default();
-            let mut response = (status, body).into_response();
-            if let Some(ct) = ct {
-                response.headers_mut().insert(CONTENT_TYPE, ct);
-            }
-            response
-        }
-        Err(e) => (StatusCode::BAD_GATEWAY, format!("upstream: {e}\n")).into_response(),
-    }
-}
-
-impl BearerProxy {
-    /// A proxy on 127.0.0.1 (a free port) to `upstream` (e.g. `http://127.0.0.1:9090`) that lets
-    /// through only `Authorization: Bearer <token>`.
-    pub async fn start(upstream: &str, token: &str) -> BearerProxy {
-        let state = Arc::new(ProxyState {
-            token: token.to_string(),
-            upstream: upstream.trim_end_matches('/').to_string(),
-            client: reqwest::Client::builder()
-                .timeout(Duration::from_secs(5))
-                .build()
-                .expect("proxy client"),
-            seen: Mutex::new(Vec::new()),
-        });
-        let app = Router::new().fallback(forward).with_state(state.clone());
-        let (addr, task) = serve(app).await;
-        BearerProxy { addr, state, task }
-    }
-
-    /// `http://host:port`.
-    pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    /// The `Authorization` headers of the requests so far (`None`: no header).
-    pub fn seen(&self) -> Vec<Option<String>> {
-        lock(&self.state.seen).clone()
-    }
-}
-
-impl Drop for BearerProxy {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// A server that never answers
-
-/// Accepts TCP connections on 127.0.0.1 and holds them open without a byte of answer.
-pub struct HungServer {
-    addr: SocketAddr,
-    task: JoinHandle<()>,
-}
-
-impl HungServer {
-    /// Listens on a free port.
-    pub async fn start() -> HungServer {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1:0");
-        let addr = listener.local_addr().expect("local address");
-        let task = tokio::spawn(async move {
-            let mut held = Vec::new();
-            while let Ok((socket, _)) = listener.accept().await {
-                held.push(socket);
-            }
-        });
-        HungServer { addr, task }
-    }
-
-    /// `http://host:port`.
-    pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-}
-
-impl Drop for HungServer {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// A stub answering every request with `status` and `body` (a load balancer's 503 page, say).
-pub struct StubServer {
-    addr: SocketAddr,
-    task: JoinHandle<()>,
-}
-
-impl StubServer {
-    /// Listens on a free port.
-    pub async fn start(status: StatusCode, body: &'static str) -> StubServer {
-        let app = Router::new().fallback(move || async move { (status, body) });
-        let (addr, task) = serve(app).await;
-        StubServer { addr, task }
-    }
-
-    /// `http://host:port`.
-    pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-}
-
-impl Drop for StubServer {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
 }

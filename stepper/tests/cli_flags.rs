@@ -1,11 +1,11 @@
-//! The command line: flags, defaults and their errors, kubectl's target forms, each subcommand's
-//! `--help` showing only its own flags; the status table.
+//! The command line's parsing: the flags, their defaults and their errors, shared and global flags on
+//! either side of the subcommand, kubectl's target forms, durations, `--http-check NAME=URL`, and the
+//! HA manifest's leader-election flags.
 use clap::{CommandFactory, Parser};
 use jiff::SignedDuration;
 use rstest::rstest;
 use sts_stepper::cli::values::{parse_duration, parse_target};
 use sts_stepper::cli::{Cli, Command, LogFormat, OutputFormat, TargetRef};
-use sts_stepper::commands::table;
 
 #[test]
 fn clap_definition_is_consistent() {
@@ -183,84 +183,6 @@ fn status_takes_a_name_with_n_and_an_output_format() {
     assert_eq!(s.output, Some(OutputFormat::Yaml));
 }
 
-/// The long flags each subcommand's `--help` lists (its own, then the global ones).
-fn long_flags(sub: &str) -> Vec<String> {
-    let mut cmd = Cli::command();
-    cmd.build();
-    let sub = cmd.find_subcommand(sub).expect("subcommand");
-    sub.get_arguments()
-        .filter(|a| !a.is_hide_set())
-        .filter_map(|a| a.get_long().map(str::to_string))
-        .collect()
-}
-
-const GLOBAL: [&str; 5] = [
-    "namespace",
-    "kubeconfig",
-    "context",
-    "annotation-prefix",
-    "log-format",
-];
-
-/// Each subcommand's `--help` shows its own flags and the global ones, nothing of the others:
-/// `status --help` offers no `--dry-run`, `--recover-stuck-pods` or step budget.
-#[rstest]
-#[case("status", &["output", "all-namespaces", "selector", "no-pdb-gate", "prometheus-url"],
-       &["dry-run", "recover-stuck-pods", "max-steps-per-pass", "max-steps-per-minute", "max-decision-age", "interval"])]
-#[case("once", &["dry-run", "all-namespaces", "selector", "recover-stuck-pods", "max-steps-per-pass", "max-steps-per-minute", "max-decision-age", "no-pdb-gate", "prometheus-url"],
-       &["output", "interval", "leader-election", "timeout"])]
-#[case("watch", &["interval", "debounce", "metrics-addr", "leader-election", "dry-run", "recover-stuck-pods", "max-steps-per-minute"],
-       &["output", "timeout", "force"])]
-#[case("step", &["force", "reason", "dry-run", "no-pdb-gate", "prometheus-url"],
-       &["all-namespaces", "selector", "recover-stuck-pods", "max-steps-per-pass", "output"])]
-#[case("wait", &["timeout", "poll", "no-pdb-gate"],
-       &["dry-run", "prometheus-url", "recover-stuck-pods", "all-namespaces", "output"])]
-#[case("pause", &["reason", "dry-run"],
-       &["no-pdb-gate", "prometheus-url", "recover-stuck-pods", "selector", "output"])]
-#[case("resume", &["dry-run"], &["reason", "no-pdb-gate", "prometheus-url", "recover-stuck-pods"])]
-fn each_subcommand_help_shows_its_own_flags(
-    #[case] sub: &str,
-    #[case] own: &[&str],
-    #[case] not: &[&str],
-) {
-    let flags = long_flags(sub);
-    for flag in own.iter().chain(&GLOBAL) {
-        assert!(
-            flags.iter().any(|f| f == flag),
-            "{sub} lacks --{flag}: {flags:?}"
-        );
-    }
-    for flag in not {
-        assert!(
-            !flags.iter().any(|f| f == flag),
-            "{sub} offers --{flag}: {flags:?}"
-        );
-    }
-}
-
-/// The global flags stand under one heading, after the subcommand's own.
-#[test]
-fn global_flags_stand_under_one_heading() {
-    let mut cmd = Cli::command();
-    cmd.build(); // propagates the global flags to the subcommands, as parsing does
-    let help = cmd
-        .find_subcommand_mut("status")
-        .expect("status")
-        .render_long_help()
-        .to_string();
-    let heading = help
-        .find("\nGlobal options:\n")
-        .expect("a Global options heading");
-    for flag in GLOBAL {
-        let at = help
-            .find(&format!("--{flag}"))
-            .unwrap_or_else(|| panic!("--{flag} in {help}"));
-        assert!(at > heading, "--{flag} under Global options");
-    }
-    let own = help.find("--output").expect("--output");
-    assert!(own < heading, "the subcommand's own flags come first");
-}
-
 #[rstest]
 #[case("30s", Some(30))]
 #[case("2m", Some(120))]
@@ -270,47 +192,6 @@ fn global_flags_stand_under_one_heading() {
 #[case("5", None)]
 fn durations(#[case] s: &str, #[case] secs: Option<i64>) {
     assert_eq!(parse_duration(s).ok().map(|d| d.as_secs()), secs, "{s}");
-}
-
-#[test]
-fn help_teaches_the_gates_and_every_subcommand() {
-    let help = Cli::command().render_long_help().to_string();
-    for word in [
-        "Paused",
-        "pause-at",
-        "InvalidAnnotation",
-        "NotObserved",
-        "PodNotReady",
-        "StepInProgress",
-        "Settling",
-        "PdbBlocked",
-        "once",
-        "watch",
-        "status",
-        "step",
-        "wait",
-        "--dry-run",
-        "--annotation-prefix",
-    ] {
-        assert!(help.contains(word), "help lacks {word}");
-    }
-}
-
-#[test]
-fn status_table_aligns_columns() {
-    let rows = vec![
-        ["NAMESPACE".to_string(), "STATEFULSET".into(), "NEXT".into()],
-        [
-            "demo".into(),
-            "web".into(),
-            "Blocked PodNotReady web-1: ContainersNotReady".into(),
-        ],
-    ];
-    assert_eq!(
-        table(&rows),
-        "NAMESPACE  STATEFULSET  NEXT\n\
-         demo       web          Blocked PodNotReady web-1: ContainersNotReady\n"
-    );
 }
 
 #[test]
@@ -362,43 +243,6 @@ fn leader_election_without_an_identity_is_refused_naming_the_flag() {
     w.leader.leader_election_identity = None; // POD_NAME may be set where the tests run
     let err = w.leader.config().expect_err("no identity");
     assert!(err.contains("--leader-election-identity"), "{err}");
-}
-
-/// Every flag stands under its group's heading in every subcommand's `--help` (a flattened group's
-/// heading must not leak onto the flags after it).
-#[test]
-fn every_flag_stands_under_its_groups_heading() {
-    let mut cmd = Cli::command();
-    cmd.build();
-    let heading_of = |long: &str| -> Option<&'static str> {
-        match long {
-            l if l.starts_with("prometheus-") || l.starts_with("check-") => {
-                Some("Prometheus check")
-            }
-            l if l.starts_with("http-check") => Some("HTTP check"),
-            l if l.starts_with("webhook") => Some("Approval webhook"),
-            l if l.starts_with("leader-election") => Some("Leader election"),
-            "recover-stuck-pods"
-            | "max-steps-per-pass"
-            | "max-steps-per-minute"
-            | "max-decision-age" => Some("Pass"),
-            "all-namespaces" | "selector" => Some("Scope"),
-            "no-pdb-gate" => Some("Gates"),
-            l if GLOBAL.contains(&l) => Some("Global options"),
-            _ => None,
-        }
-    };
-    for sub in cmd.get_subcommands() {
-        for arg in sub.get_arguments() {
-            let Some(long) = arg.get_long() else { continue };
-            assert_eq!(
-                arg.get_help_heading(),
-                heading_of(long),
-                "{} --{long}",
-                sub.get_name()
-            );
-        }
-    }
 }
 
 /// `--http-check NAME=URL` is repeatable and checked at parse time, naming the flag and the form.
