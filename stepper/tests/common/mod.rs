@@ -5,6 +5,7 @@ pub mod owner;
 pub mod plans;
 pub mod prometheus_check;
 pub mod verdicts;
+pub mod webhook_gate;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,0 +1,135 @@
+//! The approval webhook's gate on the real "1-staged" moment (a 5-replica set staged at partition 5:
+//! the next step 5→4 replaces web-4), for tests/webhook.rs and tests/webhook_records.rs: the set asking
+//! webhook `db` (with annotations and pod labels added), one evaluation with a given answer, a plan's
+//! snapshot and probes, and readers of what the evaluation asks for (the record, the changes, the call).
+#![allow(dead_code)] // each test crate uses a subset
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Pod;
+use serde_json::Value;
+use sts_stepper::gates::webhook::WebhookState;
+use sts_stepper::gates::webhook_answer::{Answer, Decision, WebhookAnswer};
+use sts_stepper::gates::{self, Evaluation, FleetView, GateOptions, Need, Probes, Verdict};
+use sts_stepper::model::pods;
+use sts_stepper::model::reasons::Reason;
+use sts_stepper::plan::Snapshot;
+
+use super::staged_with;
+
+pub const P: &str = "safe-rollout.dev";
+
+pub fn key(name: &str) -> String {
+    format!("{P}/{name}")
+}
+
+/// The staged moment with `annotations` added to the set (the webhook `db` always) and `labels` on pods
+/// by ordinal.
+pub fn staged(
+    annotations: &[(&str, &str)],
+    labels: &[(u32, &str, &str)],
+) -> (StatefulSet, Vec<Pod>) {
+    let mut all = vec![("pre-update-webhook", "db")];
+    all.extend_from_slice(annotations);
+    staged_with(&all, &[], labels)
+}
+
+pub fn opts() -> GateOptions {
+    GateOptions {
+        webhooks: Some(vec!["db".into()]),
+        ..GateOptions::default()
+    }
+}
+
+pub fn evaluate(
+    set: &StatefulSet,
+    pods: &[Pod],
+    answer: Option<WebhookAnswer>,
+    now: Timestamp,
+) -> Evaluation {
+    let by_ordinal = pods::pods_by_ordinal(set, pods.iter());
+    let probes = Probes {
+        webhook: answer,
+        ..Probes::default()
+    };
+    gates::evaluate(
+        set,
+        &by_ordinal,
+        &[],
+        FleetView::default(),
+        &probes,
+        &opts(),
+        now,
+    )
+}
+
+pub fn decided(decision: Decision, reason: &str, retry: Option<u32>) -> Option<WebhookAnswer> {
+    Some(WebhookAnswer::Decided(Answer {
+        decision,
+        reason: reason.into(),
+        retry_after_seconds: retry,
+    }))
+}
+
+pub fn blocked_detail(ev: &Evaluation, reason: Reason) -> String {
+    match &ev.verdict {
+        Verdict::Blocked(b) if b.reason == reason => b.detail.clone(),
+        other => panic!("expected Blocked {reason}, got {other:?}"),
+    }
+}
+
+/// The value the gates set for annotation `name` (`Some(None)`: removed; `None`: unchanged).
+pub fn change(ev: &Evaluation, name: &str) -> Option<Option<String>> {
+    ev.changes
+        .iter()
+        .find(|(k, _)| *k == key(name))
+        .map(|(_, v)| v.clone())
+}
+
+pub fn state(ev: &Evaluation) -> WebhookState {
+    let value = change(ev, "webhook-state")
+        .flatten()
+        .expect("webhook-state written");
+    WebhookState::parse(&value).expect("a record")
+}
+
+/// The set with the record `ev` wrote stored on it (and `extra` annotations).
+pub fn with_record(set: &StatefulSet, ev: &Evaluation) -> StatefulSet {
+    let mut s = set.clone();
+    let a = s.metadata.annotations.get_or_insert_with(Default::default);
+    for (k, v) in &ev.changes {
+        match v {
+            Some(v) => a.insert(k.clone(), v.clone()),
+            None => a.remove(k),
+        };
+    }
+    s
+}
+
+pub fn need(ev: &Evaluation) -> (String, Value) {
+    match &ev.need {
+        Some(Need::Webhook { name, body }) => (name.clone(), body.clone()),
+        other => panic!("expected a webhook call, got {other:?}"),
+    }
+}
+
+pub fn snapshot(set: StatefulSet, pods: Vec<Pod>) -> Snapshot {
+    Snapshot {
+        statefulsets: vec![Arc::new(set)],
+        pods,
+        ..Snapshot::default()
+    }
+}
+
+pub fn probes_of(answer: Option<WebhookAnswer>) -> HashMap<usize, Probes> {
+    HashMap::from([(
+        0,
+        Probes {
+            webhook: answer,
+            ..Probes::default()
+        },
+    )])
+}
