@@ -12,8 +12,7 @@ use serde_json::{Value, json};
 use sts_stepper::cli::Target;
 use sts_stepper::cluster::kube::Scope;
 use sts_stepper::commands::{Forced, check_complete, status_table, step_once};
-use sts_stepper::pass::PodReads;
-use sts_stepper::pass::{Outcome, PassOptions};
+use sts_stepper::pass::Outcome;
 
 const STS_WEB: &str =
     "/apis/apps/v1/namespaces/demo/statefulsets?&fieldSelector=metadata.name%3Dweb";
@@ -39,17 +38,6 @@ fn reads(moment: &str) -> Vec<Expect> {
         set_pods("demo", "app=web", list_body(moment, "pods")),
         namespace_pdbs("demo", list_body(moment, "pdbs")),
     ]
-}
-
-/// The options of the single-set commands on `demo/web`: its own pods, whatever its gates say.
-fn web_pods() -> PassOptions {
-    PassOptions {
-        pod_reads: PodReads::Set {
-            namespace: "demo".into(),
-            name: "web".into(),
-        },
-        ..PassOptions::default()
-    }
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@ use sts_stepper::cluster::kube::{KubeCluster, Scope};
 use sts_stepper::commands::{Forced, check_complete, resume_set, status_table, step_once};
 use sts_stepper::config::Keys;
 use sts_stepper::model::reasons::Reason;
-use sts_stepper::pass::{Outcome, PassOptions, PodReads};
+use sts_stepper::pass::Outcome;
 
 const REASON_1: &str = "pause point 1 of 2: 1 of 5 pods on web-7d7598bf9d; `resume` to go on";
 const REASON_BAKED: &str = "pause point 1 of 1: 1 of 5 pods on web-7d7598bf9d; goes on by itself \
@@ -286,16 +286,6 @@ async fn resume_lifts_the_pause_and_keeps_the_record_so_the_plan_goes_on() {
     );
 }
 
-fn one_set_reads() -> PassOptions {
-    PassOptions {
-        pod_reads: PodReads::Set {
-            namespace: "demo".into(),
-            name: "web".into(),
-        },
-        ..PassOptions::default()
-    }
-}
-
 #[tokio::test]
 async fn wait_reports_a_pause_point_as_paused_and_status_shows_the_plan() {
     let held = [
@@ -312,7 +302,7 @@ async fn wait_reports_a_pause_point_as_paused_and_status_shows_the_plan() {
         ]
     };
     let (cluster, server) = mock_cluster(Scope::default(), reads());
-    let waited = check_complete(&cluster, &one_set_reads(), &web(), now())
+    let waited = check_complete(&cluster, &web_pods(), &web(), now())
         .await
         .expect("read");
     drop(cluster);
@@ -322,7 +312,7 @@ async fn wait_reports_a_pause_point_as_paused_and_status_shows_the_plan() {
     assert!(blocked.detail.contains(REASON_1), "{}", blocked.detail);
 
     let (cluster, server) = mock_cluster(Scope::default(), reads());
-    let table = status_table(&cluster, &one_set_reads(), Some(&web()), now())
+    let table = status_table(&cluster, &web_pods(), Some(&web()), now())
         .await
         .expect("status");
     drop(cluster);
@@ -364,7 +354,7 @@ async fn a_forced_step_past_a_persons_pause_records_the_point_and_keeps_that_pau
         who: "alice".into(),
         reason: "look at one pod anyway".into(),
     };
-    let report = step_once(&cluster, &one_set_reads(), &web(), Some(&forced), now())
+    let report = step_once(&cluster, &web_pods(), &web(), Some(&forced), now())
         .await
         .expect("step");
     drop(cluster);

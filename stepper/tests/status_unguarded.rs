@@ -11,17 +11,6 @@ use serde_json::{Value, json};
 use sts_stepper::cluster::NoPrometheus;
 use sts_stepper::cluster::kube::Scope;
 use sts_stepper::commands::{status_items, status_table};
-use sts_stepper::pass::{PassOptions, PodReads};
-
-fn web_pods() -> PassOptions {
-    PassOptions {
-        pod_reads: PodReads::Set {
-            namespace: "demo".into(),
-            name: "web".into(),
-        },
-        ..PassOptions::default()
-    }
-}
 
 /// The StatefulSetList of `moment` with `f` applied to its set.
 fn list_with(moment: &str, f: impl FnOnce(&mut Value)) -> Vec<u8> {

@@ -11,7 +11,7 @@ use kube::client::Body;
 use serde_json::{Value, json};
 use sts_stepper::cluster::Checks;
 use sts_stepper::cluster::kube::{KubeCluster, Scope};
-use sts_stepper::pass::{PassOptions, PassReport, run_pass, run_pass_with};
+use sts_stepper::pass::{PassOptions, PassReport, PodReads, run_pass, run_pass_with};
 use tokio::task::JoinHandle;
 use tower_test::mock::{self, Handle};
 
@@ -265,4 +265,15 @@ pub async fn pass_over_web(
     let seen = server.await.expect("mock API server script");
     let after = seen[at + 1..].iter().map(|s| s.body.clone()).collect();
     (report, seen[at].body.clone(), after)
+}
+
+/// The options of the single-set commands (`status`, `step`, `wait`) on `demo/web`: its own pods read.
+pub fn web_pods() -> PassOptions {
+    PassOptions {
+        pod_reads: PodReads::Set {
+            namespace: "demo".into(),
+            name: "web".into(),
+        },
+        ..PassOptions::default()
+    }
 }
