@@ -4,6 +4,9 @@
 //! real API server returns them (`fixtures/api/scale/`, captured from Kubernetes v1.36.2: a server-side
 //! applied StatefulSet with its `managedFields`, a Running pod — or, `POD_SHAPE=pending`, a pod as
 //! kube-controller-manager creates it), each page generated when asked for so the mock holds no list.
+//! Every pod carries an annotation of another owner, and each set's highest pod the approval
+//! handshake's request and answer (`update-requested`, `-at`, `-phase`, `update-approved`: the pod the
+//! next step asks; the caches keep the stepper's annotations, not the others).
 //! After every store reported ready, prints this process's `VmRSS` (resident now) and `VmHWM` (peak)
 //! from `/proc/self/status` and the heap in use; then `RELISTS` times (default 10) ends every watch with
 //! the `410 Gone` a real API server sends when the resource version expired, waits until each watcher
@@ -24,9 +27,11 @@ use futures::StreamExt;
 use http::{Request, Response};
 use kube::Client;
 use kube::client::Body;
+use kube::core::{Expression, Selector};
 use serde_json::{Value, json};
-use sts_stepper::cluster::caches::{Caches, RestartHook};
-use sts_stepper::cluster::kube::Scope;
+use sts_stepper::cluster::Cluster;
+use sts_stepper::cluster::caches::{CachedCluster, Caches, RestartHook};
+use sts_stepper::cluster::kube::{KubeCluster, Scope};
 use sts_stepper::commands::alloc::Global;
 use sts_stepper::config::Keys;
 
@@ -112,11 +117,18 @@ struct Fleet {
     pods_per_set: usize,
     set: Template,
     pod: Template,
+    /// The pod a step asks: with the handshake's annotations.
+    asked: Template,
     pdb: Template,
 }
 
-/// The holes: 0 set name, 1 pod name, 2 namespace, 3 pod uid, 4 ordinal, 5 set uid.
-fn templates(mut set: Value, mut pod: Value, mut pdb: Value) -> (Template, Template, Template) {
+/// The holes: 0 set name, 1 pod name, 2 namespace, 3 pod uid, 4 ordinal, 5 set uid. The pods carry an
+/// annotation of the application's own; the asked pod also the approval request and its answer.
+fn templates(
+    mut set: Value,
+    mut pod: Value,
+    mut pdb: Value,
+) -> (Template, Template, Template, Template) {
     set["metadata"]["name"] = json!("@0@");
     set["metadata"]["namespace"] = json!("@2@");
     set["metadata"]["uid"] = json!("@5@");
@@ -131,9 +143,19 @@ fn templates(mut set: Value, mut pod: Value, mut pdb: Value) -> (Template, Templ
     pod["metadata"]["ownerReferences"][0]["name"] = json!("@0@");
     pod["metadata"]["ownerReferences"][0]["uid"] = json!("@5@");
     pdb["metadata"]["namespace"] = json!("@2@");
+    pod["metadata"]["annotations"] = json!({"example.com/owned-by-app": "keep-me"});
+    let mut asked = pod.clone();
+    asked["metadata"]["annotations"] = json!({
+        "example.com/owned-by-app": "keep-me",
+        "safe-rollout.dev/update-requested": "@0@-7d7598bf9d",
+        "safe-rollout.dev/update-requested-at": "2026-11-27T23:00:00Z",
+        "safe-rollout.dev/update-request-phase": "Update",
+        "safe-rollout.dev/update-approved": "@0@-7d7598bf9d",
+    });
     (
         Template::new(&set),
         Template::new(&pod),
+        Template::new(&asked),
         Template::new(&pdb),
     )
 }
@@ -143,6 +165,9 @@ impl Fleet {
     fn render(&self, kind: &str, k: usize, out: &mut Vec<u8>) {
         let (template, i, o) = match kind {
             "statefulsets" => (&self.set, k, 0),
+            "pods" if k % self.pods_per_set == self.pods_per_set - 1 => {
+                (&self.asked, k / self.pods_per_set, k % self.pods_per_set)
+            }
             "pods" => (&self.pod, k / self.pods_per_set, k % self.pods_per_set),
             _ => (&self.pdb, k, 0),
         };
@@ -285,7 +310,7 @@ async fn main() {
         Ok("pending") => "scale/pod-pending-kcm.json",
         _ => "scale/pod-running.json",
     };
-    let (set, pod, pdb) = templates(
+    let (set, pod, asked, pdb) = templates(
         fixture("scale/statefulset-server-side-applied.json"),
         fixture(pod_shape),
         fixture("1-staged-pdbs.json"),
@@ -295,12 +320,13 @@ async fn main() {
         pods_per_set: env("PODS_PER_SET", 5),
         set,
         pod,
+        asked,
         pdb,
     });
     let pods = fleet.sets * fleet.pods_per_set;
     let (mut one_set, mut one_pod) = (Vec::new(), Vec::new());
     fleet.render("statefulsets", 0, &mut one_set);
-    fleet.render("pods", 0, &mut one_pod);
+    fleet.render("pods", fleet.pods_per_set - 1, &mut one_pod);
     let (rss0, _) = memory();
     let started = Instant::now();
     let (expire, expired) = tokio::sync::mpsc::channel(1);
@@ -320,8 +346,34 @@ async fn main() {
     }
     caches.ready().await;
     assert_eq!(RESTARTS.load(Ordering::Relaxed), 0, "no watch failed");
+    // The asked pod is kept with the stepper's annotations, and only those.
+    let api = KubeCluster::new(client.clone(), Scope::default(), None);
+    let cached = CachedCluster {
+        caches: &caches,
+        api: &api,
+    };
+    let selector: Selector = Expression::Equal("app".into(), "set-0".into()).into();
+    let set_pods = cached
+        .list_set_pods("ns-0", &selector, &["uid-0".to_string()])
+        .await
+        .expect("cached");
+    let asked = format!("set-0-{}", fleet.pods_per_set - 1);
+    let notes = (set_pods.iter())
+        .find(|p| p.metadata.name.as_deref() == Some(asked.as_str()))
+        .and_then(|p| p.metadata.annotations.clone())
+        .expect("the asked pod, annotated");
+    assert_eq!(
+        notes.keys().map(String::as_str).collect::<Vec<_>>(),
+        [
+            "safe-rollout.dev/update-approved",
+            "safe-rollout.dev/update-request-phase",
+            "safe-rollout.dev/update-requested",
+            "safe-rollout.dev/update-requested-at",
+        ],
+        "the caches keep the stepper's annotations, not the application's"
+    );
     println!(
-        "watch caches ready: {} StatefulSets ({} bytes of JSON each), {pods} pods ({} bytes, {pod_shape}), \
+        "watch caches ready: {} StatefulSets ({} bytes of JSON each), {pods} pods ({} bytes the asked one, {pod_shape}), \
          100 PDBs in {:.1} s; before the caches VmRSS {:.1} MiB; {}",
         fleet.sets,
         one_set.len(),

@@ -1,5 +1,5 @@
 //! The approval handshake against a mocked API server, on the real "1-staged" objects with
-//! `pre-update-approval: "true"`: the exact pod PATCH (pinned to the pod's uid), the
+//! `pre-update-approval: "true"`: the exact pod PATCH (pinned to the pod's uid and resourceVersion), the
 //! `ApprovalRequested` Event and the set's `approval-pending` line; a 403 without the opt-in RBAC names the component; a pod recreated since
 //! the read (a failed `test` op) is no error; `--dry-run` writes nothing.
 mod common;
@@ -57,7 +57,7 @@ fn stored_set() -> Vec<u8> {
 }
 
 #[tokio::test]
-async fn the_request_is_one_pod_patch_pinned_to_its_uid_then_announced() {
+async fn the_request_is_one_pod_patch_pinned_to_its_uid_and_version_then_announced() {
     let web4 = pod(4);
     let mut script = reads();
     script.push(expect(
@@ -73,11 +73,13 @@ async fn the_request_is_one_pod_patch_pinned_to_its_uid_then_announced() {
     let report = report.expect("pass");
     let uid = web4["metadata"]["uid"].clone();
     let t = now().to_string();
-    let mut want = vec![json!({"op": "test", "path": "/metadata/uid", "value": uid})];
+    let rv = web4["metadata"]["resourceVersion"].clone();
+    let mut want = vec![
+        json!({"op": "test", "path": "/metadata/uid", "value": uid}),
+        json!({"op": "test", "path": "/metadata/resourceVersion", "value": rv}),
+    ];
     let add = |k: &str, v: &str| json!({"op": "add", "path": format!("/metadata/annotations/safe-rollout.dev~1{k}"), "value": v});
     if web4["metadata"].get("annotations").is_none() {
-        let rv = web4["metadata"]["resourceVersion"].clone();
-        want.push(json!({"op": "test", "path": "/metadata/resourceVersion", "value": rv}));
         want.push(
             json!({"op": "add", "path": "/metadata/annotations", "value": {
                 "safe-rollout.dev/update-requested": REV_NEW,

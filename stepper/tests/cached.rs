@@ -1,15 +1,16 @@
 //! `watch`'s caches keep only what a pass reads (`cluster::cached`): on the real fixtures, a snapshot of
 //! the objects as the caches decode and keep them gets exactly the decisions of the whole objects —
-//! candidates, plans (verdicts, patches, Events, figures), recovery findings, the early-pass trigger — at
-//! every moment of the recorded rollout, under several annotation sets, partitions, `minReadySeconds`
-//! and times.
+//! candidates, plans (verdicts, patches — the pods' too —, Events, figures), recovery findings, the
+//! early-pass trigger — at every moment of the recorded rollout, under several annotation sets,
+//! partitions, `minReadySeconds` and times, and through every state of the approval handshake on the
+//! pods (asked, approved, denied, a primary, annotations of other owners beside them).
 mod common;
 
 use std::sync::Arc;
 
+use common::states::{full, handshake};
 use common::*;
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use rstest::rstest;
 use serde_json::{Value, json};
@@ -18,34 +19,6 @@ use sts_stepper::config::{Keys, SetConfig};
 use sts_stepper::gates::GateOptions;
 use sts_stepper::pass::recovery::findings;
 use sts_stepper::plan::{Planner, SetPlan, Snapshot, needs_pods, plan};
-
-/// The fixture `moment` with `annotations` added to its set, `spec.minReadySeconds` set and, with
-/// `partition`, the partition moved (to 1: web-1, NotReady at moment 3 on the old revision, is stuck).
-fn full(
-    moment: &str,
-    annotations: &Value,
-    min_ready_seconds: i32,
-    partition: Option<i32>,
-) -> Snapshot {
-    let mut snap = common::moment(moment);
-    snap.statefulsets = fixture_list::<Value>(&format!("{moment}-statefulsets.json"))
-        .into_iter()
-        .map(|mut s| {
-            if let (Some(a), Some(extra)) = (
-                s["metadata"]["annotations"].as_object_mut(),
-                annotations.as_object(),
-            ) {
-                a.extend(extra.clone());
-            }
-            s["spec"]["minReadySeconds"] = json!(min_ready_seconds);
-            if let Some(p) = partition {
-                s["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(p);
-            }
-            Arc::new(serde_json::from_value::<StatefulSet>(s).expect("set"))
-        })
-        .collect();
-    snap
-}
 
 /// The same snapshot as `watch`'s caches hold it: each object decoded from its JSON as the watches
 /// decode it, kept as the stores keep it, and read back as a pass reads it. The annotations a store
@@ -75,7 +48,11 @@ fn cached(snap: &Snapshot, keys: &Keys) -> Snapshot {
     t.pods = snap
         .pods
         .iter()
-        .map(|p| Pod::from(&decode::<CachedPod>(p)))
+        .map(|p| {
+            let mut c = decode::<CachedPod>(p);
+            c.keep(keys);
+            Pod::from(&c)
+        })
         .collect();
     t.pdbs.iter_mut().for_each(trim_pdb);
     t
@@ -134,6 +111,71 @@ fn a_cached_snapshot_gets_the_decisions_of_the_whole_one(
     assert_eq!(
         needs_pods(&whole.statefulsets, &opts.keys),
         needs_pods(&cached.statefulsets, &opts.keys)
+    );
+}
+
+#[rstest]
+fn the_approval_handshake_is_decided_on_the_cache_as_on_the_whole_pods(
+    #[values("1-staged", "2-stepped-4", "3-web1-notready")] moment: &str,
+    #[values("none", "asked", "approved", "denied", "stale")] state: &str,
+    #[values(None, Some(3), Some(4))] primary: Option<u32>,
+    #[values("2026-11-23T01:16:00Z", "2026-11-23T03:00:00Z")] at: &str,
+) {
+    let now: Timestamp = at.parse().expect("time");
+    let opts = GateOptions::default();
+    let whole = handshake(moment, state, primary);
+    let cached = cached(&whole, &opts.keys);
+    for p in &cached.pods {
+        let notes = p.metadata.annotations.as_ref().expect("the map is kept");
+        assert!(
+            !notes.contains_key("example.com/owned-by-app"),
+            "only the stepper's are kept"
+        );
+    }
+    let decided = |snap: &Snapshot| -> Vec<(ObjectReference, SetPlan)> {
+        plan(snap, &opts, now)
+            .into_iter()
+            .map(|mut p| {
+                let reference = p.reference();
+                p.set = Arc::default();
+                (reference, p)
+            })
+            .collect()
+    };
+    assert_eq!(decided(&whole), decided(&cached));
+}
+
+#[test]
+fn the_handshake_cases_reach_requests_approvals_denials_and_withdrawals() {
+    use sts_stepper::gates::approval::PodWriteKind;
+    // Guards the test above: its cases write a request, step on an approval, handle a denial and
+    // withdraw stale requests; a whole-map replacement would show here as an `annotated: false` write.
+    let opts = GateOptions::default();
+    let now = at("2026-11-23T01:16:00Z");
+    let kinds = |state: &str| -> Vec<PodWriteKind> {
+        let plans = plan(&handshake("1-staged", state, None), &opts, now);
+        assert!(
+            plans[0].pod_writes.iter().all(|w| w.annotated),
+            "the maps are present"
+        );
+        plans[0].pod_writes.iter().map(|w| w.kind.clone()).collect()
+    };
+    assert!(kinds("none").contains(&PodWriteKind::Request(
+        sts_stepper::gates::approval::Phase::Update
+    )));
+    assert!(matches!(
+        kinds("denied").as_slice(),
+        [PodWriteKind::Denied(_)]
+    ));
+    assert!(kinds("stale").contains(&PodWriteKind::Withdraw));
+    let approved = plan(&handshake("1-staged", "approved", None), &opts, now);
+    assert!(
+        matches!(
+            approved[0].verdict,
+            sts_stepper::gates::Verdict::Step { .. }
+        ),
+        "{:?}",
+        approved[0].verdict
     );
 }
 

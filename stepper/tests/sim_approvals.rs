@@ -18,6 +18,9 @@
 //!    (the handshake); every call carries the set's `updateRevision` of its second, and nothing is ever
 //!    written on the pods (the webhook).
 //!
+//! Each case's stepper runs as `once` or as `watch` (from its reflector caches, 0–2 s late; replicas
+//! taking over mid-handshake), at random: both modes keep every invariant.
+//!
 //! Cases: env `SIM_CASES` (default 600, about half of them through the webhook; `make soak` runs more).
 
 use std::cell::Cell;
@@ -28,8 +31,8 @@ use proptest::test_runner::{Config, TestRunner};
 use sts_stepper::sim::application::Protocol;
 use sts_stepper::sim::cluster::{Call, FaultKind};
 use sts_stepper::sim::scenario::{
-    self, Action, ApplicationSpec, ApplySpec, Event, Run, Scenario, SetSpec, StepperSpec,
-    TimingSpec,
+    self, Action, ApplicationSpec, ApplySpec, Event, Run, Scenario, SetSpec, StepperMode,
+    StepperSpec, TimingSpec,
 };
 use sts_stepper::sim::webhook::WebhookFailure;
 
@@ -43,6 +46,7 @@ fn bound(s: &Scenario) -> i64 {
     let app = s.set.application.as_ref().expect("application");
     let t = &s.timing;
     let per = 2 * s.stepper.interval_seconds
+        + 2 * s.stepper.watch_lag_seconds
         + app.answer_seconds
         + app.switchover_seconds
         + t.terminate_seconds
@@ -73,6 +77,7 @@ fn action(replicas: u32) -> impl Strategy<Value = Action> {
         2 => (1i64..60, prop::option::of(prop::sample::select(WebhookFailure::ALL.to_vec())))
             .prop_map(|(seconds, kind)| Action::WebhookErrors { seconds, kind }),
         1 => Just(Action::KillStepper {}),
+        1 => Just(Action::Takeover {}),
         1 => (1i64..60).prop_map(|seconds| Action::ConcurrentSteppers { seconds }),
     ]
 }
@@ -89,6 +94,8 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 (1i64..=3, 1i64..=6, 1i64..=3),
                 2i64..=8,
                 prop::collection::vec((1i64..150, action(n)), 1..6),
+                // `once`, or `watch` from caches 0–2 s late.
+                (any::<bool>(), 0i64..=2),
             )
         })
         .prop_map(
@@ -100,6 +107,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 (pending, ready, terminate),
                 interval,
                 events,
+                (watch, lag),
             )| {
                 // A primary needs another pod to move to.
                 let primary = primary.filter(|_| replicas >= 2);
@@ -171,6 +179,12 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     },
                     stepper: StepperSpec {
                         interval_seconds: interval,
+                        mode: if watch {
+                            StepperMode::Watch
+                        } else {
+                            StepperMode::Once
+                        },
+                        watch_lag_seconds: if watch { lag } else { 0 },
                         ..StepperSpec::default()
                     },
                     duration: 0,

@@ -13,6 +13,9 @@
 //! 6. with an application-level gate (a Prometheus check, or the owner's `Healthy` condition), no step
 //!    lands while the application-unhealthy signal is raised.
 //!
+//! Each case's stepper runs as `once` (a LIST per pass) or as `watch` (from its reflector caches, 0–2 s
+//! late, with replicas taking over), at random: both modes keep every invariant.
+//!
 //! Cases: env `SIM_CASES` (default 1000; `make soak` runs 100,000).
 
 use std::collections::BTreeMap;
@@ -21,7 +24,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use sts_stepper::sim::cluster::{Call, FaultKind};
 use sts_stepper::sim::scenario::{
-    self, Action, ApplySpec, Event, Scenario, SetSpec, StepperSpec, TimingSpec,
+    self, Action, ApplySpec, Event, Scenario, SetSpec, StepperMode, StepperSpec, TimingSpec,
 };
 
 /// Largest replica count generated (initial or scaled to).
@@ -43,6 +46,7 @@ const MAX_REPLICAS: i64 = 12;
 fn bound(s: &Scenario) -> i64 {
     let t = &s.timing;
     let per = s.stepper.interval_seconds
+        + s.stepper.watch_lag_seconds
         + t.terminate_seconds
         + t.pending_seconds
         + t.jitter_seconds
@@ -99,6 +103,7 @@ fn action() -> impl Strategy<Value = Action> {
         )
             .prop_map(|(call, kind, seconds, probability)| Action::ApiFault { call, kind, seconds, probability }),
         1 => Just(Action::KillStepper {}),
+        1 => Just(Action::Takeover {}),
         1 => (1i64..100).prop_map(|seconds| Action::ConcurrentSteppers { seconds }),
         1 => any::<bool>().prop_map(Action::AppUnhealthy),
     ]
@@ -115,6 +120,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         prop::option::of(prop::sample::select(vec!["v3", "v4"])),
         prop::collection::vec((1i64..200, action()), 1..7),
         (0u8..3, 1i64..=10, 1i64..=2),
+        (any::<bool>(), 0i64..=2),
     )
         .prop_map(
             |(
@@ -127,6 +133,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 bad,
                 events,
                 (app_gate, period, threshold),
+                (watch, lag),
             )| {
                 let mut events: Vec<Event> = events
                     .into_iter()
@@ -183,6 +190,12 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                         interval_seconds: interval,
                         pdb_gate: true,
                         recover_stuck_pods: false,
+                        mode: if watch {
+                            StepperMode::Watch
+                        } else {
+                            StepperMode::Once
+                        },
+                        watch_lag_seconds: if watch { lag } else { 0 },
                     },
                     duration: 0,
                     events,

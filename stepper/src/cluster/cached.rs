@@ -10,8 +10,12 @@
 //! it). A [`CachedSet`] is built into the k8s-openapi `StatefulSet` a pass takes once per watch event
 //! and shared (`Arc`): a pass over 10,000 sets copies none (BENCHMARKS.md, "A pass from caches"); a
 //! [`CachedPod`] is turned back into a `Pod` when a pass reads it ([`From`]), pods being read only for
-//! the candidates. PDBs, a few per namespace, stay `PodDisruptionBudget`s with their metadata trimmed
-//! ([`trim_pdb`]).
+//! the candidates. PDBs, a few per namespace, stay `PodDisruptionBudget`s trimmed to what `PdbBlocked`
+//! reads ([`trim_pdb`]).
+//!
+//! What is kept is the union of what the pass's readers declare (`plan::fields::union`; each gate's
+//! beside it): `stepper/tests/fields.rs` fails when a reader declares a field kept here by none, or
+//! reads one it does not declare.
 //!
 //! The fresh reads before a step, the owner GET and every command but `watch` read whole objects from
 //! the API server; nothing is ever written back from a cached object (writes are JSON Patches whose
@@ -21,7 +25,8 @@
 //! Kept, by reader:
 //! - every object: `metadata.name` (the store's key: the reflector panics without it), `namespace`,
 //!   `uid` and `resourceVersion` (Event references, `test` ops, delete preconditions);
-//! - StatefulSet: `metadata.generation`, `ownerReferences` (the `OwnerNotHealthy` gate), the annotations
+//! - StatefulSet: `metadata.generation`, `ownerReferences` but `blockOwnerDeletion` (the `OwnerNotHealthy`
+//!   gate), the annotations
 //!   under the prefix ([`CachedSet::keep`], `Keys::owns`: all the stepper reads or writes;
 //!   the map stays present when it was, even if empty, as the patches tell an absent map from an empty
 //!   one — `plan::patch::annotation_ops`), `spec.{replicas, selector, updateStrategy, minReadySeconds,
@@ -29,10 +34,11 @@
 //!   two revision names); not kept: labels, the pod template, volume claim templates, `managedFields`,
 //!   other annotations (`kubectl.kubernetes.io/last-applied-configuration` is a copy of the object);
 //! - Pod: `metadata.{labels, ownerReferences, creationTimestamp, deletionTimestamp}` (selectors, the
-//!   revision label, ownership, recovery's clock, terminating), `status.phase` and the `Ready`
-//!   condition's `type`, `status`, `reason` and `lastTransitionTime` (`model::pods::pod_unready_cause`,
-//!   `gates::recovery`); not kept: the whole `spec`, container statuses, IPs, the other conditions,
-//!   annotations, `managedFields`.
+//!   primary's selector, the revision label, ownership, recovery's clock, terminating), the annotations
+//!   under the prefix ([`CachedPod::keep`]: the approval handshake's requests and answers; the map kept
+//!   when present, as a set's), `status.phase` and the `Ready` condition's `type`, `status`, `reason` and
+//!   `lastTransitionTime` (`model::pods::pod_unready_cause`, `gates::recovery`); not kept: the whole
+//!   `spec`, container statuses, IPs, the other conditions, other annotations, `managedFields`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -41,7 +47,9 @@ use k8s_openapi::api::apps::v1::{
     StatefulSet, StatefulSetOrdinals, StatefulSetSpec, StatefulSetStatus, StatefulSetUpdateStrategy,
 };
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::policy::v1::{
+    PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use serde::Deserialize;
 
@@ -82,7 +90,8 @@ impl CachedSet {
     }
 }
 
-/// Trims a PodDisruptionBudget to its identity, `spec` and `status` (few and small).
+/// Trims a PodDisruptionBudget to what `PdbBlocked` reads (`gates::on_pods::PDB_READS`) and its
+/// identity: `spec.selector` and `status.{disruptionsAllowed, currentHealthy, desiredHealthy}`.
 pub fn trim_pdb(pdb: &mut PodDisruptionBudget) {
     let m = &mut pdb.metadata;
     pdb.metadata = ObjectMeta {
@@ -92,6 +101,16 @@ pub fn trim_pdb(pdb: &mut PodDisruptionBudget) {
         resource_version: m.resource_version.take(),
         ..ObjectMeta::default()
     };
+    pdb.spec = pdb.spec.take().map(|s| PodDisruptionBudgetSpec {
+        selector: s.selector,
+        ..PodDisruptionBudgetSpec::default()
+    });
+    pdb.status = pdb.status.take().map(|s| PodDisruptionBudgetStatus {
+        disruptions_allowed: s.disruptions_allowed,
+        current_healthy: s.current_healthy,
+        desired_healthy: s.desired_healthy,
+        ..PodDisruptionBudgetStatus::default()
+    });
 }
 
 /// Each cached type stands in for its k8s-openapi type as a kube `Resource` (same group, version,
@@ -175,7 +194,15 @@ mod wire {
                 resource_version: m.resource_version,
                 generation: m.generation,
                 annotations: m.annotations,
-                owner_references: m.owner_references,
+                // What `OwnerNotHealthy` reads (`gates::on_fleet::OWNER_READS`), no more.
+                owner_references: m.owner_references.map(|refs| {
+                    refs.into_iter()
+                        .map(|r| OwnerReference {
+                            block_owner_deletion: None,
+                            ..r
+                        })
+                        .collect()
+                }),
                 ..ObjectMeta::default()
             });
             CachedSet {

@@ -2,16 +2,19 @@
 //!
 //! A cluster has many more pods than StatefulSets, and a small object held for the process's life costs
 //! its fields and, as much again, one allocation per string (headers, rounding) and map node. So beside
-//! the identity the reflector keys its store by, a cached pod holds its labels in one string, only its
-//! StatefulSet ownerReferences, two timestamps, the phase and the `Ready` condition (module doc of
-//! [`crate::cluster::cached`] for who reads what), and is unpacked into a k8s-openapi `Pod` when a pass
-//! reads it ([`From`]).
+//! the identity the reflector keys its store by, a cached pod holds its labels in one string, its
+//! annotations under the prefix in another ([`CachedPod::keep`]: the approval handshake's requests and
+//! answers), only its StatefulSet ownerReferences, two timestamps, the phase and the `Ready` condition
+//! (module doc of [`crate::cluster::cached`] for who reads what), and is unpacked into a k8s-openapi
+//! `Pod` when a pass reads it ([`From`]).
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use serde::Deserialize;
+
+use crate::config::Keys;
 
 /// The pod condition the pass reads (Kubernetes `PodReady`); the others are not kept.
 const READY: &str = "Ready";
@@ -28,8 +31,12 @@ const NUL: char = '\0';
 pub struct CachedPod {
     /// Name, namespace, uid and resourceVersion only (the store's key, the delete preconditions).
     pub metadata: ObjectMeta,
-    /// `key NUL value NUL key NUL value`, in key order; `None`: no `labels` field.
-    labels: Option<Box<str>>,
+    /// `None`: no `labels` field.
+    labels: Option<Packed>,
+    /// The annotations under the prefix once [`CachedPod::keep`] ran (all of them before); `None`: no
+    /// `annotations` field. Kept even when none is the stepper's: a write tells an absent map from a
+    /// present one (`plan::patch::annotation_ops`).
+    annotations: Option<Packed>,
     /// The ownerReferences of kind StatefulSet.
     owners: Option<Box<[Owner]>>,
     created: Option<Time>,
@@ -55,7 +62,49 @@ struct Ready {
     last_transition_time: Option<Time>,
 }
 
+/// A string map packed in one string: `key NUL value NUL key NUL value`, in key order (`""`: empty).
+#[derive(Clone, Debug)]
+struct Packed(Box<str>);
+
+impl Packed {
+    fn pack<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        let mut packed = String::new();
+        for (i, (k, v)) in pairs.into_iter().enumerate() {
+            if i > 0 {
+                packed.push(NUL);
+            }
+            packed.push_str(k);
+            packed.push(NUL);
+            packed.push_str(v);
+        }
+        Packed(packed.into_boxed_str())
+    }
+
+    fn of(map: &BTreeMap<String, String>) -> Self {
+        Packed::pack(map.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    }
+
+    fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        let mut parts = self.0.split(NUL);
+        std::iter::from_fn(move || Some((parts.next()?, parts.next()?)))
+    }
+
+    fn unpack(&self) -> BTreeMap<String, String> {
+        self.pairs()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+}
+
 impl CachedPod {
+    /// Drops the annotations that are not the stepper's (`keys`; the map itself stays if present): what
+    /// a pod store does with each pod before it keeps it.
+    pub fn keep(&mut self, keys: &Keys) {
+        if let Some(a) = &self.annotations {
+            self.annotations = Some(Packed::pack(a.pairs().filter(|(k, _)| keys.owns(k))));
+        }
+    }
+
     /// The uid of the StatefulSet controlling this pod (as `model::pods::controller_uid`).
     pub fn controller_uid(&self) -> Option<&str> {
         self.owners
@@ -68,18 +117,11 @@ impl CachedPod {
 
 impl From<&CachedPod> for Pod {
     fn from(c: &CachedPod) -> Self {
-        let labels = c.labels.as_deref().map(|packed| {
-            let mut parts = packed.split(NUL);
-            let mut map = BTreeMap::new();
-            while let (Some(k), Some(v)) = (parts.next(), parts.next()) {
-                map.insert(k.to_string(), v.to_string());
-            }
-            map
-        });
         let owners = c.owners.as_deref().map(|refs| {
             refs.iter()
                 .map(|(name, uid, controller)| OwnerReference {
-                    api_version: "apps/v1".into(),
+                    // Not kept: no reader looks at it (`model::fields::OWNERSHIP`).
+                    api_version: String::new(),
                     kind: STATEFULSET.into(),
                     name: name.to_string(),
                     uid: uid.to_string(),
@@ -90,7 +132,8 @@ impl From<&CachedPod> for Pod {
         });
         Pod {
             metadata: ObjectMeta {
-                labels,
+                labels: c.labels.as_ref().map(Packed::unpack),
+                annotations: c.annotations.as_ref().map(Packed::unpack),
                 owner_references: owners,
                 creation_timestamp: c.created.clone(),
                 deletion_timestamp: c.deleting.clone(),
@@ -133,6 +176,7 @@ struct WireMeta {
     uid: Option<String>,
     resource_version: Option<String>,
     labels: Option<BTreeMap<String, String>>,
+    annotations: Option<BTreeMap<String, String>>,
     owner_references: Option<Vec<OwnerReference>>,
     creation_timestamp: Option<Time>,
     deletion_timestamp: Option<Time>,
@@ -147,18 +191,6 @@ struct WireStatus {
 impl From<Wire> for CachedPod {
     fn from(w: Wire) -> Self {
         let m = w.metadata.unwrap_or_default();
-        let labels = m.labels.map(|l| {
-            let mut packed = String::new();
-            for (i, (k, v)) in l.iter().enumerate() {
-                if i > 0 {
-                    packed.push(NUL);
-                }
-                packed.push_str(k);
-                packed.push(NUL);
-                packed.push_str(v);
-            }
-            packed.into_boxed_str()
-        });
         let owners = m.owner_references.map(|refs| {
             refs.into_iter()
                 .filter(|r| r.kind == STATEFULSET)
@@ -173,7 +205,8 @@ impl From<Wire> for CachedPod {
                 resource_version: m.resource_version,
                 ..ObjectMeta::default()
             },
-            labels,
+            labels: m.labels.as_ref().map(Packed::of),
+            annotations: m.annotations.as_ref().map(Packed::of),
             owners,
             created: m.creation_timestamp,
             deleting: m.deletion_timestamp,
@@ -196,8 +229,11 @@ mod tests {
     use super::*;
     use serde_json::{Value, json};
 
+    /// `pod` as a pod store keeps it (decoded, then [`CachedPod::keep`]), read back as a pass reads it.
     fn cached(pod: Value) -> Pod {
-        Pod::from(&serde_json::from_value::<CachedPod>(pod).expect("pod"))
+        let mut c = serde_json::from_value::<CachedPod>(pod).expect("pod");
+        c.keep(&Keys::default());
+        Pod::from(&c)
     }
 
     #[test]
@@ -208,7 +244,9 @@ mod tests {
         let pod = cached(json!({
             "metadata": {"name": "web-0", "namespace": "demo", "uid": "u", "resourceVersion": "7",
                          "labels": {"app": "web", "controller-revision-hash": "web-1"},
-                         "annotations": {"a": "b"}, "managedFields": [{"manager": "kubelet"}],
+                         "annotations": {"a": "b", "safe-rollout.dev/update-requested": "web-2",
+                                         "safe-rollout.dev.evil/update-approved": "web-2"},
+                         "managedFields": [{"manager": "kubelet"}],
                          "ownerReferences": [
                              {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web",
                               "uid": "s", "controller": true},
@@ -227,10 +265,10 @@ mod tests {
             Some("web-1")
         );
         assert_eq!(labels.len(), 2);
-        assert_eq!(
-            (m.annotations.as_ref(), m.managed_fields.as_ref()),
-            (None, None)
-        );
+        // The stepper's annotations only (another prefix's are not its own).
+        let own = BTreeMap::from([("safe-rollout.dev/update-requested".into(), "web-2".into())]);
+        assert_eq!(m.annotations.as_ref(), Some(&own));
+        assert_eq!(m.managed_fields, None);
         let owners = m.owner_references.as_ref().expect("owners");
         assert_eq!(owners.len(), 1);
         assert_eq!(
@@ -256,10 +294,19 @@ mod tests {
     fn absent_fields_stay_absent_and_empty_ones_empty() {
         let bare = cached(json!({"metadata": {"name": "web-0"}}));
         assert_eq!(bare.metadata.labels, None);
+        assert_eq!(bare.metadata.annotations, None);
         assert_eq!(bare.status, None);
-        let empty = cached(json!({"metadata": {"name": "web-0", "labels": {}},
-                                  "status": {"conditions": []}}));
+        let empty = cached(
+            json!({"metadata": {"name": "web-0", "labels": {}, "annotations": {}},
+                                  "status": {"conditions": []}}),
+        );
         assert_eq!(empty.metadata.labels, Some(BTreeMap::new()));
+        assert_eq!(empty.metadata.annotations, Some(BTreeMap::new()));
+        // A map of other owners' annotations only stays a map (empty): a write then adds keys one
+        // by one instead of a whole map (`plan::patch::annotation_ops`).
+        let foreign = cached(json!({"metadata": {"name": "web-0",
+                                    "annotations": {"example.com/owned-by-app": "keep-me"}}}));
+        assert_eq!(foreign.metadata.annotations, Some(BTreeMap::new()));
         assert_eq!(empty.status.and_then(|s| s.conditions), Some(vec![]));
     }
 }

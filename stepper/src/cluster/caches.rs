@@ -5,7 +5,7 @@
 //! selector for StatefulSets, `statefulset.kubernetes.io/pod-name` for pods), each feeding its own
 //! reflector store (`WatchStreamExt::reflect`; a store is never fed by two watchers). The stores keep
 //! only what a pass reads ([`crate::cluster::cached`]: StatefulSets and pods decoded as `CachedSet` and
-//! `CachedPod`, the annotations that are not the stepper's and PDBs' metadata dropped with
+//! `CachedPod`, their annotations that are not the stepper's and PDBs' metadata dropped with
 //! `WatchStreamExt::modify` before the store keeps them), and the pod stores are indexed by controller
 //! ([`crate::cluster::pod_index`]), so a pass reads its candidates' pods without scanning the rest. A
 //! watch that errors or expires re-lists with `watcher::default_backoff()`, logs a warning and counts
@@ -90,10 +90,11 @@ impl Caches {
             config: sets_config,
             trim: move |s: &mut CachedSet| s.keep(&sets_keys),
         };
+        let pod_keys = keys.clone();
         let pods = Kind {
             resource: "pods",
             config: watcher::Config::default().labels(POD_NAME_LABEL),
-            trim: |_: &mut CachedPod| {},
+            trim: move |p: &mut CachedPod| p.keep(&pod_keys),
         };
         let pdbs = Kind {
             resource: "poddisruptionbudgets",
@@ -117,13 +118,7 @@ impl Caches {
             d.push(stream);
         }
         (
-            Caches {
-                sets: set_stores,
-                pods: pod_stores,
-                pdbs: pdb_stores,
-                keys: keys.clone(),
-                listed,
-            },
+            Caches::new(set_stores, pod_stores, pdb_stores, keys, listed),
             CacheStreams {
                 sets: Box::pin(stream::select_all(s)),
                 pods: Box::pin(stream::select_all(p)),
@@ -132,29 +127,20 @@ impl Caches {
         )
     }
 
-    /// Caches as one complete LIST of these objects leaves them: each decoded from its JSON and kept
-    /// (the pods indexed) exactly as [`Caches::start`]'s watches do (tests and benchmarks).
-    ///
-    /// # Panics
-    /// If an object does not serialize to JSON its cached form decodes (never for k8s-openapi objects).
-    pub fn listed(
-        sets: Vec<StatefulSet>,
-        pods: Vec<Pod>,
-        pdbs: Vec<PodDisruptionBudget>,
+    /// Caches over these stores (one per kind and namespace), the pod stores with their index.
+    pub(super) fn new(
+        sets: Vec<Store<CachedSet>>,
+        pods: Vec<(Store<CachedPod>, PodIndex)>,
+        pdbs: Vec<Store<PodDisruptionBudget>>,
         keys: &Arc<Keys>,
+        listed: SetList,
     ) -> Self {
-        let index = PodIndex::default();
-        let (sets, pods) = (
-            as_cached::<CachedSet, _>(sets),
-            as_cached::<CachedPod, _>(pods),
-        );
-        let set_list = SetList::default();
         Caches {
-            sets: vec![listed(sets, |s| s.keep(keys), set_list.on_change())],
-            pods: vec![(listed(pods, |_| {}, |e| index.apply(e)), index.clone())],
-            pdbs: vec![listed(pdbs, trim_pdb, |_| ())],
+            sets,
+            pods,
+            pdbs,
             keys: keys.clone(),
-            listed: set_list,
+            listed,
         }
     }
 
@@ -195,18 +181,6 @@ impl Caches {
         }
         found
     }
-}
-
-/// `objects` as the caches decode them from the API server's JSON.
-fn as_cached<C: serde::de::DeserializeOwned, K: serde::Serialize>(objects: Vec<K>) -> Vec<C> {
-    objects
-        .iter()
-        .map(|o| {
-            serde_json::to_value(o)
-                .and_then(serde_json::from_value)
-                .expect("a k8s-openapi object decodes as its cached form")
-        })
-        .collect()
 }
 
 /// How one kind is watched and what its store keeps.
@@ -266,30 +240,6 @@ impl<T> Kind<T> {
     }
 }
 
-/// A store after one complete list of `items`, each trimmed by `trim`; `after` sees each event.
-fn listed<K>(
-    items: Vec<K>,
-    trim: impl Fn(&mut K),
-    mut after: impl FnMut(&WatchEvent<K>),
-) -> Store<K>
-where
-    K: Resource + Clone + 'static,
-    K::DynamicType: Default + Eq + std::hash::Hash + Clone,
-{
-    let (store, mut writer) = reflector::store();
-    let mut apply = |e: WatchEvent<K>| {
-        writer.apply_watcher_event(&e);
-        after(&e);
-    };
-    apply(WatchEvent::Init);
-    for mut item in items {
-        trim(&mut item);
-        apply(WatchEvent::InitApply(item));
-    }
-    apply(WatchEvent::InitDone);
-    store
-}
-
 /// Every object of `stores` matching `keep`, made a `T` by `into`.
 fn state<K, T>(stores: &[Store<K>], keep: impl Fn(&K) -> bool, into: impl Fn(&K) -> T) -> Vec<T>
 where
@@ -304,17 +254,18 @@ where
         .collect()
 }
 
-/// A [`Cluster`] that reads `caches` and writes through `api`. Its reads are as fresh as the
-/// watches ([`Cluster::cached`]): a step is written only after [`Cluster::get_statefulset`] and
-/// [`Cluster::list_set_pods_consistent`] — consistent reads through `api` — confirm it.
-pub struct CachedCluster<'a> {
+/// A [`Cluster`] that reads `caches` and writes through `api` (the API server; the simulated one in
+/// the simulation's `watch` mode). Its reads are as fresh as the watches ([`Cluster::cached`]): a
+/// step is written only after [`Cluster::get_statefulset`] and [`Cluster::list_set_pods_consistent`]
+/// — consistent reads through `api` — confirm it.
+pub struct CachedCluster<'a, A: Cluster = KubeCluster> {
     /// The stores.
     pub caches: &'a Caches,
     /// The API server, for writes, the owner reads and the fresh reads before a step.
-    pub api: &'a KubeCluster,
+    pub api: &'a A,
 }
 
-impl Cluster for CachedCluster<'_> {
+impl<A: Cluster> Cluster for CachedCluster<'_, A> {
     /// From the store, sorted by namespace and name (the store has no order): the objects the store
     /// built, shared, not copied; sorted again only after a watch event ([`SetList`]).
     async fn list_statefulsets(&self) -> Result<Vec<Arc<StatefulSet>>, ClusterError> {

@@ -15,6 +15,7 @@
 
 pub mod api_error;
 mod ca_bundle;
+pub mod cache_feed;
 pub mod cached;
 pub mod cached_pod;
 pub mod caches;
@@ -224,7 +225,7 @@ pub trait Cluster: Sync {
         resource_version: &str,
     ) -> impl Future<Output = Result<DeleteOutcome, ClusterError>> + Send;
 
-    /// PATCH pod `namespace/name` with a JSON Patch pinned to its uid (the approval handshake's
+    /// PATCH pod `namespace/name` with a JSON Patch pinned to its uid and resourceVersion (the approval handshake's
     /// requests, [`crate::plan::patch::pod_patch`]); needs `patch` on pods, which only the opt-in RBAC
     /// of `deploy/stepper/approvals/` grants. The default writes nothing and fails: a cluster that
     /// cannot write pods (the simulation, for now) never lets a handshake pass.

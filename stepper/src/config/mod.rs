@@ -33,6 +33,7 @@ pub use keys::Keys;
 pub use pause_at::{PassedPoints, PausePlan, PausePoint, PointAt, pause_at};
 pub use webhook::WebhookConfig;
 
+use crate::model::fields::{Field, set as of_set};
 use crate::model::reasons::Reason;
 use crate::model::set;
 
@@ -69,6 +70,10 @@ pub struct Stamps {
     /// `pause-points-passed`, when present and readable (for any revision: the gates check which).
     pub pause_points_passed: Option<PassedPoints>,
 }
+
+/// What the annotations' parse ([`SetConfig::parse`]) reads of a set: its annotations under the prefix,
+/// and `spec.replicas` (a step or a pause point given in percent is counted against it).
+pub const READS: &[Field] = &[of_set("metadata.annotations.~own"), of_set("spec.replicas")];
 
 /// One StatefulSet's rollout settings and stamps, read from its annotations once per pass.
 #[derive(Clone, Debug, PartialEq)]

@@ -222,18 +222,19 @@ pub enum PodWriteKind {
     Withdraw,
 }
 
-/// A write on one pod: its annotations set (`Some`) or removed (`None`), by full key, as a JSON merge
-/// patch pinned to the pod's uid (a pod recreated since the read is not written).
+/// A write on one pod: its annotations set (`Some`) or removed (`None`), by full key, as a JSON Patch
+/// of one op per key pinned to the pod's uid and `resourceVersion` (`plan::patch::pod_patch`: a pod
+/// recreated or changed since the read is not written).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PodWrite {
     /// `metadata.name`.
     pub name: String,
     /// `metadata.uid` as read (pinned by the patch).
     pub uid: String,
-    /// `metadata.resourceVersion` as read: pinned too when the pod has no annotations map yet (the
-    /// patch then adds the whole map).
+    /// `metadata.resourceVersion` as read (pinned by the patch).
     pub resource_version: String,
-    /// `metadata.annotations` was present on the pod as read.
+    /// `metadata.annotations` was present on the pod as read (else the patch adds the map, which the
+    /// pinned `resourceVersion` says is still absent).
     pub annotated: bool,
     /// The annotation changes.
     pub changes: Vec<(String, Option<String>)>,

@@ -45,7 +45,7 @@ pub use on_fleet::{check_group, check_owner, group_busy, group_holder, owner_not
 pub use on_http_check::http_check;
 pub use on_http_check::unknown_check;
 pub use on_pods::{
-    check_pdbs, check_pods_ready, check_step_done, pdb_blocked, pod_not_ready,
+    POD_STATE, check_pdbs, check_pods_ready, check_step_done, pdb_blocked, pod_not_ready,
     pods_below_partition_ready, replaced_while_down, step_in_progress,
 };
 pub use on_prometheus::prometheus_check;
@@ -55,6 +55,7 @@ pub use options::GateOptions;
 pub use probes::{Need, OwnerProbe, Probes, may_need_reads};
 
 use crate::config::SetConfig;
+use crate::model::fields::{Field, Reader};
 use crate::model::pods::PdbView;
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
@@ -168,13 +169,23 @@ pub struct GateEntry {
     pub reads: Reads,
     /// The check.
     pub check: Gate,
+    /// The fields of the set, its pods and PDBs the check reads beside the set's annotations
+    /// ([`crate::config::READS`]) and the objects' identity and ownership ([`crate::model::fields::IDENTITY`],
+    /// [`crate::model::fields::OWNERSHIP`]); declared beside the gate, kept by `watch`'s caches.
+    pub fields: &'static [&'static [Field]],
 }
 
-const fn gate(reason: Reason, reads: Reads, check: Gate) -> GateEntry {
+const fn gate(
+    reason: Reason,
+    reads: Reads,
+    check: Gate,
+    fields: &'static [&'static [Field]],
+) -> GateEntry {
     GateEntry {
         reason,
         reads,
         check,
+        fields,
     }
 }
 
@@ -183,20 +194,95 @@ const fn gate(reason: Reason, reads: Reads, check: Gate) -> GateEntry {
 /// `ApprovalPending`): only once every Kubernetes fact and check passes, so no request is written for a
 /// step another gate would refuse.
 pub const GATES: &[GateEntry] = &[
-    gate(Reason::Paused, Reads::List, paused),
-    gate(Reason::InvalidAnnotation, Reads::List, invalid_annotation),
-    gate(Reason::NotObserved, Reads::List, not_observed),
-    gate(Reason::PodNotReady, Reads::Pods, pod_not_ready),
-    gate(Reason::StepInProgress, Reads::Pods, step_in_progress),
-    gate(Reason::Settling, Reads::List, settling),
-    gate(Reason::PdbBlocked, Reads::Pods, pdb_blocked),
-    gate(Reason::GroupBusy, Reads::List, group_busy),
-    gate(Reason::OwnerNotHealthy, Reads::Probe, owner_not_healthy),
-    gate(Reason::PrometheusCheck, Reads::Probe, prometheus_check),
-    gate(Reason::HttpCheck, Reads::Probe, http_check),
-    gate(Reason::PrimaryNotMoved, Reads::Pods, primary_not_moved),
-    gate(Reason::ApprovalPending, Reads::Pods, approval_pending),
+    gate(Reason::Paused, Reads::List, paused, &[on_set::READS]),
+    gate(
+        Reason::InvalidAnnotation,
+        Reads::List,
+        invalid_annotation,
+        &[on_set::READS],
+    ),
+    gate(
+        Reason::NotObserved,
+        Reads::List,
+        not_observed,
+        &[on_set::READS],
+    ),
+    gate(Reason::PodNotReady, Reads::Pods, pod_not_ready, POD_GATE),
+    gate(
+        Reason::StepInProgress,
+        Reads::Pods,
+        step_in_progress,
+        POD_GATE,
+    ),
+    gate(Reason::Settling, Reads::List, settling, &[on_set::READS]),
+    gate(Reason::PdbBlocked, Reads::Pods, pdb_blocked, PDB_GATE),
+    gate(
+        Reason::GroupBusy,
+        Reads::List,
+        group_busy,
+        &[on_fleet::GROUP_READS],
+    ),
+    gate(
+        Reason::OwnerNotHealthy,
+        Reads::Probe,
+        owner_not_healthy,
+        &[on_fleet::OWNER_READS],
+    ),
+    gate(
+        Reason::PrometheusCheck,
+        Reads::Probe,
+        prometheus_check,
+        &[on_prometheus::READS],
+    ),
+    gate(
+        Reason::HttpCheck,
+        Reads::Probe,
+        http_check,
+        &[on_http_check::READS],
+    ),
+    gate(
+        Reason::PrimaryNotMoved,
+        Reads::Pods,
+        primary_not_moved,
+        APPROVAL_GATE,
+    ),
+    gate(
+        Reason::ApprovalPending,
+        Reads::Pods,
+        approval_pending,
+        APPROVAL_GATE,
+    ),
 ];
+
+/// The pod gates' fields: the pods' state and what the next step covers.
+const POD_GATE: &[&[Field]] = &[on_pods::READS, on_pods::POD_STATE];
+/// `PdbBlocked`'s: the pods' labels and state, the PDBs.
+const PDB_GATE: &[&[Field]] = &[on_pods::READS, on_pods::POD_STATE, on_pods::PDB_READS];
+/// The application's gates': the step's pods, their revisions, labels and handshake.
+const APPROVAL_GATE: &[&[Field]] = &[on_approval::READS, on_pods::POD_STATE];
+
+/// Every field a gate or the gates' helpers (recovery, the next step) read ([`GateEntry::fields`],
+/// [`recovery::READS`]), by reader: with [`crate::config::READS`], what `watch`'s caches keep.
+pub fn readers() -> Vec<Reader> {
+    let mut readers: Vec<Reader> = GATES
+        .iter()
+        .flat_map(|g| {
+            g.fields.iter().map(move |fields| Reader {
+                name: g.reason.as_str(),
+                fields,
+            })
+        })
+        .collect();
+    readers.push(Reader {
+        name: "gates::recovery",
+        fields: recovery::READS,
+    });
+    readers.push(Reader {
+        name: "gates::recovery (pod state)",
+        fields: on_pods::POD_STATE,
+    });
+    readers
+}
 
 /// The first gate judged from the StatefulSet list alone ([`Reads::List`]: `Paused`,
 /// `InvalidAnnotation`, `NotObserved`, `Settling`, `GroupBusy`) that blocks `input`; `None` when the set

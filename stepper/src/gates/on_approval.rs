@@ -5,9 +5,22 @@
 use super::approval::{self, Handshake, StepPod};
 use super::approval_note::{self, names};
 use super::{Evaluation, GateInput, Verdict};
+use crate::model::fields::{Field, pod, set as of_set};
 use crate::model::reasons::degraded_kind::{self, APPROVAL_TIMEOUT};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
+
+/// What `PrimaryNotMoved` and `ApprovalPending` read: the pods the next step replaces (replicas,
+/// partition, start ordinal, revisions, each pod's revision label), the labels a `primary-selector`
+/// can name, and the handshake's requests and answers on the pods (`gates::approval`).
+pub const READS: &[Field] = &[
+    of_set("spec.replicas"),
+    of_set("spec.updateStrategy"),
+    of_set("spec.ordinals"),
+    of_set("status.updateRevision"),
+    pod("metadata.labels.*"),
+    pod("metadata.annotations.~own"),
+];
 
 /// The pods the next step would replace, read for the handshake and the primary's selector.
 pub(super) fn step_pods<'a>(input: &GateInput<'a>) -> Vec<StepPod<'a>> {

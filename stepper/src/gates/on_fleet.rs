@@ -6,8 +6,28 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use super::{GateInput, OwnerProbe};
+use crate::model::fields::{Field, set as of_set};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
+
+/// What `GroupBusy` reads of the sets of a rollout group beside their annotations: which one started
+/// its rollout and whether it is done (replicas, partition, revisions, readiness).
+pub const GROUP_READS: &[Field] = &[
+    of_set("metadata.generation"),
+    of_set("spec.replicas"),
+    of_set("spec.updateStrategy"),
+    of_set("spec.minReadySeconds"),
+    of_set("status"),
+];
+
+/// What `OwnerNotHealthy` reads of the set: its controller ownerReference (the object to GET).
+pub const OWNER_READS: &[Field] = &[
+    of_set("metadata.ownerReferences[].apiVersion"),
+    of_set("metadata.ownerReferences[].kind"),
+    of_set("metadata.ownerReferences[].name"),
+    of_set("metadata.ownerReferences[].uid"),
+    of_set("metadata.ownerReferences[].controller"),
+];
 
 /// Gate `GroupBusy` ([`check_group`]), for a set with a `<prefix>/rollout-group`.
 pub fn group_busy(input: &GateInput<'_>) -> Result<(), Blocked> {

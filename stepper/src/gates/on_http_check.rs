@@ -10,8 +10,13 @@ use super::{Evaluation, GateInput, Need};
 use crate::config::HttpCheckConfig;
 use crate::gates::check::{CheckResult, CheckState, current_state};
 use crate::gates::http_check::{check_result, degraded};
+use crate::model::fields::{Field, set as of_set};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
+
+/// What `HttpCheck` reads of the set beside its annotations: the revision its state is pinned to and its
+/// queries name.
+pub const READS: &[Field] = &[of_set("status.updateRevision")];
 
 /// The check's config, its stored state for this observation, and its result at `input.now`; `None`
 /// when the set has no HTTP check.

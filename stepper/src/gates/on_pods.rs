@@ -9,6 +9,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 
 use super::GateInput;
+use crate::model::fields::{Field, pdb, pod, set as of_set};
 use crate::model::pods::{PdbView, pod_revision, pod_unready_cause, start_ordinal};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
@@ -23,6 +24,36 @@ pub fn pod_not_ready(input: &GateInput<'_>) -> Result<(), Blocked> {
 pub fn step_in_progress(input: &GateInput<'_>) -> Result<(), Blocked> {
     check_step_done(input.set, input.pods, input.partition())
 }
+
+/// What a pod is read for, to judge it ready and available, on which revision, terminating
+/// (`model::pods::pod_unready_cause`, `pod_revision`): the gates of this file and stuck-pod recovery.
+pub const POD_STATE: &[Field] = &[
+    pod("metadata.labels.*"),
+    pod("metadata.deletionTimestamp"),
+    pod("status.phase"),
+    pod("status.conditions[type=Ready].status"),
+    pod("status.conditions[type=Ready].reason"),
+    pod("status.conditions[type=Ready].lastTransitionTime"),
+];
+
+/// What `PodNotReady` and `StepInProgress` read beside [`POD_STATE`]: which ordinals the partition and
+/// the next step cover, the revisions, `minReadySeconds`, the controller's counts.
+pub const READS: &[Field] = &[
+    of_set("spec.replicas"),
+    of_set("spec.updateStrategy"),
+    of_set("spec.minReadySeconds"),
+    of_set("spec.ordinals"),
+    of_set("status"),
+];
+
+/// What `PdbBlocked` reads beside [`READS`] and [`POD_STATE`] (the pods' labels, selected): each PDB's
+/// selector and budget.
+pub const PDB_READS: &[Field] = &[
+    pdb("spec.selector"),
+    pdb("status.disruptionsAllowed"),
+    pdb("status.currentHealthy"),
+    pdb("status.desiredHealthy"),
+];
 
 /// Gate `PdbBlocked` ([`check_pdbs`]), when `--no-pdb-gate` is not given. The budget of a PDB is spent
 /// by the very pods the step replaces: replacing pods that are all already down disrupts no healthy

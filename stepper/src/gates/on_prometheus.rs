@@ -5,8 +5,13 @@
 use super::check_effects::{self, Reached};
 use super::{Evaluation, GateInput, Need};
 use crate::gates::prometheus::{self, CheckConfig, CheckResult, CheckState};
+use crate::model::fields::{Field, set as of_set};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
+
+/// What `PrometheusCheck` reads of the set beside its annotations: the revision its state is pinned to and its
+/// queries name.
+pub const READS: &[Field] = &[of_set("status.updateRevision")];
 
 /// The check's config, its stored state for this observation, and its result at `input.now`; `None`
 /// when the set has no check.

@@ -4,8 +4,20 @@ use jiff::SignedDuration;
 use k8s_openapi::api::apps::v1::StatefulSet;
 
 use super::{GateInput, pause_points};
+use crate::model::fields::{Field, set as of_set};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
+
+/// What `Paused`, `InvalidAnnotation`, `NotObserved` and `Settling` read of the set beside its
+/// annotations ([`crate::config::READS`]): the generation the controller observed, the replicas and
+/// partition (the canary plan's position, the step's size), the revisions.
+pub const READS: &[Field] = &[
+    of_set("metadata.generation"),
+    of_set("spec.replicas"),
+    of_set("spec.updateStrategy"),
+    of_set("status.observedGeneration"),
+    of_set("status.updateRevision"),
+];
 
 /// Gate `Paused`: annotation `<prefix>/paused: "true"`; the detail carries `<prefix>/paused-reason`
 /// when set (the stepper sets it at a pause point, or when a Prometheus check reaches its

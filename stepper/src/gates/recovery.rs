@@ -15,8 +15,20 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 
 use crate::config::SetConfig;
+use crate::model::fields::{Field, pod, set as of_set};
 use crate::model::pods::{pod_revision, pod_unready_cause, start_ordinal};
 use crate::model::set;
+
+/// What stuck-pod recovery reads beside each pod's state (`gates::on_pods::POD_STATE`): when a pod
+/// was created (its clock when it never became Ready), the partition and the revisions.
+pub const READS: &[Field] = &[
+    pod("metadata.creationTimestamp"),
+    of_set("metadata.generation"),
+    of_set("spec.replicas"),
+    of_set("spec.updateStrategy"),
+    of_set("spec.ordinals"),
+    of_set("status"),
+];
 
 /// Seconds a pod must have been not Ready before it is recovered when the set has no
 /// `<prefix>/recover-after-seconds` annotation (with `--recover-stuck-pods`).

@@ -132,3 +132,32 @@ pub fn pod_selector(set: &StatefulSet) -> kube::core::Selector {
         .filter(|s| !s.selects_all())
         .unwrap_or_else(|| kube::core::Expression::Exists(POD_NAME_LABEL.into()).into())
 }
+
+/// What differs between the set as the pass read it (`read`) and as read again (`fresh`) that makes the
+/// pass's I/O reads stale: `status.updateRevision` (a check's state and the webhook's answer are about
+/// one revision), the partition and `spec.replicas` (the webhook approved replacing the pods of one
+/// step), the uid (another set of that name). `None`: the same step.
+pub fn step_changed(read: &StatefulSet, fresh: &StatefulSet) -> Option<String> {
+    let facts = |s: &StatefulSet| {
+        (
+            update_revision(s).to_string(),
+            partition(s),
+            replicas(s),
+            s.metadata.uid.clone(),
+        )
+    };
+    let (a, b) = (facts(read), facts(fresh));
+    (a != b).then(|| {
+        format!(
+            "{} changed since it was read (updateRevision {} → {}, partition {:?} → {:?}, replicas {} \
+             → {}): decided again next pass",
+            name(fresh),
+            a.0,
+            b.0,
+            a.1,
+            b.1,
+            a.2,
+            b.2
+        )
+    })
+}

@@ -18,5 +18,6 @@ pub mod run;
 pub use options::{DEFAULT_MAX_DECISION_AGE, PassOptions, PodReads};
 pub use report::{Outcome, PassReport, SetReport};
 pub use run::{
-    execute, gather_probes, plan_pass, run_pass, run_pass_with, unwritten, verdict_outcome,
+    Decided, decide, execute, gather_probes, plan_pass, run_pass, run_pass_with, unwritten,
+    verdict_outcome, write,
 };

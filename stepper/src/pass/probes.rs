@@ -9,9 +9,10 @@
 //! The runner is generic over [`Need`]: one job per read (an owner GET; each PromQL query of a check;
 //! an HTTP check's GET; an approval webhook's POST), so a new kind of check adds a `Need` variant and a
 //! job, and shares the bound and the deadline. The webhook's POST asks the application to act (drain,
-//! switch over): it is made only by a pass that may write ([`ProbeOptions::call_webhooks`]).
+//! switch over): it is made only by a pass that may write ([`ProbeOptions::call_webhooks`]), and, from
+//! `watch`'s caches, only once a fresh GET of the set shows the same step ([`unchanged`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use futures::{StreamExt, stream};
@@ -19,11 +20,14 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use tracing::{debug, warn};
 
+use k8s_openapi::api::apps::v1::StatefulSet;
+
 use crate::cluster::{Cluster, ClusterError, Prometheus};
 use crate::gates::http_check::HttpAnswer;
 use crate::gates::prometheus::QueryOutcome;
 use crate::gates::webhook_answer::WebhookAnswer;
 use crate::gates::{Need, OwnerProbe};
+use crate::model::set::step_changed;
 use crate::plan::{Planner, ProbeMap, Snapshot};
 
 /// The default of `--check-concurrency`: reads of one pass in flight at once.
@@ -89,6 +93,11 @@ enum Read {
         set: usize,
         answer: HttpAnswer,
     },
+    /// A webhook call not made: the set changed since the cached read (`watch`), so the request would
+    /// be about a step the set no longer has; decided again next pass.
+    Skipped {
+        set: usize,
+    },
     Webhook {
         set: usize,
         answer: WebhookAnswer,
@@ -112,9 +121,11 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
     let mut probes = ProbeMap::new();
     let mut errors = HashMap::new();
     let mut unanswered: Vec<String> = Vec::new();
+    let mut skipped: HashSet<usize> = HashSet::new();
     // Each round answers one read per set; a set has at most four I/O gates.
     for _ in 0..5 {
-        let needs = planner.needs(now, &probes);
+        let mut needs = planner.needs(now, &probes);
+        needs.retain(|(set, _)| !skipped.contains(set));
         if needs.is_empty() {
             break;
         }
@@ -185,6 +196,9 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
                     }
                     probes.entry(set).or_default().http = Some(answer);
                 }
+                Read::Skipped { set } => {
+                    skipped.insert(set);
+                }
                 Read::Webhook { set, answer } => {
                     if let WebhookAnswer::Error(cause) = &answer {
                         unanswered.push(cause.clone());
@@ -210,7 +224,7 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
                 *slot = Some(HttpAnswer::Error(cause));
             }
         }
-        for set in webhook_sets {
+        for set in webhook_sets.into_iter().filter(|s| !skipped.contains(s)) {
             let slot = &mut probes.entry(set).or_default().webhook;
             if slot.is_none() {
                 // The deadline cut the POST: an error of the webhook, never a decision.
@@ -293,6 +307,11 @@ async fn run<C: Cluster, P: Prometheus>(
                     Read::Http { set, answer }
                 }
                 Job::Webhook { set, name, body } => {
+                    if cluster.cached()
+                        && unchanged(cluster, &snap.statefulsets[set]).await.is_err()
+                    {
+                        return Read::Skipped { set };
+                    }
                     let answer = prometheus.webhook(&name, &body).await;
                     if let WebhookAnswer::Error(cause) = &answer {
                         let s = &snap.statefulsets[set].metadata;
@@ -324,4 +343,20 @@ async fn run<C: Cluster, P: Prometheus>(
         }
     }
     done
+}
+
+/// `Ok` when `set` (as read from `watch`'s caches) is the step it is on the API server now (a
+/// consistent GET; `model::set::step_changed`): the application is asked about that step only, as a
+/// step is written only after a fresh read confirms it. `Err`: what changed (a set gone or a failed
+/// GET is not the same step either).
+pub async fn unchanged<C: Cluster>(cluster: &C, set: &StatefulSet) -> Result<(), String> {
+    let (ns, name) = (
+        set.metadata.namespace.as_deref().unwrap_or(""),
+        set.metadata.name.as_deref().unwrap_or(""),
+    );
+    match cluster.get_statefulset(ns, name).await {
+        Ok(Some(fresh)) => step_changed(set, &fresh).map_or(Ok(()), Err),
+        Ok(None) => Err(format!("{ns}/{name} is gone")),
+        Err(e) => Err(format!("{ns}/{name} could not be read again: {e}")),
+    }
 }

@@ -4,6 +4,8 @@
 //! writes JSON Patches whose `test` ops pin what it saw. A pass killed anywhere leaves either a whole
 //! patch or none; the next pass (in this process or another) starts from the objects again.
 
+use std::collections::{BTreeMap, HashMap};
+
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use tracing::{info, warn};
@@ -23,7 +25,7 @@ use crate::plan::approval_events::pod_write_events;
 use crate::plan::events::EventNote;
 use crate::plan::patch::pod_patch;
 use crate::plan::rejected::{RefusedWrite, Rejection};
-use crate::plan::{Planner, SetPlan, Snapshot};
+use crate::plan::{Planner, ProbeMap, SetPlan, Snapshot};
 
 /// Runs one pass at time `now` (from the caller's clock) with no Prometheus ([`NoPrometheus`]: a set
 /// with a Prometheus check never steps).
@@ -38,9 +40,9 @@ pub async fn run_pass<C: Cluster>(
     run_pass_with(cluster, &NoPrometheus, opts, now).await
 }
 
-/// Runs one pass at time `now`: snapshot, the I/O gates' reads ([`gather_probes`]), the pure
-/// [`crate::plan::plan_with`], stuck-pod recovery ([`recovery`], with `gates.recover_stuck_pods`), then
-/// the writes.
+/// Runs one pass at time `now`: [`decide`] (snapshot, the I/O gates' reads, the pure
+/// [`crate::plan::plan_with`]), then [`write`] (stuck-pod recovery with `gates.recover_stuck_pods`,
+/// then each set's writes).
 ///
 /// # Errors
 /// A failed StatefulSet LIST: no StatefulSet is touched. Other failures do not fail the pass, they
@@ -55,15 +57,71 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
     opts: &PassOptions,
     now: Timestamp,
 ) -> Result<PassReport, ClusterError> {
+    let decided = decide(cluster, prometheus, opts, now).await?;
+    Ok(write(cluster, decided, opts, now).await)
+}
+
+/// What a pass decided before it writes anything ([`decide`]); [`write`] carries it out.
+#[derive(Debug)]
+pub struct Decided {
+    snap: Snapshot,
+    plans: Vec<SetPlan>,
+    probes: ProbeMap,
+    read_errors: BTreeMap<usize, ClusterError>,
+    probe_errors: HashMap<usize, ClusterError>,
+}
+
+impl Decided {
+    /// The plans, in set order.
+    pub fn plans(&self) -> &[SetPlan] {
+        &self.plans
+    }
+}
+
+/// The first half of a pass: the snapshot ([`reads::snapshot_parsed`]), the I/O gates' reads
+/// ([`gather_probes`]) and the plans. Nothing is written.
+///
+/// # Errors
+/// A failed StatefulSet LIST.
+pub async fn decide<C: Cluster, P: Prometheus>(
+    cluster: &C,
+    prometheus: &P,
+    opts: &PassOptions,
+    now: Timestamp,
+) -> Result<Decided, ClusterError> {
     let reads::Read {
         snap,
         configs,
-        failed: mut read_errors,
+        failed: read_errors,
     } = reads::snapshot_parsed(cluster, opts, now).await?;
     let planner = Planner::with_configs(&snap, &opts.gates, configs);
-    let (probes, mut probe_errors) =
+    let (probes, probe_errors) =
         gather_probes(cluster, prometheus, &planner, &snap, &opts.probes, now).await;
     let plans = planner.plan(now, &probes);
+    Ok(Decided {
+        snap,
+        plans,
+        probes,
+        read_errors,
+        probe_errors,
+    })
+}
+
+/// The second half of a pass: stuck-pod recovery ([`recovery`]), then each set's writes — a step
+/// decided again on a fresh read first ([`fresh::decide_fresh`]) — and the report.
+pub async fn write<C: Cluster>(
+    cluster: &C,
+    decided: Decided,
+    opts: &PassOptions,
+    now: Timestamp,
+) -> PassReport {
+    let Decided {
+        snap,
+        plans,
+        probes,
+        mut read_errors,
+        mut probe_errors,
+    } = decided;
     let findings = recovery::findings(&plans);
     let mut report = PassReport {
         recoveries: recovery::recover(cluster, &snap, &plans, findings, opts.dry_run, now).await,
@@ -82,12 +140,19 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
         } else if !leading {
             (not_leading(p), None)
         } else {
-            let (p, age, reread_error) =
-                fresh::decide_fresh(cluster, &snap, i, p, &probes, opts, now).await;
-            let mut set = execute(cluster, p, opts.dry_run).await;
-            set.decision_age_seconds = age;
+            let fresh = fresh::decide_fresh(cluster, &snap, i, p, &probes, opts, now).await;
+            let mut set = match fresh.changed {
+                // A lost race: the set moved on since the read; nothing written.
+                Some(why) => SetReport {
+                    outcome: Outcome::Conflict(why),
+                    news: true,
+                    ..unwritten(fresh.plan)
+                },
+                None => execute(cluster, fresh.plan, opts.dry_run).await,
+            };
+            set.decision_age_seconds = fresh.age;
             leading = !set.lost_leadership();
-            (set, reread_error)
+            (set, fresh.error)
         };
         if set.error.is_none() {
             set.error = reread_error
@@ -98,11 +163,11 @@ pub async fn run_pass_with<C: Cluster, P: Prometheus>(
         set.webhook_call = webhook_call;
         report.sets.push(set);
     }
-    Ok(report)
+    report
 }
 
-/// The plan for `snap` after the I/O gates' reads ([`gather_probes`], errors dropped: for planning
-/// without running, as the simulation's killed and racing steppers do).
+/// The plan for `snap` after the I/O gates' reads ([`gather_probes`], errors dropped: for `status`
+/// and `step`, which show or take one decision).
 pub async fn plan_pass<C: Cluster, P: Prometheus>(
     cluster: &C,
     prometheus: &P,

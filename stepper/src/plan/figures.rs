@@ -4,7 +4,15 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 
 use crate::config::SetConfig;
+use crate::model::fields::{Field, set as of_set};
 use crate::model::set;
+
+/// What the figures read of a set: its replicas, partition and the controller's counts and revisions.
+pub const READS: &[Field] = &[
+    of_set("spec.replicas"),
+    of_set("spec.updateStrategy"),
+    of_set("status"),
+];
 
 /// The figures reported per StatefulSet (log line, `status` table, metrics). Counts are pods.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]

@@ -9,6 +9,7 @@ pub mod approval_events;
 pub mod canary;
 pub mod degraded;
 pub mod events;
+pub mod fields;
 pub mod figures;
 mod needs_pods;
 pub mod patch;

@@ -27,48 +27,65 @@ pub fn test(path: PointerBuf, value: Value) -> PatchOperation {
 }
 
 /// Ops that apply annotation `changes` (`Some(value)` sets, `None` removes) to the observed
-/// annotations of an object with metadata `meta` (a StatefulSet; a pod, for the approval requests). When `metadata.annotations` is absent the whole map is added, guarded by a `test` op on
-/// `metadata.resourceVersion` so that a concurrent writer's annotations are never replaced. Removing a
-/// key that is absent is skipped.
+/// annotations of an object with metadata `meta` (a StatefulSet; a pod, for the approval requests): one
+/// op per key, so no key but those named is ever touched. Removing a key that is absent is skipped.
+///
+/// When `metadata.annotations` is absent the map itself must be added (a JSON Patch cannot add a key
+/// under a missing member), and adding a member replaces whatever is there; so that op is pinned by a
+/// `test` of `metadata.resourceVersion` as read: at that version the object had no annotations, and a
+/// client that added one since changed the version, failing the test (HTTP 422, nothing written). A
+/// read without a `resourceVersion` is tested against `""`, which no stored object has: never an
+/// unpinned whole map. The reads this is built on keep the map's presence exactly (`watch`'s caches
+/// keep the map, even empty, when the object has one: `cluster::cached`).
 pub fn annotation_ops(
     meta: &ObjectMeta,
     changes: &[(String, Option<String>)],
 ) -> Vec<PatchOperation> {
-    let mut ops = Vec::new();
     match &meta.annotations {
-        None => {
-            let map: serde_json::Map<String, Value> = changes
-                .iter()
-                .filter_map(|(k, v)| Some((k.clone(), Value::String(v.clone()?))))
-                .collect();
-            if map.is_empty() {
-                return ops;
-            }
-            if let Some(rv) = &meta.resource_version {
-                ops.push(test(ptr(&["metadata", "resourceVersion"]), json!(rv)));
-            }
-            ops.push(PatchOperation::Add(AddOperation {
-                path: ptr(&["metadata", "annotations"]),
-                value: Value::Object(map),
-            }));
-        }
-        Some(existing) => {
-            for (key, value) in changes {
-                let path = ptr(&["metadata", "annotations", key]);
-                match value {
-                    Some(v) => ops.push(PatchOperation::Add(AddOperation {
-                        path,
-                        value: json!(v),
-                    })),
-                    None if existing.contains_key(key) => {
-                        ops.push(PatchOperation::Remove(RemoveOperation { path }))
-                    }
-                    None => {}
-                }
-            }
-        }
+        None => new_map_op(changes).map_or_else(Vec::new, |add| {
+            let rv = meta.resource_version.as_deref().unwrap_or("");
+            vec![test(ptr(&["metadata", "resourceVersion"]), json!(rv)), add]
+        }),
+        Some(existing) => key_ops(|k| existing.contains_key(k), changes),
     }
-    ops
+}
+
+/// One op per changed key of an annotations map that exists: `add` sets (or replaces) the key's value;
+/// `remove` only for a key `present` says is there (a missing key would fail the whole patch).
+fn key_ops(
+    present: impl Fn(&str) -> bool,
+    changes: &[(String, Option<String>)],
+) -> Vec<PatchOperation> {
+    changes
+        .iter()
+        .filter_map(|(key, value)| {
+            let path = ptr(&["metadata", "annotations", key]);
+            match value {
+                Some(v) => Some(PatchOperation::Add(AddOperation {
+                    path,
+                    value: json!(v),
+                })),
+                None if present(key) => Some(PatchOperation::Remove(RemoveOperation { path })),
+                None => None,
+            }
+        })
+        .collect()
+}
+
+/// The op adding an annotations map holding the keys `changes` sets, for an object read without one;
+/// `None` when nothing is set. Only ever sent pinned to the `resourceVersion` read ([`annotation_ops`],
+/// [`pod_patch`]).
+fn new_map_op(changes: &[(String, Option<String>)]) -> Option<PatchOperation> {
+    let map: serde_json::Map<String, Value> = changes
+        .iter()
+        .filter_map(|(k, v)| Some((k.clone(), Value::String(v.clone()?))))
+        .collect();
+    (!map.is_empty()).then(|| {
+        PatchOperation::Add(AddOperation {
+            path: ptr(&["metadata", "annotations"]),
+            value: Value::Object(map),
+        })
+    })
 }
 
 /// A metadata-only JSON Patch applying annotation `changes`, or `None` when it would be empty.
@@ -183,25 +200,28 @@ fn with_annotations(set: &StatefulSet) -> StatefulSet {
     s
 }
 
-/// The JSON Patch of one pod write of the approval handshake: a `test` op pinning the pod's uid (a pod
-/// recreated since the read fails the test: a lost race, re-read next pass), then its annotation
-/// changes ([`annotation_ops`] over the pod as read).
+/// The JSON Patch of one pod write of the approval handshake: `test` ops pinning the pod's uid and
+/// its `resourceVersion` as read, then one op per annotation it sets or removes ([`annotation_ops`]).
+/// A pod recreated or changed since the read — the application answered, another writer (or another
+/// stepper) wrote, a cache was behind — fails a test (HTTP 422): nothing is written and the next pass
+/// decides on a newer read. So a request is never written twice from a read that missed the first
+/// (its `update-requested-at`, the start of the approval deadline, stands), and no key another client
+/// wrote is removed or overwritten.
 pub fn pod_patch(write: &PodWrite) -> Patch {
-    // The keys it removes were on the pod as read (`approval::pod_writes` removes only those).
-    let present = || {
-        write
-            .changes
-            .iter()
-            .filter(|(_, v)| v.is_none())
-            .map(|(k, _)| (k.clone(), String::new()))
-            .collect()
-    };
-    let meta = ObjectMeta {
-        annotations: write.annotated.then(present),
-        resource_version: Some(write.resource_version.clone()),
-        ..ObjectMeta::default()
-    };
-    let mut ops = vec![test(ptr(&["metadata", "uid"]), json!(write.uid))];
-    ops.extend(annotation_ops(&meta, &write.changes));
+    let mut ops = vec![
+        test(ptr(&["metadata", "uid"]), json!(write.uid)),
+        test(
+            ptr(&["metadata", "resourceVersion"]),
+            json!(write.resource_version),
+        ),
+    ];
+    if write.annotated {
+        // The keys it removes were on the pod as read (`approval::pod_writes` removes only those).
+        let removes = |k: &str| write.changes.iter().any(|(c, v)| c == k && v.is_none());
+        ops.extend(key_ops(removes, &write.changes));
+    } else {
+        // Pinned already: the map is added only to the pod as read, which had none.
+        ops.extend(new_map_op(&write.changes));
+    }
     Patch(ops)
 }

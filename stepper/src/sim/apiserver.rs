@@ -182,6 +182,9 @@ impl World {
             )));
         }
         self.delete_pod(ordinal);
+        let t = self.t;
+        self.writes
+            .push((t, format!("DELETE pods {namespace}/{name}")));
         Ok(())
     }
 }

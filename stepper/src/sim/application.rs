@@ -91,8 +91,8 @@ impl World {
             && self.set["metadata"]["annotations"][pending].is_null()
     }
 
-    /// The answerer's second at `self.t` (the module's rules); a pod whose annotations change gets a
-    /// new `resourceVersion`. With the webhook, only the switchover under way and the denials move on:
+    /// The answerer's second at `self.t` (the module's rules); a pod whose annotations or `role` label
+    /// change gets a new `resourceVersion`. With the webhook, only the switchover under way and the denials move on:
     /// nothing is written on the pods.
     pub fn answer_requests(&mut self) {
         let Some(mut app) = self.application.clone() else {
@@ -110,7 +110,16 @@ impl World {
             && t >= done
         {
             if self.pods.get(&to).is_some_and(|p| !p.terminating()) {
+                // The `role` labels of the old and the new primary change: both pods get a new
+                // `resourceVersion`, as any change of what the API server serves of a pod does.
+                let moved: Vec<u32> = app.primary.into_iter().chain([to]).collect();
                 app.primary = Some(to);
+                for o in moved {
+                    let version = self.next_pod_version();
+                    if let Some(p) = self.pods.get_mut(&o) {
+                        p.stamp(t, version);
+                    }
+                }
             }
             app.switchover = None;
         }

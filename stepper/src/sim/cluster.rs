@@ -230,6 +230,9 @@ impl SimCluster {
                 message,
                 code: 400,
             })?;
+        let line = format!("PATCH statefulsets {namespace}/{name} {}", json_text(patch));
+        let t = world.t;
+        world.writes.push((t, line));
         let stored = world.typed_set().map_err(|message| ClusterError::Api {
             action,
             message,
@@ -385,4 +388,9 @@ impl Prometheus for SimCluster {
     ) -> impl Future<Output = WebhookAnswer> + Send {
         std::future::ready(self.do_webhook(name, body))
     }
+}
+
+/// A JSON Patch as one line of compact JSON (the write log, [`World::writes`]).
+pub(super) fn json_text(patch: &json_patch::Patch) -> String {
+    serde_json::to_string(patch).unwrap_or_default()
 }

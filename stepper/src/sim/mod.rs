@@ -24,6 +24,8 @@
 //!   webhook's `Approve` in the same second) or while holding the primary role;
 //! - [`cluster`]: [`cluster::SimCluster`], the [`crate::cluster::Cluster`] implementation, with API
 //!   faults (409/500 on any call); [`fleet`]: several sets behind one cluster;
+//! - [`watched`]: the stepper's `watch` mode over the world — its real reflector caches fed with the
+//!   world's changes, late by a configurable lag;
 //! - [`scenario`]: scenarios as YAML data, the run loop (faults: node failure, bad revision,
 //!   application-unhealthy signal, API faults, webhook errors, a stepper killed between read and
 //!   write, two steppers racing), the timeline and the summary behind `sts-stepper simulate`.
@@ -61,5 +63,6 @@ pub mod objects;
 pub mod oracle;
 mod pod_writes;
 pub mod scenario;
+pub mod watched;
 pub mod webhook;
 pub mod world;

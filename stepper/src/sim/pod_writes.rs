@@ -102,6 +102,11 @@ impl World {
         let pod = self.pods.get_mut(&ordinal).expect("pod");
         pod.annotations = annotations;
         pod.stamp(t, version);
+        let line = format!(
+            "PATCH pods {namespace}/{name} {}",
+            super::cluster::json_text(patch)
+        );
+        self.writes.push((t, line));
         Ok(())
     }
 }

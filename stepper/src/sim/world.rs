@@ -95,6 +95,10 @@ pub struct World {
     /// Pods a step exposed to replacement without their approval of the update revision, while denying
     /// it, or while holding the primary role (see [`World::note_replacement`]): (second, ordinal, why).
     pub unapproved_replacements: Vec<(i64, u32, String)>,
+    /// Every write of the stepper's API (a StatefulSet PATCH, a pod PATCH, a pod DELETE) the API
+    /// server applied, in order: (second, `PATCH statefulsets demo/web [ops…]`): what `once` and
+    /// `watch` must write alike.
+    pub writes: Vec<(i64, String)>,
     rng: u64,
     next_uid: u64,
     next_pod_version: u64,
@@ -157,6 +161,7 @@ impl World {
             ever_ready: BTreeMap::new(),
             application: None,
             unapproved_replacements: Vec::new(),
+            writes: Vec::new(),
             rng: seed ^ 0x9e37_79b9_7f4a_7c15,
             next_uid: 0,
             next_pod_version: 0,

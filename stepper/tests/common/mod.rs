@@ -4,6 +4,7 @@
 pub mod owner;
 pub mod plans;
 pub mod prometheus_check;
+pub mod states;
 pub mod verdicts;
 pub mod webhook_gate;
 

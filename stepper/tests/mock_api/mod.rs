@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test crate uses a subset
 
 pub mod moments;
+pub mod watch;
 
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;

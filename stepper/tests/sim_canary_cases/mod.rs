@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use sts_stepper::sim::cluster::{Call, FaultKind};
 use sts_stepper::sim::scenario::{
-    Action, ApplySpec, Event, Scenario, SetSpec, StepperSpec, TimingSpec,
+    Action, ApplySpec, Event, Scenario, SetSpec, StepperMode, StepperSpec, TimingSpec,
 };
 
 /// One generated case: the scenario and the plan it carries, as the test resolves it.
@@ -48,6 +48,7 @@ fn action() -> impl Strategy<Value = Action> {
         )
             .prop_map(|(call, kind, seconds, probability)| Action::ApiFault { call, kind, seconds, probability }),
         1 => Just(Action::KillStepper {}),
+        1 => Just(Action::Takeover {}),
         1 => (1i64..60).prop_map(|seconds| Action::ConcurrentSteppers { seconds }),
         3 => Just(Action::Resume {}),
         1 => Just(Action::Pause("hold for a look".into())),
@@ -102,77 +103,88 @@ pub fn case() -> impl Strategy<Value = Case> {
                     2i64..=8,
                 ),
                 prop::collection::vec((1i64..150, action()), 0..7),
+                // `once`, or `watch` from caches 0–2 s late.
+                (any::<bool>(), 0i64..=2),
             )
         })
-        .prop_map(|(replicas, (text, points), step, shape, events)| {
-            let (parallel, min_ready, (pending, ready, terminate), interval) = shape;
-            let mut events: Vec<Event> = events
-                .into_iter()
-                .map(|(at, action)| Event { at, action })
-                .collect();
-            events.push(Event {
-                at: 5,
-                action: Action::Apply(ApplySpec {
-                    image: Some("v2".into()),
-                    ..ApplySpec::default()
-                }),
-            });
-            events.sort_by_key(|e| e.at);
-            let quiet = events.iter().map(end_of).max().unwrap_or(0) + 1;
-            let per = interval + terminate + pending + ready + i64::from(min_ready) + 2;
-            let max_bake = points.iter().filter_map(|p| p.1).max().unwrap_or(0);
-            let spacing = resume_spacing(replicas, per, max_bake);
-            let holding = points.iter().filter(|p| p.0 < replicas).count() as i64;
-            for k in 1..=holding + 1 {
+        .prop_map(
+            |(replicas, (text, points), step, shape, events, (watch, lag))| {
+                let (parallel, min_ready, (pending, ready, terminate), interval) = shape;
+                let lag = if watch { lag } else { 0 };
+                let mut events: Vec<Event> = events
+                    .into_iter()
+                    .map(|(at, action)| Event { at, action })
+                    .collect();
                 events.push(Event {
-                    at: quiet + k * spacing,
-                    action: Action::Resume {},
+                    at: 5,
+                    action: Action::Apply(ApplySpec {
+                        image: Some("v2".into()),
+                        ..ApplySpec::default()
+                    }),
                 });
-            }
-            let step_pods = match step.strip_suffix('%') {
-                Some(p) => percent_of(p.parse().expect("percent"), replicas),
-                None => step.parse().expect("count"),
-            };
-            let scenario = Scenario {
-                name: "canary".into(),
-                description: String::new(),
-                set: SetSpec {
-                    name: "web".into(),
-                    namespace: "demo".into(),
-                    replicas,
-                    pod_management_policy: if parallel { "Parallel" } else { "OrderedReady" }
-                        .into(),
-                    min_ready_seconds: min_ready,
-                    image: "v1".into(),
-                    pdb_max_unavailable: None,
-                    bad_images: Vec::new(),
-                    annotations: BTreeMap::from([
-                        ("pause-at".to_string(), text),
-                        ("step".to_string(), step.to_string()),
-                    ]),
-                    owner: None,
-                    application: None,
-                },
-                timing: TimingSpec {
-                    pending_seconds: pending,
-                    ready_seconds: ready,
-                    terminate_seconds: terminate,
-                    jitter_seconds: 0,
-                },
-                stepper: StepperSpec {
-                    interval_seconds: interval,
-                    pdb_gate: true,
-                    recover_stuck_pods: false,
-                },
-                duration: deadline(quiet, holding, spacing, replicas, per) + 1,
-                events,
-            };
-            Case {
-                scenario,
-                points,
-                step_pods,
-            }
-        })
+                events.sort_by_key(|e| e.at);
+                let quiet = events.iter().map(end_of).max().unwrap_or(0) + 1;
+                let per = interval + lag + terminate + pending + ready + i64::from(min_ready) + 2;
+                let max_bake = points.iter().filter_map(|p| p.1).max().unwrap_or(0);
+                let spacing = resume_spacing(replicas, per, max_bake);
+                let holding = points.iter().filter(|p| p.0 < replicas).count() as i64;
+                for k in 1..=holding + 1 {
+                    events.push(Event {
+                        at: quiet + k * spacing,
+                        action: Action::Resume {},
+                    });
+                }
+                let step_pods = match step.strip_suffix('%') {
+                    Some(p) => percent_of(p.parse().expect("percent"), replicas),
+                    None => step.parse().expect("count"),
+                };
+                let scenario = Scenario {
+                    name: "canary".into(),
+                    description: String::new(),
+                    set: SetSpec {
+                        name: "web".into(),
+                        namespace: "demo".into(),
+                        replicas,
+                        pod_management_policy: if parallel { "Parallel" } else { "OrderedReady" }
+                            .into(),
+                        min_ready_seconds: min_ready,
+                        image: "v1".into(),
+                        pdb_max_unavailable: None,
+                        bad_images: Vec::new(),
+                        annotations: BTreeMap::from([
+                            ("pause-at".to_string(), text),
+                            ("step".to_string(), step.to_string()),
+                        ]),
+                        owner: None,
+                        application: None,
+                    },
+                    timing: TimingSpec {
+                        pending_seconds: pending,
+                        ready_seconds: ready,
+                        terminate_seconds: terminate,
+                        jitter_seconds: 0,
+                    },
+                    stepper: StepperSpec {
+                        interval_seconds: interval,
+                        pdb_gate: true,
+                        recover_stuck_pods: false,
+                        mode: if watch {
+                            StepperMode::Watch
+                        } else {
+                            StepperMode::Once
+                        },
+                        watch_lag_seconds: lag,
+                    },
+                    duration: deadline(quiet, holding, spacing, replicas, per) + 1,
+                    events,
+                };
+                Case {
+                    scenario,
+                    points,
+                    step_pods,
+                }
+            },
+        )
 }
 
 /// Seconds between the resumes after the quiet time: long enough for the rollout to reach its next

@@ -15,7 +15,8 @@ pub use frame::{Frame, PodView};
 pub use render::{render, render_summary};
 pub use run::{Player, Run, Summary, run};
 pub use spec::{
-    Action, ApplicationSpec, ApplySpec, Event, Scenario, SetSpec, StepperSpec, TimingSpec,
+    Action, ApplicationSpec, ApplySpec, Event, Scenario, SetSpec, StepperMode, StepperSpec,
+    TimingSpec,
 };
 
 /// Runs `text` (a scenario file) and renders it (the `simulate` subcommand).

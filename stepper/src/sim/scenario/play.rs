@@ -11,13 +11,14 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use serde_json::json;
 
 use super::spec::{Action, key};
+use crate::cluster::Cluster;
 use crate::config::{Keys, SetConfig};
-use crate::pass::reads;
 use crate::pass::{self, Outcome, PassOptions};
 use crate::plan::events::EventNote;
 use crate::plan::pause::{pause_patch, resume_patch};
 use crate::sim::cluster::{ApiFault, SimCluster};
 use crate::sim::history::{template, template_image};
+use crate::sim::watched::Watched;
 use crate::sim::world::{World, timestamp};
 
 /// What the scenario's events did to the stepper and to the pods, carried from one second to the next.
@@ -25,6 +26,8 @@ use crate::sim::world::{World, timestamp};
 pub(super) struct Disruptions {
     /// The next stepper pass dies between its read and its write.
     pub(super) kill_next: bool,
+    /// Another replica takes over before the next pass (`watch`: its caches start anew).
+    pub(super) takeover: bool,
     /// Until this second, every pass is two steppers racing.
     pub(super) concurrent_until: i64,
     /// Slots whose pod a person deleted, until a pod is Ready there again (down by a fault).
@@ -35,6 +38,7 @@ impl Default for Disruptions {
     fn default() -> Self {
         Disruptions {
             kill_next: false,
+            takeover: false,
             concurrent_until: i64::MIN,
             fault_deleted: BTreeSet::new(),
         }
@@ -136,6 +140,10 @@ pub(super) fn play(
                 probability: *probability,
             });
             format!("API faults: {kind:?} on {call:?} for {seconds}s (p={probability})")
+        }
+        Action::Takeover {} => {
+            disruptions.takeover = true;
+            "another stepper replica takes over".into()
         }
         Action::KillStepper {} => {
             disruptions.kill_next = true;
@@ -258,12 +266,17 @@ fn outcome_note(outcome: &Outcome) -> String {
 /// per `RolloutPaused` / `RolloutResumed` Event the pass published (the canary plan's pauses).
 pub(super) fn stepper_pass(
     cluster: &SimCluster,
+    watched: Option<&Watched>,
     opts: &PassOptions,
     t: i64,
     disruptions: &mut Disruptions,
 ) -> Vec<String> {
     let before = cluster.world().events.len();
-    let mut notes = pass_notes(cluster, opts, t, disruptions);
+    // `once` reads the simulated API server; `watch` its caches of it (writes go to the server).
+    let mut notes = match watched {
+        Some(w) => pass_notes(&w.cluster(cluster), cluster, opts, t, disruptions),
+        None => pass_notes(cluster, cluster, opts, t, disruptions),
+    };
     let world = cluster.world();
     notes.extend(
         (world.events.iter().skip(before))
@@ -273,9 +286,11 @@ pub(super) fn stepper_pass(
     notes
 }
 
-/// [`stepper_pass`]'s outcome notes.
-fn pass_notes(
-    cluster: &SimCluster,
+/// [`stepper_pass`]'s outcome notes, the pass reading `cluster` and asking `sim`'s Prometheus and
+/// webhook.
+fn pass_notes<C: Cluster>(
+    cluster: &C,
+    sim: &SimCluster,
     opts: &PassOptions,
     t: i64,
     disruptions: &mut Disruptions,
@@ -283,15 +298,11 @@ fn pass_notes(
     let now = timestamp(t);
     if disruptions.kill_next {
         disruptions.kill_next = false;
-        let planned =
-            futures::executor::block_on(reads::snapshot(cluster, opts, now)).map(|snap| {
-                futures::executor::block_on(pass::plan_pass(cluster, cluster, &snap, opts, now))
-            });
-        return vec![match planned {
-            Ok(plans) => format!(
+        let decided = futures::executor::block_on(pass::decide(cluster, sim, opts, now));
+        return vec![match decided {
+            Ok(d) => format!(
                 "killed: the stepper died after its read; its decision ({}) was never written",
-                plans
-                    .iter()
+                (d.plans().iter())
                     .map(|p| pass::verdict_outcome(&p.verdict, false).to_string())
                     .collect::<Vec<_>>()
                     .join("; ")
@@ -300,18 +311,16 @@ fn pass_notes(
         }];
     }
     if t < disruptions.concurrent_until {
-        let a = futures::executor::block_on(reads::snapshot(cluster, opts, now));
-        let b = futures::executor::block_on(reads::snapshot(cluster, opts, now));
+        // Both read and decide, then both write (each as its own pass would).
+        let a = futures::executor::block_on(pass::decide(cluster, sim, opts, now));
+        let b = futures::executor::block_on(pass::decide(cluster, sim, opts, now));
         let mut notes = Vec::new();
-        for (who, snap) in [("stepper A", a), ("stepper B", b)] {
-            match snap {
-                Ok(snap) => {
-                    let plans = futures::executor::block_on(pass::plan_pass(
-                        cluster, cluster, &snap, opts, now,
-                    ));
-                    for p in plans {
-                        let r = futures::executor::block_on(pass::execute(cluster, p, false));
-                        notes.push(format!("{who}: {}", outcome_note(&r.outcome)));
+        for (who, decided) in [("stepper A", a), ("stepper B", b)] {
+            match decided {
+                Ok(d) => {
+                    let report = futures::executor::block_on(pass::write(cluster, d, opts, now));
+                    for s in &report.sets {
+                        notes.push(format!("{who}: {}", outcome_note(&s.outcome)));
                     }
                 }
                 Err(e) => notes.push(format!("{who}: pass failed: {e}")),
@@ -319,7 +328,7 @@ fn pass_notes(
         }
         return notes;
     }
-    match futures::executor::block_on(pass::run_pass_with(cluster, cluster, opts, now)) {
+    match futures::executor::block_on(pass::run_pass_with(cluster, sim, opts, now)) {
         Ok(report) => (report.recoveries.iter())
             .map(|r| format!("stepper: recovery: {r}"))
             .chain((report.sets.iter()).map(|s| format!("stepper: {}", outcome_note(&s.outcome))))

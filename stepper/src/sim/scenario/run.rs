@@ -3,7 +3,7 @@
 //! Each virtual second: the scenario's events due at that second (a `kubectl apply`, a node failure,
 //! …), then the pods progress and the StatefulSet controller syncs once ([`World::tick`]), then — every
 //! `stepper.intervalSeconds`, guarded runs only — one stepper pass ([`crate::pass::run_pass_with`], or
-//! its parts [`crate::pass::reads::snapshot`], [`crate::pass::plan_pass`], [`crate::pass::execute`] when a
+//! its halves [`crate::pass::decide`] and [`crate::pass::write`] when a
 //! stepper is killed between its read and its write or two steppers race).
 
 use serde_json::json;
@@ -11,7 +11,7 @@ use sts_safe_rollout_rules::annotations;
 
 use super::frame::{Frame, pod_views};
 use super::play::{Disruptions, play, stepper_pass};
-use super::spec::{Action, Event, Scenario, key};
+use super::spec::{Action, Event, Scenario, StepperMode, key};
 use crate::gates::GateOptions;
 use crate::pass::PassOptions;
 use crate::pass::probes::ProbeOptions;
@@ -19,6 +19,7 @@ use crate::sim::application::{Application, Protocol};
 use crate::sim::cluster::{SIM_OWNER_API_VERSION, SIM_OWNER_UID, SimCluster};
 use crate::sim::kubelet::Timing;
 use crate::sim::oracle::StepRecord;
+use crate::sim::watched::Watched;
 use crate::sim::world::{SetShape, World};
 
 /// Totals over a run.
@@ -89,6 +90,8 @@ pub struct Player {
     name: String,
     native: bool,
     cluster: SimCluster,
+    /// `watch`'s caches (`stepper.mode: watch`); `None`: the stepper LISTs (`once`).
+    watched: Option<Watched>,
     opts: PassOptions,
     interval: i64,
     events: Vec<Event>,
@@ -175,9 +178,12 @@ impl Player {
             })
             .max()
             .unwrap_or(0);
+        let watched = (!native && scenario.stepper.mode == StepperMode::Watch)
+            .then(|| Watched::start(&world, &opts.gates.keys, scenario.stepper.watch_lag_seconds));
         Ok(Player {
             name: scenario.name.clone(),
             native,
+            watched,
             cluster: SimCluster::new(world),
             opts,
             interval: scenario.stepper.interval_seconds.max(1),
@@ -230,8 +236,20 @@ impl Player {
             notes.push(note);
         }
         self.cluster.world().tick(t);
+        if let Some(w) = &mut self.watched {
+            if std::mem::take(&mut self.disruptions.takeover) {
+                w.restart(&self.cluster.world());
+            }
+            w.tick(&self.cluster.world(), t);
+        }
         if !self.native && t % self.interval == 0 {
-            let outcome = stepper_pass(&self.cluster, &self.opts, t, &mut self.disruptions);
+            let outcome = stepper_pass(
+                &self.cluster,
+                self.watched.as_ref(),
+                &self.opts,
+                t,
+                &mut self.disruptions,
+            );
             notes.extend(outcome);
         }
         self.record(t, notes);

@@ -179,6 +179,24 @@ pub struct StepperSpec {
     /// `--recover-stuck-pods` (default false).
     #[serde(default)]
     pub recover_stuck_pods: bool,
+    /// How the stepper reads the cluster (default `once`).
+    #[serde(default)]
+    pub mode: StepperMode,
+    /// With `mode: watch`: seconds a change takes to reach the caches (default 0).
+    #[serde(default)]
+    pub watch_lag_seconds: i64,
+}
+
+/// How the simulated stepper reads the cluster: as `sts-stepper once` (the CronJob) or as
+/// `sts-stepper watch` (the Deployment).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum StepperMode {
+    /// One LIST of each kind per pass.
+    #[default]
+    Once,
+    /// From `watch`'s reflector caches, fed by the world's changes ([`crate::sim::watched`]).
+    Watch,
 }
 
 fn yes() -> bool {
@@ -191,6 +209,8 @@ impl Default for StepperSpec {
             interval_seconds: 5,
             pdb_gate: true,
             recover_stuck_pods: false,
+            mode: StepperMode::Once,
+            watch_lag_seconds: 0,
         }
     }
 }
@@ -241,6 +261,10 @@ pub enum Action {
     },
     /// The next stepper pass is killed between its read and its write.
     KillStepper {},
+    /// Another stepper replica takes over (a leader-elected `watch` replica killed or frozen, another
+    /// winning the Lease): in `watch`, its caches are its own, filled by a fresh LIST; a `once` pass
+    /// keeps nothing from one pass to the next anyway.
+    Takeover {},
     /// For `seconds`, every pass is two steppers racing: both read, then both write.
     ConcurrentSteppers {
         /// How long.
