@@ -4,7 +4,10 @@
 //! mocked API server that answers LISTs and streams WATCH events (`mock_api::watch`). At each moment a
 //! `once` pass (`KubeCluster`: LISTs) and a `watch` pass (`Caches::start`'s real watchers and reflector
 //! stores, caught up with the server, under `CachedCluster`) must send the same writes: every PATCH
-//! (StatefulSets and pods, byte for byte), Event and DELETE.
+//! (StatefulSets and pods, byte for byte), Event and DELETE. Every PATCH of either mode — a request, a
+//! withdrawal, a denial's handling, a step, the status annotations, a stuck pod's record — applied to
+//! its object keeps the annotations of other owners on it, and one on an object without annotations
+//! fails if another client added one since the read.
 mod common;
 mod mock_api;
 
@@ -71,20 +74,82 @@ fn owner_objects() -> BTreeMap<String, Value> {
     ])
 }
 
-/// `snap`'s objects as the server holds them.
+/// An annotation of another owner (the application, another controller), which no write of the
+/// stepper may remove or change.
+const FOREIGN: (&str, &str) = ("example.com/owned-by-app", "keep-me");
+
+/// `snap`'s objects as the server holds them: the set and every other pod also carry an annotation of
+/// another owner ([`FOREIGN`]); the rest keep the map they had (some have none).
 fn objects(snap: &Snapshot) -> Vec<(&'static str, Value)> {
     fn json(o: &impl serde::Serialize) -> Value {
         serde_json::to_value(o).expect("json")
     }
+    let foreign = |mut o: Value| {
+        o["metadata"]["annotations"][FOREIGN.0] = json!(FOREIGN.1);
+        o
+    };
     let mut out: Vec<(&'static str, Value)> = Vec::new();
-    out.extend(
-        snap.statefulsets
-            .iter()
-            .map(|s| ("statefulsets", json(&**s))),
-    );
-    out.extend(snap.pods.iter().map(|p| ("pods", json(p))));
+    out.extend((snap.statefulsets.iter()).map(|s| ("statefulsets", foreign(json(&**s)))));
+    out.extend(snap.pods.iter().enumerate().map(|(i, p)| {
+        (
+            "pods",
+            if i % 2 == 1 {
+                foreign(json(p))
+            } else {
+                json(p)
+            },
+        )
+    }));
     out.extend(snap.pdbs.iter().map(|p| ("poddisruptionbudgets", json(p))));
     out
+}
+
+/// Every PATCH of `writes` applied to the object it targets as served now: the annotations of other
+/// owners are all still there, unchanged; where the object has no annotations map, a key another
+/// client adds between the read and the write makes the patch fail (nothing removed). Returns the
+/// number of patches applied, and of those on an object without annotations.
+fn keeps_what_others_own(api: &WatchApi, writes: &[Write], name: &str) -> (usize, usize) {
+    let (mut applied, mut bare) = (0, 0);
+    for w in writes.iter().filter(|w| w.method == Method::PATCH) {
+        let Some(before) = api.object(&w.path) else {
+            continue;
+        };
+        let patch: json_patch::Patch =
+            serde_json::from_value(w.body.clone()).expect("a JSON Patch");
+        let foreign = |o: &Value| -> BTreeMap<String, Value> {
+            (o["metadata"]["annotations"]
+                .as_object()
+                .into_iter()
+                .flatten())
+            .filter(|(k, _)| !k.starts_with("safe-rollout.dev/"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+        };
+        let mut after = before.clone();
+        if json_patch::patch(&mut after, &patch).is_err() {
+            continue; // a failed test op: nothing written
+        }
+        applied += 1;
+        assert_eq!(
+            foreign(&after),
+            foreign(&before),
+            "{name}: {} {}",
+            w.path,
+            w.body
+        );
+        if before["metadata"].get("annotations").is_none() {
+            bare += 1;
+            let mut raced = before.clone();
+            raced["metadata"]["annotations"] = json!({"example.com/added-meanwhile": "x"});
+            raced["metadata"]["resourceVersion"] = json!("racing");
+            assert!(
+                json_patch::patch(&mut raced, &patch).is_err(),
+                "{name}: a write on an object read without annotations removes a key added since: {}",
+                w.body
+            );
+        }
+    }
+    (applied, bare)
 }
 
 /// A write as both steppers must send it: PATCHes and DELETEs whole; an Event by what it says
@@ -161,6 +226,7 @@ async fn once_and_watch_send_the_same_writes_through_one_history() {
     let opts = options();
     let (mut compared, mut kinds) = (0, BTreeMap::<String, usize>::new());
     let mut notes = Vec::new();
+    let (mut patched, mut bare) = (0, 0);
     for (name, snap) in states() {
         api.set_objects(objects(&snap), owner_objects());
         for at in ["2026-11-23T01:16:00Z", "2026-11-23T03:00:00Z"] {
@@ -170,7 +236,10 @@ async fn once_and_watch_send_the_same_writes_through_one_history() {
             run_pass_with(&once_api, &Healthy, &opts, now)
                 .await
                 .unwrap_or_else(|e| panic!("{name}: once: {e}"));
-            let once: Vec<Value> = api.take_writes().iter().map(comparable).collect();
+            let once_writes = api.take_writes();
+            let (n, b) = keeps_what_others_own(&api, &once_writes, &name);
+            (patched, bare) = (patched + n, bare + b);
+            let once: Vec<Value> = once_writes.iter().map(comparable).collect();
             let watch_api = KubeCluster::new(client.clone(), Scope::default(), None);
             let cached = CachedCluster {
                 caches: &caches,
@@ -180,7 +249,10 @@ async fn once_and_watch_send_the_same_writes_through_one_history() {
             run_pass_with(&cached, &Healthy, &opts, now)
                 .await
                 .unwrap_or_else(|e| panic!("{name}: watch: {e}"));
-            let watch: Vec<Value> = api.take_writes().iter().map(comparable).collect();
+            let watch_writes = api.take_writes();
+            let (n, b) = keeps_what_others_own(&api, &watch_writes, &name);
+            (patched, bare) = (patched + n, bare + b);
+            let watch: Vec<Value> = watch_writes.iter().map(comparable).collect();
             assert_eq!(
                 watch, once,
                 "{name} at {at}: the two modes wrote differently"
@@ -213,6 +285,10 @@ async fn once_and_watch_send_the_same_writes_through_one_history() {
         );
     }
     assert!(compared > 200, "{compared} moments compared");
+    assert!(
+        patched > 100,
+        "{patched} patches checked for others' annotations"
+    );
     // The wait shown counts from the request's `update-requested-at` (01:15:00), in both modes.
     assert!(
         notes

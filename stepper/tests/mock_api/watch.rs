@@ -141,6 +141,13 @@ impl WatchApi {
             .collect()
     }
 
+    /// The object served at `path` (`/api/v1/namespaces/demo/pods/web-0`), as it is now.
+    pub fn object(&self, path: &str) -> Option<Value> {
+        let (kind, namespace, name) = parse_path(path);
+        let key = (kind, namespace.unwrap_or_default(), name?);
+        self.lock().objects.get(&key).cloned()
+    }
+
     /// The writes received since the last call.
     pub fn take_writes(&self) -> Vec<Write> {
         std::mem::take(&mut self.lock().writes)
