@@ -143,7 +143,7 @@ fn every_flag_stands_under_its_groups_heading() {
             | "max-steps-per-pass"
             | "max-steps-per-minute"
             | "max-decision-age" => Some("Pass"),
-            "all-namespaces" | "selector" => Some("Scope"),
+            "all-namespaces" | "selector" | "namespace-selector" | "cluster-wide" => Some("Scope"),
             "no-pdb-gate" => Some("Gates"),
             l if GLOBAL.contains(&l) => Some("Global options"),
             _ => None,

@@ -1,4 +1,4 @@
-//! Command line: `sts-stepper [FLAGS] <once|watch|status|step|wait|pause|resume|simulate>`, also run as
+//! Command line: `sts-stepper [FLAGS] <once|watch|status|step|wait|pause|resume|preview|simulate>`, also run as
 //! the kubectl plugin `kubectl safe-rollout` ([`crate::cli::plugin`]).
 
 use std::net::SocketAddr;
@@ -166,6 +166,11 @@ pub enum Command {
     /// <prefix>/paused, <prefix>/paused-reason and the Prometheus check's counts
     /// (<prefix>/prometheus-check), and records who in a RolloutResumed Event.
     Resume(ResumeArgs),
+
+    /// Which existing StatefulSets a scope of the policy would guard (the opt-in label by default;
+    /// --namespace-selector, --cluster-wide), and what each does on its next template change: staged
+    /// behind the partition, or not (not initialized, OnDelete, force-rolling-update). Writes nothing.
+    Preview(crate::cli::preview::PreviewArgs),
 
     /// Play a scenario (YAML, see scenarios/) on a simulated StatefulSet controller with a virtual
     /// clock, with the real policy decision and the real stepper pass, and print its timeline and a

@@ -8,6 +8,7 @@ mod checks;
 mod connect;
 mod once;
 mod pause;
+mod preview;
 mod resume;
 mod simulate;
 mod status;
@@ -27,6 +28,7 @@ use tracing::{debug, error, info, warn};
 
 pub use connect::{SERVICE_ACCOUNT_NAMESPACE, load};
 pub use pause::pause_set;
+pub use preview::preview_text;
 pub use resume::resume_set;
 pub use status::{status_items, status_table, status_table_with, table};
 pub use step::{Forced, step_once, step_once_with};
@@ -78,6 +80,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
         Command::Wait(args) => wait::run(&ctx, args).await,
         Command::Pause(args) => pause::run(&ctx, args).await,
         Command::Resume(args) => resume::run(&ctx, args).await,
+        Command::Preview(args) => preview::run(&ctx, args).await,
         Command::Simulate(_) => unreachable!("handled above"),
     }
 }
