@@ -145,6 +145,7 @@ fn every_flag_stands_under_its_groups_heading() {
             | "max-decision-age" => Some("Pass"),
             "all-namespaces" | "selector" | "namespace-selector" | "cluster-wide" => Some("Scope"),
             "no-pdb-gate" => Some("Gates"),
+            "local" | "stepper-namespace" | "stale-after" => Some("Recorded verdict"),
             l if GLOBAL.contains(&l) => Some("Global options"),
             _ => None,
         }

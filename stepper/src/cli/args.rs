@@ -142,10 +142,11 @@ pub enum Command {
     Watch(WatchArgs),
 
     /// Print a table of the guarded StatefulSets: partition, updated/ready/replicas, revisions, health
-    /// (as Argo CD and Flux report it with deploy/gitops/), and what happens next — the step, or the
-    /// first gate that blocks it with its detail; below it the health messages, where each canary
-    /// plan stands, and stuck pods. Writes nothing. `-o json|yaml`: the same as a versioned document
-    /// (docs/status-output.md).
+    /// (as Argo CD and Flux report it with deploy/gitops/), and what the in-cluster stepper recorded
+    /// (its blocked reason, approval wait, degraded reason, last step) and whether that record is
+    /// current; with --local also the gates evaluated here (NEXT, the local view). Below it the health
+    /// messages, where each canary plan stands, and stuck pods. Writes nothing. `-o json|yaml`: a
+    /// versioned document (docs/status-output.md).
     Status(StatusArgs),
 
     /// A person's approval: one step now for the named StatefulSet, with the stepper's own patch
@@ -281,6 +282,10 @@ pub struct StatusArgs {
     /// Which sets.
     #[command(flatten)]
     pub scope: ScopeArgs,
+
+    /// The in-cluster stepper's record, and the local view.
+    #[command(flatten)]
+    pub record: crate::cli::record::RecordArgs,
 
     /// What the gates consult.
     #[command(flatten)]

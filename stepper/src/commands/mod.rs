@@ -6,12 +6,14 @@
 pub mod alloc;
 mod checks;
 mod connect;
+mod heartbeat;
 mod once;
 mod pause;
 mod preview;
 mod resume;
 mod simulate;
 mod status;
+mod status_view;
 mod step;
 mod wait;
 mod watch;
@@ -27,10 +29,12 @@ use kube::Client;
 use tracing::{debug, error, info, warn};
 
 pub use connect::{SERVICE_ACCOUNT_NAMESPACE, load};
+pub use heartbeat::heartbeats;
 pub use pause::pause_set;
 pub use preview::preview_text;
 pub use resume::resume_set;
-pub use status::{status_items, status_table, status_table_with, table};
+pub use status::{status_items, status_items_with, status_table, status_table_with, table};
+pub use status_view::{View, render as status_view};
 pub use step::{Forced, step_once, step_once_with};
 pub use wait::check_complete;
 
