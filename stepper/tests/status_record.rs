@@ -1,7 +1,7 @@
 //! `status` shows the in-cluster stepper's record first: the record read from the real fixture sets
 //! (annotations, and the time of the stepper's `managedFields` entry), its one-line summary in order of
-//! urgency, whether it is current (the stepper's Lease and CronJob, read from a mocked API server
-//! answering real bodies), what a local evaluation lacks, and the table the command prints.
+//! urgency, whether it is current, what a local evaluation lacks, and the table the command prints (the
+//! signs of life it is judged by: `status_heartbeat.rs`).
 mod common;
 mod mock_api;
 
@@ -14,7 +14,7 @@ use mock_api::*;
 use serde_json::{Value, json};
 use sts_stepper::cluster::NoPrometheus;
 use sts_stepper::cluster::kube::Scope;
-use sts_stepper::commands::{View, heartbeats, status_items_with, status_view};
+use sts_stepper::commands::{View, status_items_with, status_view};
 use sts_stepper::config::{Keys, SetConfig};
 use sts_stepper::rollout::local_view::{LocalChecks, missing_flags, step_note};
 use sts_stepper::rollout::record::{Freshness, Heartbeat, freshness, record};
@@ -204,81 +204,6 @@ fn the_local_view_names_each_flag_it_lacks_for_the_sets_checks() {
     assert_eq!(
         missing_flags(&config, &equipped),
         ["--webhook db-approver=URL"]
-    );
-}
-
-const LEASE: &str = "/apis/coordination.k8s.io/v1/namespaces/sts-safe-rollout/leases/sts-stepper";
-const CRONJOB: &str = "/apis/batch/v1/namespaces/sts-safe-rollout/cronjobs/sts-stepper";
-
-#[tokio::test]
-async fn the_stepper_s_signs_of_life_are_its_lease_and_its_cronjob() {
-    let lease = serde_json::to_vec(
-        &json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-        "metadata": {"name": "sts-stepper", "namespace": "sts-safe-rollout"},
-        "spec": {"holderIdentity": "sts-stepper-7d9f-abc", "leaseDurationSeconds": 15,
-                 "renewTime": "2026-11-23T01:19:58.123456Z"}}),
-    )
-    .expect("json");
-    let (client, server) = mock_client(vec![
-        get(LEASE, lease),
-        expect(
-            http::Method::GET,
-            CRONJOB,
-            404,
-            fixture_body("errors/404-not-found.json"),
-        ),
-    ]);
-    let (beats, _) = heartbeats(&client, "sts-safe-rollout").await;
-    drop(client);
-    server.await.expect("script");
-    assert_eq!(beats.len(), 1);
-    assert_eq!(
-        beats[0].source,
-        "Lease sts-safe-rollout/sts-stepper renewed"
-    );
-    assert_eq!(beats[0].at.to_string(), "2026-11-23T01:19:58.123456Z");
-
-    let cronjob = serde_json::to_vec(&json!({"apiVersion": "batch/v1", "kind": "CronJob",
-        "metadata": {"name": "sts-stepper", "namespace": "sts-safe-rollout"},
-        "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"spec": {"containers": []}}}}},
-        "status": {"lastScheduleTime": "2026-11-23T01:19:00Z", "lastSuccessfulTime": "2026-11-23T01:19:07Z"}}))
-    .expect("json");
-    let (client, server) = mock_client(vec![
-        expect(
-            http::Method::GET,
-            LEASE,
-            404,
-            fixture_body("errors/404-not-found.json"),
-        ),
-        get(CRONJOB, cronjob),
-    ]);
-    let (beats, _) = heartbeats(&client, "sts-safe-rollout").await;
-    drop(client);
-    server.await.expect("script");
-    assert_eq!(beats.len(), 1);
-    assert_eq!(
-        beats[0].source,
-        "CronJob sts-safe-rollout/sts-stepper last succeeded"
-    );
-}
-
-#[tokio::test]
-async fn a_person_who_may_not_read_the_stepper_s_namespace_is_told_so() {
-    let forbidden = fixture_body("errors/403-forbidden-delete-pod.json");
-    let (client, server) = mock_client(vec![
-        expect(http::Method::GET, LEASE, 403, forbidden.clone()),
-        expect(http::Method::GET, CRONJOB, 403, forbidden),
-    ]);
-    let (beats, why) = heartbeats(&client, "sts-safe-rollout").await;
-    drop(client);
-    server.await.expect("script");
-    assert!(beats.is_empty());
-    assert!(
-        why.starts_with("Lease sts-safe-rollout/sts-stepper: ")
-            && why.contains("; CronJob sts-safe-rollout/sts-stepper: ")
-            && why.contains("forbidden")
-            && why.ends_with("(the stepper's namespace is --stepper-namespace)"),
-        "{why}"
     );
 }
 
