@@ -1,4 +1,4 @@
-//! Command line: `sts-stepper [FLAGS] <once|watch|status|step|wait|pause|resume|preview|simulate>`, also run as
+//! Command line: `sts-stepper [FLAGS] <once|watch|status|step|wait|pause|resume|preview|release|simulate>`, also run as
 //! the kubectl plugin `kubectl safe-rollout` ([`crate::cli::plugin`]).
 
 use std::net::SocketAddr;
@@ -172,6 +172,11 @@ pub enum Command {
     /// --namespace-selector, --cluster-wide), and what each does on its next template change: staged
     /// behind the partition, or not (not initialized, OnDelete, force-rolling-update). Writes nothing.
     Preview(crate::cli::preview::PreviewArgs),
+
+    /// Hand StatefulSets back to the native rolling update (uninstall: after the stepper, before the
+    /// policy): an idle set's partition to 0, a staged one's only with --force; then remove the
+    /// annotations the stepper and the policy wrote, each pinned by a test op.
+    Release(crate::cli::release::ReleaseArgs),
 
     /// Play a scenario (YAML, see scenarios/) on a simulated StatefulSet controller with a virtual
     /// clock, with the real policy decision and the real stepper pass, and print its timeline and a

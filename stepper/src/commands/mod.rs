@@ -10,6 +10,7 @@ mod heartbeat;
 mod once;
 mod pause;
 mod preview;
+mod release;
 mod resume;
 mod simulate;
 mod status;
@@ -32,6 +33,7 @@ pub use connect::{SERVICE_ACCOUNT_NAMESPACE, load};
 pub use heartbeat::heartbeats;
 pub use pause::pause_set;
 pub use preview::preview_text;
+pub use release::{How, ReleaseReport, release_sets};
 pub use resume::resume_set;
 pub use status::{status_items, status_items_with, status_table, status_table_with, table};
 pub use status_view::{View, render as status_view};
@@ -85,6 +87,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
         Command::Pause(args) => pause::run(&ctx, args).await,
         Command::Resume(args) => resume::run(&ctx, args).await,
         Command::Preview(args) => preview::run(&ctx, args).await,
+        Command::Release(args) => release::run(&ctx, args).await,
         Command::Simulate(_) => unreachable!("handled above"),
     }
 }
