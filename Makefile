@@ -102,11 +102,14 @@ e2e-tests: policy.wasm runner ## e2e.bats: through kwctl when KWCTL is set or kw
 	  KWCTL=$(abspath $(RUNNER)) POLICY=policy.wasm bats --tap e2e.bats | tee $(REPORT)/e2e.tap; \
 	fi
 
-# The ClusterAdmissionPolicy is validated against Kubewarden's real CRD from fixtures/crds/.
-validate-manifests: ## Validate deploy/ against the Kubernetes schemas (kubernetes-validate from PyPI); build its Components with kubectl kustomize
+# The ClusterAdmissionPolicy is validated against Kubewarden's real CRD from fixtures/crds/, the GitOps sync
+# recipes (deploy/gitops/*-sync/, docs/examples/gitops/) against Argo CD's and Flux's.
+validate-manifests: ## Validate deploy/ and docs/examples/gitops/ against the Kubernetes and CRD schemas; build the Components with kubectl kustomize
 	deploy/validate.sh
+	deploy/validate.sh docs/examples/gitops
 	mkdir -p $(REPORT)
 	bats --tap deploy/kustomize.bats | tee $(REPORT)/kustomize.tap
+	bats --tap deploy/gitops.bats | tee $(REPORT)/gitops.tap
 
 registry-tests: policy.wasm runner ## Round trips through a real registry on 127.0.0.1: policy, image, signatures, SBOMs
 	mkdir -p $(REPORT)
