@@ -208,6 +208,20 @@ attach-sbom: runner ## Publish the SBOMs beside the policy and the image (sha256
 	$(RUNNER) attach-sbom $(INSECURE_FLAG) --sbom $(SBOM_DIR)/sts-safe-rollout.cdx.json registry://$(POLICY_REF)
 	$(RUNNER) attach-sbom $(INSECURE_FLAG) --sbom $(SBOM_DIR)/sts-stepper.cdx.json $(IMAGE)
 
+# The release bundle (deploy/release.sh): one install file per mode, the stepper image pinned by DIGEST, by
+# default the digest `make push-image` recorded; without either, a placeholder digest (the files are then for
+# review, not for a cluster). Not part of make test's builds: deploy/kustomize.bats runs deploy/release.sh.
+PLACEHOLDER_DIGEST := sha256:0000000000000000000000000000000000000000000000000000000000000000
+DIGEST ?= $(shell cat $(DIST)/sts-stepper.digest 2>/dev/null)
+.PHONY: release
+release: ## $(DIST)/release/install-{kubewarden-cronjob,kubewarden-ha,native-ha}.yaml, the image by DIGEST, validated
+	@digest='$(DIGEST)'; \
+	if [ -z "$$digest" ]; then \
+	  digest=$(PLACEHOLDER_DIGEST); \
+	  echo "release: no DIGEST= and no $(DIST)/sts-stepper.digest (make push-image): placeholder digest $$digest, for review only"; \
+	fi; \
+	deploy/release.sh $(REGISTRY)/sts-stepper@$$digest registry://$(POLICY_REF) $(DIST)/release
+
 # The native policy's annotation prefix (deploy/native/; the Kubewarden policy's is its `annotationPrefix`).
 ANNOTATION_PREFIX ?= safe-rollout.dev
 deploy-manifests: ## Render deploy/ for $(POLICY_REF) and $(IMAGE) (and deploy/native/) into $(DIST)/

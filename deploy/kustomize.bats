@@ -207,3 +207,49 @@ YAML
   # The ClusterAdmissionPolicy of each of the three Kubewarden builds was checked against the CRD.
   [ "$(grep -c 'ClusterAdmissionPolicy/sts-safe-rollout against the CRD schema' <<<"$output")" -eq 3 ]
 }
+
+@test "the prometheus Component: the URL from a generated ConfigMap into STS_STEPPER_PROMETHEUS_URL, both kinds" {
+  for resources in deploy/stepper/watch deploy/stepper; do
+    build "$resources" deploy/stepper/prometheus
+    local kind=Deployment cm
+    [ "$resources" = deploy/stepper ] && kind=CronJob
+    cm=$(jq -r '.[] | select(.kind == "ConfigMap" and (.metadata.name | startswith("sts-stepper-prometheus-"))) | .metadata.name' "$work/out.json")
+    [ -n "$cm" ]
+    [ "$(jq -r --arg cm "$cm" '.[] | select(.metadata.name == $cm) | .data.url' "$work/out.json")" = http://prometheus-operated.monitoring:9090 ]
+    [ "$(pod_spec $kind | jq -r '.containers[0].env[] | select(.name == "STS_STEPPER_PROMETHEUS_URL") | .valueFrom.configMapKeyRef.name')" = "$cm" ]
+    # The env the container had is kept.
+    pod_spec $kind | jq -e '[.containers[0].env[].name] | index("STS_STEPPER_ANNOTATION_PREFIX")'
+  done
+}
+
+@test "the http-checks Component appends one --http-check NAME=URL, the opt-in --selector kept" {
+  build deploy/stepper/watch deploy/stepper/http-checks
+  [ "$(pod_spec Deployment | jq -r '.containers[0].args[-1]')" = --http-check=es-health=http://elasticsearch.search:9200/_cluster/health ]
+  [ "$(stepper_selectors Deployment)" = "$GUARD" ]
+  build deploy/stepper deploy/stepper/http-checks
+  [ "$(pod_spec CronJob | jq -r '.containers[0].args[-1]')" = --http-check=es-health=http://elasticsearch.search:9200/_cluster/health ]
+}
+
+@test "the release bundle: one file per mode, the image pinned by digest, each mode's objects only" {
+  local digest=sha256:$(printf 'ab%.0s' $(seq 32))
+  run "$repo/deploy/release.sh" "registry.example/sts-stepper@$digest" \
+    registry://registry.example/policies/sts-safe-rollout:v9.9.9 "$work/rel"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -q "validations passed, 0 failed" <<<"$output"
+  kinds() { "$python" -c 'import sys, yaml; [print(d["kind"]) for d in yaml.safe_load_all(open(sys.argv[1])) if d]' "$work/rel/install-$1.yaml" | sort | tr '\n' ' '; }
+  [ "$(kinds kubewarden-cronjob)" = "ClusterAdmissionPolicy ClusterRole ClusterRoleBinding CronJob Namespace ServiceAccount " ]
+  [ "$(kinds kubewarden-ha)" = "ClusterAdmissionPolicy ClusterRole ClusterRoleBinding Deployment Namespace PodDisruptionBudget Role RoleBinding Service ServiceAccount " ]
+  [ "$(kinds native-ha)" = "ClusterRole ClusterRoleBinding Deployment MutatingAdmissionPolicy MutatingAdmissionPolicyBinding Namespace PodDisruptionBudget Role RoleBinding Service ServiceAccount " ]
+  for mode in kubewarden-cronjob kubewarden-ha native-ha; do
+    [ "$(grep -E '^ *image: ' "$work/rel/install-$mode.yaml" | sort -u | sed 's/^ *//')" = "image: registry.example/sts-stepper@$digest" ]
+    # Opt-in in every mode.
+    grep -q -- '--selector=safe-rollout.dev/guard=true' "$work/rel/install-$mode.yaml"
+  done
+  grep -q 'module: registry://registry.example/policies/sts-safe-rollout:v9.9.9' "$work/rel/install-kubewarden-ha.yaml"
+  # A tag is not a digest.
+  run "$repo/deploy/release.sh" registry.example/sts-stepper:v9.9.9 registry://r/p:v1 "$work/rel2"
+  [ "$status" -eq 2 ]
+  grep -q "is not REPOSITORY@sha256:" <<<"$output"
+  [ ! -e "$work/rel2" ]
+}

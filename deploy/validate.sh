@@ -21,7 +21,8 @@
 # `/spec/ignore` against the Kustomization CRD (scripts/gitops_checks.py). A Kubewarden ClusterAdmissionPolicy is validated against the CRD schema in
 # $KUBEWARDEN_CRD (default: the repository's fixtures/crds/ copy of Kubewarden's CRD; an empty value skips
 # it, and the script says so). The PrometheusRule of
-# deploy/monitoring/ is skipped here: `make monitoring-tests` validates it against its real CRD.
+# deploy/monitoring/ is skipped here: `make monitoring-tests` validates it against its real CRD; its
+# ServiceMonitor is validated here, against the Prometheus Operator's CRD in fixtures/crds/.
 # API objects that exist only from some Kubernetes version on (the MutatingAdmissionPolicy and its binding of
 # deploy/native/, admissionregistration.k8s.io/v1 from 1.36) are validated against that version's schema
 # and the newer ones checked, or structurally when kubernetes-validate has no such schema (the output says
@@ -242,7 +243,7 @@ for dirpath, _, files in sorted(os.walk(root)):
                 else:
                     print(f"ok   {rel} ({kind}: all {len(named)} resources, patches and generator files exist)")
                 continue
-            if api.startswith("monitoring.coreos.com/"):
+            if api.startswith("monitoring.coreos.com/") and not gitops.handles(api, kind):
                 skipped.append(what)
                 print(f"SKIP {what}: validated against its CRD by scripts/monitoring-test.sh")
                 continue

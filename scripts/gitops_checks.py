@@ -10,9 +10,12 @@ import jsonschema
 import yaml
 
 # (group/version, kind) -> the CRD file under fixtures/crds/ holding its schema.
+# Also the Prometheus Operator's ServiceMonitor of deploy/monitoring/ (the PrometheusRule beside it is
+# checked by scripts/monitoring-test.sh).
 CRD_FILES = {
     ("argoproj.io/v1alpha1", "Application"): "argoproj.io_applications.yaml",
     ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"): "kustomize.toolkit.fluxcd.io_kustomizations.yaml",
+    ("monitoring.coreos.com/v1", "ServiceMonitor"): "monitoring.coreos.com_servicemonitors.yaml",
 }
 
 IGNORE_DIFF_KEY = "resource.customizations.ignoreDifferences."
