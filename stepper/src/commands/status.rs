@@ -67,7 +67,12 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
     let now = Timestamp::now();
     let mut items =
         status_items_with(&cluster, &prometheus, &opts, target.as_ref(), &local, now).await?;
-    let (beats, unknown) = heartbeats(&ctx.client, &args.record.stepper_namespace).await;
+    // The stepper's signs of life, only when there is a record to judge.
+    let (beats, unknown) = if items.is_empty() {
+        (Vec::new(), "no StatefulSet listed".to_string())
+    } else {
+        heartbeats(&ctx.client, &args.record.stepper_namespace).await
+    };
     let fresh = freshness(&beats, &unknown, now, args.record.stale_after);
     for item in &mut items {
         item.recorded.judge(&fresh, now, args.record.stale_after);
