@@ -60,9 +60,11 @@ Examples:
   sts-stepper wait demo/web --timeout 20m CI: block until demo/web is really rolled out
   sts-stepper step sts/web --force --reason \"web-1 is a known-bad node\"
   sts-stepper pause demo/web --reason \"INC-1234\"   hold it; resume with `sts-stepper resume demo/web`
+  sts-stepper preview -A                  which sets the opt-in label would guard, and how
+  sts-stepper release -A --dry-run        hand every set back to the native rolling update (uninstall)
 
 Installed as a kubectl plugin (a link named kubectl-safe_rollout on PATH; `make install`), the
-same commands run as `kubectl safe-rollout status|wait|step|pause|resume`.";
+same commands run as `kubectl safe-rollout status|wait|step|pause|resume|preview|release`.";
 
 /// The command line (`sts-stepper --help` prints [`LONG_ABOUT`]).
 #[derive(Debug, Parser)]
