@@ -59,10 +59,15 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
     super::check_options(&args.prometheus, &prometheus, &mut opts);
     // `status` only reads: a webhook call asks the application to act. It shows the last answer.
     opts.probes.call_webhooks = false;
-    // A check this machine has no flag for is not judged here (`localView.missingFlags` says so),
-    // rather than called an InvalidAnnotation the in-cluster stepper, which has the flag, never sees.
-    opts.gates.http_checks = None;
-    opts.gates.webhooks = None;
+    // A machine with no --http-check (no webhook) at all judges none of those checks here
+    // (`localView.missingFlags` says so), rather than call them an InvalidAnnotation the in-cluster
+    // stepper, which has the flags, never sees; with some, a name it lacks is judged as the stepper would.
+    if opts.gates.http_checks.as_ref().is_some_and(Vec::is_empty) {
+        opts.gates.http_checks = None;
+    }
+    if opts.gates.webhooks.as_ref().is_some_and(Vec::is_empty) {
+        opts.gates.webhooks = None;
+    }
     let local = status_view::local_checks(&prometheus);
     let now = Timestamp::now();
     let mut items =
