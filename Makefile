@@ -102,11 +102,14 @@ e2e-tests: policy.wasm runner ## e2e.bats: through kwctl when KWCTL is set or kw
 	  KWCTL=$(abspath $(RUNNER)) POLICY=policy.wasm bats --tap e2e.bats | tee $(REPORT)/e2e.tap; \
 	fi
 
-# The ClusterAdmissionPolicy is validated against Kubewarden's real CRD from fixtures/crds/.
-validate-manifests: ## Validate deploy/ against the Kubernetes schemas (kubernetes-validate from PyPI); build its Components with kubectl kustomize
+# The ClusterAdmissionPolicy is validated against Kubewarden's real CRD from fixtures/crds/, the GitOps sync
+# recipes (deploy/gitops/*-sync/, docs/examples/gitops/) against Argo CD's and Flux's.
+validate-manifests: ## Validate deploy/ and docs/examples/gitops/ against the Kubernetes and CRD schemas; build the Components with kubectl kustomize
 	deploy/validate.sh
+	deploy/validate.sh docs/examples/gitops
 	mkdir -p $(REPORT)
 	bats --tap deploy/kustomize.bats | tee $(REPORT)/kustomize.tap
+	bats --tap deploy/gitops.bats | tee $(REPORT)/gitops.tap
 
 registry-tests: policy.wasm runner ## Round trips through a real registry on 127.0.0.1: policy, image, signatures, SBOMs
 	mkdir -p $(REPORT)
@@ -204,6 +207,20 @@ sbom: ## CycloneDX SBOMs of the policy and the stepper into $(DIST)/sbom/ (cargo
 attach-sbom: runner ## Publish the SBOMs beside the policy and the image (sha256-<digest>.sbom tags, as cosign attach sbom)
 	$(RUNNER) attach-sbom $(INSECURE_FLAG) --sbom $(SBOM_DIR)/sts-safe-rollout.cdx.json registry://$(POLICY_REF)
 	$(RUNNER) attach-sbom $(INSECURE_FLAG) --sbom $(SBOM_DIR)/sts-stepper.cdx.json $(IMAGE)
+
+# The release bundle (deploy/release.sh): one install file per mode, the stepper image pinned by DIGEST, by
+# default the digest `make push-image` recorded; without either, a placeholder digest (the files are then for
+# review, not for a cluster). Not part of make test's builds: deploy/kustomize.bats runs deploy/release.sh.
+PLACEHOLDER_DIGEST := sha256:0000000000000000000000000000000000000000000000000000000000000000
+DIGEST ?= $(shell cat $(DIST)/sts-stepper.digest 2>/dev/null)
+.PHONY: release
+release: ## $(DIST)/release/install-{kubewarden-cronjob,kubewarden-ha,native-ha}.yaml, the image by DIGEST, validated
+	@digest='$(DIGEST)'; \
+	if [ -z "$$digest" ]; then \
+	  digest=$(PLACEHOLDER_DIGEST); \
+	  echo "release: no DIGEST= and no $(DIST)/sts-stepper.digest (make push-image): placeholder digest $$digest, for review only"; \
+	fi; \
+	deploy/release.sh $(REGISTRY)/sts-stepper@$$digest registry://$(POLICY_REF) $(DIST)/release
 
 # The native policy's annotation prefix (deploy/native/; the Kubewarden policy's is its `annotationPrefix`).
 ANNOTATION_PREFIX ?= safe-rollout.dev

@@ -16,22 +16,25 @@ teardown() {
   rm -rf "$work"
 }
 
-# build RESOURCE COMPONENT...: kustomizes them (repository paths, or absolute ones) from a temporary
-# directory (paths made relative, as kustomize wants), the objects as one JSON list in $work/out.json.
+# build RESOURCES COMPONENT...: kustomizes them (repository paths, or absolute ones; RESOURCES one path or
+# several separated by spaces) from a temporary directory (paths made relative, as kustomize wants), the
+# objects as one JSON list in $work/out.json.
 build() {
-  local resource=$1
+  local resources=$1 r
   shift
   mkdir -p "$work/k"
   {
     echo "resources:"
-    echo "  - $(realpath --relative-to="$work/k" "$repo/$resource")"
+    for r in $resources; do
+      echo "  - $(realpath --relative-to="$work/k" "$repo/$r")"
+    done
     echo "components:"
     for c in "$@"; do
       case $c in /*) ;; *) c=$repo/$c ;; esac
       echo "  - $(realpath --relative-to="$work/k" "$c")"
     done
   } >"$work/k/kustomization.yaml"
-  kubectl kustomize "$work/k" >"$work/out.yaml"
+  kubectl kustomize "$work/k" >"$work/out.yaml" || return 1
   "$python" -c 'import json, sys, yaml; print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d]))' \
     "$work/out.yaml" >"$work/out.json"
 }
@@ -96,4 +99,157 @@ YAML
   build deploy/stepper/watch
   [ "$(pod_spec Deployment | jq '[.containers[0].args[] | select(startswith("--webhook-config"))] | length')" -eq 0 ]
   [ "$(pod_spec Deployment | jq '.volumes // [] | length')" -eq 0 ]
+}
+
+# The label that makes a set guarded by default (opt-in), as a selector string.
+GUARD=safe-rollout.dev/guard=true
+
+# policy_scope: the policy's scope as JSON {objectSelector, namespaceSelector}, from the Kubewarden
+# ClusterAdmissionPolicy or the native binding, whichever the build holds.
+policy_scope() {
+  jq -c '.[] | if .kind == "ClusterAdmissionPolicy" then .spec
+    elif .kind == "MutatingAdmissionPolicyBinding" then .spec.matchResources else empty end
+    | {objectSelector, namespaceSelector}' "$work/out.json"
+}
+
+# The control-plane exclusion every mode keeps.
+assert_control_plane_excluded() {
+  policy_scope | jq -e '.namespaceSelector.matchExpressions == [{"key": "kubernetes.io/metadata.name",
+    "operator": "NotIn", "values": ["kube-system", "kube-public", "kube-node-lease", "kubewarden"]}]'
+}
+
+# stepper_selectors KIND: the stepper's --selector values, one per line.
+stepper_selectors() {
+  pod_spec "$1" | jq -r '.containers[0].args[] | select(startswith("--selector=") or . == "-l") | sub("^--selector="; "")'
+}
+
+@test "opt-in by default, Kubewarden and CronJob: the policy and the stepper select the same label" {
+  build deploy
+  policy_scope
+  [ "$(policy_scope | jq -c .objectSelector)" = '{"matchLabels":{"safe-rollout.dev/guard":"true"}}' ]
+  assert_control_plane_excluded
+  # The stepper's selector is the policy's matchLabels written as key=value.
+  [ "$(policy_scope | jq -r '.objectSelector.matchLabels | to_entries | map("\(.key)=\(.value)") | join(",")')" = "$GUARD" ]
+  [ "$(stepper_selectors CronJob)" = "$GUARD" ]
+  [ "$(pod_spec CronJob | jq -c '.containers[0].args')" = '["once","--selector=safe-rollout.dev/guard=true","--log-format","json"]' ]
+}
+
+@test "opt-in by default, native and the HA Deployment: the binding and the stepper select the same label" {
+  build "deploy/native deploy/stepper/watch"
+  [ "$(policy_scope | jq -c .objectSelector)" = '{"matchLabels":{"safe-rollout.dev/guard":"true"}}' ]
+  assert_control_plane_excluded
+  [ "$(stepper_selectors Deployment)" = "$GUARD" ]
+  # The policy itself matches every StatefulSet write: the scope is the binding's alone.
+  jq -e '.[] | select(.kind == "MutatingAdmissionPolicy") | .spec.matchConstraints | has("objectSelector") | not' "$work/out.json"
+}
+
+@test "the cluster-wide Component: no object selector on the policy, no --selector on the stepper, the rest kept" {
+  build deploy deploy/scope/cluster-wide
+  [ "$(policy_scope | jq -c .objectSelector)" = null ]
+  assert_control_plane_excluded
+  [ "$(pod_spec CronJob | jq -c '.containers[0].args')" = '["once","--log-format","json"]' ]
+  build "deploy/native deploy/stepper/watch" deploy/scope/cluster-wide
+  [ "$(policy_scope | jq -c .objectSelector)" = null ]
+  [ -z "$(stepper_selectors Deployment)" ]
+  [ "$(pod_spec Deployment | jq -r '.containers[0].args[0:2] | join(" ")')" = "watch --interval=30s" ]
+  [ "$(pod_spec Deployment | jq '.containers[0].args | length')" -eq 11 ]
+}
+
+@test "the namespace-label Component: the label moves to the namespaceSelector, beside the exclusion" {
+  for resources in deploy "deploy/native deploy/stepper/watch"; do
+    build "$resources" deploy/scope/namespace-label
+    [ "$(policy_scope | jq -c .objectSelector)" = null ]
+    [ "$(policy_scope | jq -c .namespaceSelector.matchLabels)" = '{"safe-rollout.dev/guard":"true"}' ]
+    assert_control_plane_excluded
+  done
+  [ -z "$(stepper_selectors Deployment)" ]
+  build deploy deploy/scope/namespace-label
+  [ -z "$(stepper_selectors CronJob)" ]
+}
+
+@test "a scope Component refuses to build over a selector it does not know (its test ops)" {
+  mkdir -p "$work/mine"
+  cat >"$work/mine/kustomization.yaml" <<'YAML'
+apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+patches:
+  - target: {kind: CronJob, name: sts-stepper}
+    patch: |
+      - op: replace
+        path: /spec/jobTemplate/spec/template/spec/containers/0/args/1
+        value: --selector=tier=db
+YAML
+  build deploy "$work/mine"
+  [ "$(stepper_selectors CronJob)" = tier=db ]
+  run build deploy "$work/mine" deploy/scope/cluster-wide
+  [ "$status" -ne 0 ]
+  echo "$output"
+}
+
+@test "the webhooks Component on top of the cluster-wide one still appends its flag last" {
+  build deploy/stepper/watch deploy/scope/cluster-wide deploy/stepper/webhooks
+  assert_webhook_file Deployment
+  [ -z "$(stepper_selectors Deployment)" ]
+}
+
+@test "every scope mode, built, is valid against the Kubernetes schemas and Kubewarden's CRD (deploy/validate.sh)" {
+  mkdir -p "$work/built"
+  local mode
+  for mode in "" deploy/scope/cluster-wide deploy/scope/namespace-label; do
+    build deploy $mode
+    cp "$work/out.yaml" "$work/built/kubewarden-cronjob-${mode##*/}.yaml"
+    build "deploy/native deploy/stepper/watch" $mode
+    cp "$work/out.yaml" "$work/built/native-ha-${mode##*/}.yaml"
+  done
+  run "$repo/deploy/validate.sh" "$work/built"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # The ClusterAdmissionPolicy of each of the three Kubewarden builds was checked against the CRD.
+  [ "$(grep -c 'ClusterAdmissionPolicy/sts-safe-rollout against the CRD schema' <<<"$output")" -eq 3 ]
+}
+
+@test "the prometheus Component: the URL from a generated ConfigMap into STS_STEPPER_PROMETHEUS_URL, both kinds" {
+  for resources in deploy/stepper/watch deploy/stepper; do
+    build "$resources" deploy/stepper/prometheus
+    local kind=Deployment cm
+    [ "$resources" = deploy/stepper ] && kind=CronJob
+    cm=$(jq -r '.[] | select(.kind == "ConfigMap" and (.metadata.name | startswith("sts-stepper-prometheus-"))) | .metadata.name' "$work/out.json")
+    [ -n "$cm" ]
+    [ "$(jq -r --arg cm "$cm" '.[] | select(.metadata.name == $cm) | .data.url' "$work/out.json")" = http://prometheus-operated.monitoring:9090 ]
+    [ "$(pod_spec $kind | jq -r '.containers[0].env[] | select(.name == "STS_STEPPER_PROMETHEUS_URL") | .valueFrom.configMapKeyRef.name')" = "$cm" ]
+    # The env the container had is kept.
+    pod_spec $kind | jq -e '[.containers[0].env[].name] | index("STS_STEPPER_ANNOTATION_PREFIX")'
+  done
+}
+
+@test "the http-checks Component appends one --http-check NAME=URL, the opt-in --selector kept" {
+  build deploy/stepper/watch deploy/stepper/http-checks
+  [ "$(pod_spec Deployment | jq -r '.containers[0].args[-1]')" = --http-check=es-health=http://elasticsearch.search:9200/_cluster/health ]
+  [ "$(stepper_selectors Deployment)" = "$GUARD" ]
+  build deploy/stepper deploy/stepper/http-checks
+  [ "$(pod_spec CronJob | jq -r '.containers[0].args[-1]')" = --http-check=es-health=http://elasticsearch.search:9200/_cluster/health ]
+}
+
+@test "the release bundle: one file per mode, the image pinned by digest, each mode's objects only" {
+  local digest=sha256:$(printf 'ab%.0s' $(seq 32))
+  run "$repo/deploy/release.sh" "registry.example/sts-stepper@$digest" \
+    registry://registry.example/policies/sts-safe-rollout:v9.9.9 "$work/rel"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -q "validations passed, 0 failed" <<<"$output"
+  kinds() { "$python" -c 'import sys, yaml; [print(d["kind"]) for d in yaml.safe_load_all(open(sys.argv[1])) if d]' "$work/rel/install-$1.yaml" | sort | tr '\n' ' '; }
+  [ "$(kinds kubewarden-cronjob)" = "ClusterAdmissionPolicy ClusterRole ClusterRoleBinding CronJob Namespace ServiceAccount " ]
+  [ "$(kinds kubewarden-ha)" = "ClusterAdmissionPolicy ClusterRole ClusterRoleBinding Deployment Namespace PodDisruptionBudget Role RoleBinding Service ServiceAccount " ]
+  [ "$(kinds native-ha)" = "ClusterRole ClusterRoleBinding Deployment MutatingAdmissionPolicy MutatingAdmissionPolicyBinding Namespace PodDisruptionBudget Role RoleBinding Service ServiceAccount " ]
+  for mode in kubewarden-cronjob kubewarden-ha native-ha; do
+    [ "$(grep -E '^ *image: ' "$work/rel/install-$mode.yaml" | sort -u | sed 's/^ *//')" = "image: registry.example/sts-stepper@$digest" ]
+    # Opt-in in every mode.
+    grep -q -- '--selector=safe-rollout.dev/guard=true' "$work/rel/install-$mode.yaml"
+  done
+  grep -q 'module: registry://registry.example/policies/sts-safe-rollout:v9.9.9' "$work/rel/install-kubewarden-ha.yaml"
+  # A tag is not a digest.
+  run "$repo/deploy/release.sh" registry.example/sts-stepper:v9.9.9 registry://r/p:v1 "$work/rel2"
+  [ "$status" -eq 2 ]
+  grep -q "is not REPOSITORY@sha256:" <<<"$output"
+  [ ! -e "$work/rel2" ]
 }

@@ -15,10 +15,14 @@
 # kustomize-controller's CRD (apiVersion, kind, current required; inProgress, failed optional). Argo CD's
 # health_test.yaml (deploy/gitops/argocd/resource_customizations/) is checked against Argo CD's test format
 # (each test's inputPath exists, its status is an Argo CD health status); the objects it names are validated
-# as any other manifest. A Kubewarden ClusterAdmissionPolicy is validated against the CRD schema in
+# as any other manifest. Argo CD's Application and Flux's Kustomization (the GitOps sync recipes, also in
+# docs/examples/gitops/: `deploy/validate.sh docs/examples/gitops`) are validated strictly against their real
+# CRDs in fixtures/crds/, an argocd-cm ignoreDifferences value against Argo CD's format, and a JSON 6902
+# `/spec/ignore` against the Kustomization CRD (scripts/gitops_checks.py). A Kubewarden ClusterAdmissionPolicy is validated against the CRD schema in
 # $KUBEWARDEN_CRD (default: the repository's fixtures/crds/ copy of Kubewarden's CRD; an empty value skips
 # it, and the script says so). The PrometheusRule of
-# deploy/monitoring/ is skipped here: `make monitoring-tests` validates it against its real CRD.
+# deploy/monitoring/ is skipped here: `make monitoring-tests` validates it against its real CRD; its
+# ServiceMonitor is validated here, against the Prometheus Operator's CRD in fixtures/crds/.
 # API objects that exist only from some Kubernetes version on (the MutatingAdmissionPolicy and its binding of
 # deploy/native/, admissionregistration.k8s.io/v1 from 1.36) are validated against that version's schema
 # and the newer ones checked, or structurally when kubernetes-validate has no such schema (the output says
@@ -41,6 +45,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(sys.argv[2], "scripts"))
+import gitops_checks
 import signing_checks
 
 import jsonschema
@@ -70,6 +75,7 @@ def crd_schemas(path):
 
 custom = crd_schemas(crd_path) if crd_path else {}
 signing = signing_checks.SigningSchemas(os.path.join(sys.argv[2], "fixtures", "crds"))
+gitops = signing_checks.SigningSchemas(os.path.join(sys.argv[2], "fixtures", "crds"), gitops_checks.CRD_FILES)
 
 # The first Kubernetes version that serves these objects: they are validated against it and the newer ones.
 introduced = {
@@ -129,6 +135,7 @@ def json6902_problems(ops):
             problems.append(f"op {i}: path must be a JSON pointer")
         if op["op"] in ("add", "replace", "test") and "value" not in op:
             problems.append(f"op {i}: {op['op']} needs a value")
+        problems += [f"op {i}: {p}" for p in gitops_checks.flux_ignore_problems(op, gitops)]
         if op.get("path") == "/spec/healthCheckExprs":
             entries = op.get("value")
             if not isinstance(entries, list) or not entries:
@@ -236,12 +243,12 @@ for dirpath, _, files in sorted(os.walk(root)):
                 else:
                     print(f"ok   {rel} ({kind}: all {len(named)} resources, patches and generator files exist)")
                 continue
-            if api.startswith("monitoring.coreos.com/"):
+            if api.startswith("monitoring.coreos.com/") and not gitops.handles(api, kind):
                 skipped.append(what)
                 print(f"SKIP {what}: validated against its CRD by scripts/monitoring-test.sh")
                 continue
-            if signing.handles(api, kind):
-                problems, crd = signing.problems(doc)
+            if gitops.handles(api, kind) or signing.handles(api, kind):
+                problems, crd = (gitops if gitops.handles(api, kind) else signing).problems(doc)
                 for p in problems:
                     print(f"FAIL {what} (strict, against the CRD schema in {os.path.relpath(crd, sys.argv[2])}): {p}")
                 failures += len(problems)
@@ -263,6 +270,12 @@ for dirpath, _, files in sorted(os.walk(root)):
                 except jsonschema.ValidationError as e:
                     print(f"FAIL {what}: {e.message} at {'/'.join(map(str, e.absolute_path))}")
                     failures += 1
+                continue
+            problems = gitops_checks.argocd_ignore_problems(doc)
+            for p in problems:
+                print(f"FAIL {what} (Argo CD ignoreDifferences): {p}")
+            failures += len(problems)
+            if problems:
                 continue
             wanted = versions_for(api, kind)
             if (api, kind) in introduced and not any(v in known for v in wanted):

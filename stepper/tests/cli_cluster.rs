@@ -82,10 +82,23 @@ async fn status_by_name_in_the_context_namespace_as_json() {
     assert_eq!(item["verdict"]["message"], "web-1: ContainersNotReady");
     assert_eq!(item["paused"], false);
     let seen = server.seen();
+    // Besides the stepper's own namespace, where its Lease and CronJob say whether its record is current.
     assert!(
-        seen.iter().all(|s| s.contains("/namespaces/demo/")),
+        seen.iter().all(|s| s.contains("/namespaces/demo/")
+            || s.starts_with(
+                "/apis/coordination.k8s.io/v1/namespaces/sts-safe-rollout/leases/sts-stepper"
+            )
+            || s.starts_with("/apis/batch/v1/namespaces/sts-safe-rollout/cronjobs/sts-stepper")),
         "only the context's namespace is read: {seen:?}"
     );
+    // The fake server has neither: the record's freshness is unknown, and says why.
+    assert!(
+        item["recorded"]["freshness"]
+            .as_str()
+            .is_some_and(|f| f.starts_with("unknown: ")),
+        "{item}"
+    );
+    assert_eq!(item["recorded"]["stale"], Value::Null);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -93,12 +106,13 @@ async fn n_overrides_the_context_and_sts_slash_names_the_set() {
     let server = FakeApiServer::start(MOMENT).await;
     let dir = tempfile::tempdir().expect("temp dir");
     let kubeconfig = server.kubeconfig(dir.path(), Some("elsewhere"));
-    // The try: `kubectl safe-rollout status web -n <ns>`, here with kubectl's `sts/`.
+    // The try: `kubectl safe-rollout status web -n <ns>`, here with kubectl's `sts/`, and the
+    // gates evaluated here too (`--local`: the NEXT column).
     let out = run(
         dir.path(),
         &kubeconfig,
         true,
-        &["status", "sts/web", "-n", "demo"],
+        &["status", "sts/web", "-n", "demo", "--local"],
     )
     .await;
     assert!(

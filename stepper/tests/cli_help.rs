@@ -143,8 +143,9 @@ fn every_flag_stands_under_its_groups_heading() {
             | "max-steps-per-pass"
             | "max-steps-per-minute"
             | "max-decision-age" => Some("Pass"),
-            "all-namespaces" | "selector" => Some("Scope"),
+            "all-namespaces" | "selector" | "namespace-selector" | "cluster-wide" => Some("Scope"),
             "no-pdb-gate" => Some("Gates"),
+            "local" | "stepper-namespace" | "stale-after" => Some("Recorded verdict"),
             l if GLOBAL.contains(&l) => Some("Global options"),
             _ => None,
         }

@@ -6,8 +6,8 @@
 //! - Variables are evaluated eagerly in order; one that fails is left out of `variables`, so an expression
 //!   that reads it fails (Kubernetes evaluates them lazily: the same outcome, another error message).
 //! - Only `matchConstraints.resourceRules` is matched (group, version, resource, operation; a subresource
-//!   matches only a rule naming it). The binding's namespaceSelector is not: the tests' requests are all in
-//!   namespaces it selects.
+//!   matches only a rule naming it). The binding's namespaceSelector and objectSelector are not: the tests'
+//!   requests are all of objects they select (`tests/scope.rs` holds them equal to the Kubewarden policy's).
 //! - No runtime cost accounting (the API server's per-call and per-policy CEL cost budgets).
 
 use std::collections::HashMap;

@@ -1,5 +1,6 @@
 //! The native install is scoped as the Kubewarden one: the same rules (apps/v1 statefulsets, CREATE and
-//! UPDATE, no subresource), the same namespace exclusions, failing closed.
+//! UPDATE, no subresource), the same opt-in label (objectSelector) and namespace exclusions, failing
+//! closed.
 
 mod common;
 
@@ -24,6 +25,20 @@ fn rules_namespaces_and_failure_policy_match_the_cluster_admission_policy() {
     assert_eq!(
         binding["spec"]["matchResources"]["namespaceSelector"],
         kubewarden["spec"]["namespaceSelector"]
+    );
+    assert_eq!(
+        binding["spec"]["matchResources"]["objectSelector"],
+        kubewarden["spec"]["objectSelector"]
+    );
+    // Opt-in by default (docs/install.md): the label, on the binding; the policy matches every write.
+    assert_eq!(
+        kubewarden["spec"]["objectSelector"],
+        serde_json::json!({"matchLabels": {"safe-rollout.dev/guard": "true"}})
+    );
+    assert!(
+        policy["spec"]["matchConstraints"]
+            .get("objectSelector")
+            .is_none()
     );
     assert_eq!(binding["spec"]["policyName"], policy["metadata"]["name"]);
     assert_eq!(

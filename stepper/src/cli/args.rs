@@ -1,4 +1,4 @@
-//! Command line: `sts-stepper [FLAGS] <once|watch|status|step|wait|pause|resume|simulate>`, also run as
+//! Command line: `sts-stepper [FLAGS] <once|watch|status|step|wait|pause|resume|preview|release|simulate>`, also run as
 //! the kubectl plugin `kubectl safe-rollout` ([`crate::cli::plugin`]).
 
 use std::net::SocketAddr;
@@ -60,9 +60,11 @@ Examples:
   sts-stepper wait demo/web --timeout 20m CI: block until demo/web is really rolled out
   sts-stepper step sts/web --force --reason \"web-1 is a known-bad node\"
   sts-stepper pause demo/web --reason \"INC-1234\"   hold it; resume with `sts-stepper resume demo/web`
+  sts-stepper preview -A                  which sets the opt-in label would guard, and how
+  sts-stepper release -A --dry-run        hand every set back to the native rolling update (uninstall)
 
 Installed as a kubectl plugin (a link named kubectl-safe_rollout on PATH; `make install`), the
-same commands run as `kubectl safe-rollout status|wait|step|pause|resume`.";
+same commands run as `kubectl safe-rollout status|wait|step|pause|resume|preview|release`.";
 
 /// The command line (`sts-stepper --help` prints [`LONG_ABOUT`]).
 #[derive(Debug, Parser)]
@@ -142,10 +144,11 @@ pub enum Command {
     Watch(WatchArgs),
 
     /// Print a table of the guarded StatefulSets: partition, updated/ready/replicas, revisions, health
-    /// (as Argo CD and Flux report it with deploy/gitops/), and what happens next — the step, or the
-    /// first gate that blocks it with its detail; below it the health messages, where each canary
-    /// plan stands, and stuck pods. Writes nothing. `-o json|yaml`: the same as a versioned document
-    /// (docs/status-output.md).
+    /// (as Argo CD and Flux report it with deploy/gitops/), and what the in-cluster stepper recorded
+    /// (its blocked reason, approval wait, degraded reason, last step) and whether that record is
+    /// current; with --local also the gates evaluated here (NEXT, the local view). Below it the health
+    /// messages, where each canary plan stands, and stuck pods. Writes nothing. `-o json|yaml`: a
+    /// versioned document (docs/status-output.md).
     Status(StatusArgs),
 
     /// A person's approval: one step now for the named StatefulSet, with the stepper's own patch
@@ -166,6 +169,16 @@ pub enum Command {
     /// <prefix>/paused, <prefix>/paused-reason and the Prometheus check's counts
     /// (<prefix>/prometheus-check), and records who in a RolloutResumed Event.
     Resume(ResumeArgs),
+
+    /// Which existing StatefulSets a scope of the policy would guard (the opt-in label by default;
+    /// --namespace-selector, --cluster-wide), and what each does on its next template change: staged
+    /// behind the partition, or not (not initialized, OnDelete, force-rolling-update). Writes nothing.
+    Preview(crate::cli::preview::PreviewArgs),
+
+    /// Hand StatefulSets back to the native rolling update (uninstall: after the stepper, before the
+    /// policy): an idle set's partition to 0, a staged one's only with --force; then remove the
+    /// annotations the stepper and the policy wrote, each pinned by a test op.
+    Release(crate::cli::release::ReleaseArgs),
 
     /// Play a scenario (YAML, see scenarios/) on a simulated StatefulSet controller with a virtual
     /// clock, with the real policy decision and the real stepper pass, and print its timeline and a
@@ -276,6 +289,10 @@ pub struct StatusArgs {
     /// Which sets.
     #[command(flatten)]
     pub scope: ScopeArgs,
+
+    /// The in-cluster stepper's record, and the local view.
+    #[command(flatten)]
+    pub record: crate::cli::record::RecordArgs,
 
     /// What the gates consult.
     #[command(flatten)]

@@ -1,7 +1,8 @@
 //! Layer `cli`: the command line — its subcommands and global flags ([`args`]), the flag groups they
 //! share ([`flags`]), `watch`'s leader-election flags ([`leader`]), the value parsers ([`values`]),
 //! which namespace a command means ([`namespace`], kubectl's rules), the binary's name as a
-//! kubectl plugin ([`plugin`]) and the approval webhooks' file ([`webhook_file`]).
+//! kubectl plugin ([`plugin`]), the approval webhooks' file ([`webhook_file`]) and `preview`'s scopes
+//! ([`preview`]), and `status`'s flags about the in-cluster stepper's record ([`record`]) and `release`'s ([`release`]).
 //!
 //! May import `leader`, `config`, `model` (ARCHITECTURE.md, "Layers"); only `commands` imports it.
 
@@ -10,6 +11,9 @@ pub mod flags;
 pub mod leader;
 pub mod namespace;
 pub mod plugin;
+pub mod preview;
+pub mod record;
+pub mod release;
 pub mod values;
 pub mod webhook_file;
 
@@ -19,4 +23,7 @@ pub use args::{
 };
 pub use flags::{GateArgs, OutputFormat, PassArgs, PrometheusArgs, ScopeArgs};
 pub use namespace::NamespaceSource;
+pub use preview::{PreviewArgs, PreviewScope};
+pub use record::RecordArgs;
+pub use release::ReleaseArgs;
 pub use values::{Target, TargetRef};

@@ -6,11 +6,15 @@
 pub mod alloc;
 mod checks;
 mod connect;
+mod heartbeat;
 mod once;
 mod pause;
+mod preview;
+mod release;
 mod resume;
 mod simulate;
 mod status;
+mod status_view;
 mod step;
 mod wait;
 mod watch;
@@ -26,9 +30,13 @@ use kube::Client;
 use tracing::{debug, error, info, warn};
 
 pub use connect::{SERVICE_ACCOUNT_NAMESPACE, load};
+pub use heartbeat::heartbeats;
 pub use pause::pause_set;
+pub use preview::preview_text;
+pub use release::{How, ReleaseReport, release_sets};
 pub use resume::resume_set;
-pub use status::{status_items, status_table, status_table_with, table};
+pub use status::{status_items, status_items_with, status_table, status_table_with, table};
+pub use status_view::{View, render as status_view};
 pub use step::{Forced, step_once, step_once_with};
 pub use wait::check_complete;
 
@@ -78,6 +86,8 @@ pub async fn run(cli: Cli) -> Result<Exit> {
         Command::Wait(args) => wait::run(&ctx, args).await,
         Command::Pause(args) => pause::run(&ctx, args).await,
         Command::Resume(args) => resume::run(&ctx, args).await,
+        Command::Preview(args) => preview::run(&ctx, args).await,
+        Command::Release(args) => release::run(&ctx, args).await,
         Command::Simulate(_) => unreachable!("handled above"),
     }
 }

@@ -12,15 +12,19 @@
 use anyhow::{Context as _, Result, bail};
 use jiff::Timestamp;
 
-use super::{Context, Exit, Listing};
+use super::heartbeat::heartbeats;
+use super::{Context, Exit, Listing, status_view};
 use crate::cli::namespace::query_namespaces;
 use crate::cli::{OutputFormat, StatusArgs, Target};
+use crate::cluster::kube::MANAGER;
 use crate::cluster::{Cluster, NoPrometheus, Prometheus};
 use crate::gates::Verdict;
 use crate::pass::{self, PassOptions};
-use crate::plan::set_status::{PausePlanDoc, RolloutStatus, RolloutStatusList};
+use crate::plan::set_status::{PausePlanDoc, RecordDoc, RolloutStatus, RolloutStatusList};
 use crate::rollout::health::{HealthStatus, health};
+use crate::rollout::local_view::{LocalChecks, missing_flags};
 use crate::rollout::pause_plan;
+use crate::rollout::record::{freshness, record};
 
 /// Prints the table, or the document of `-o`.
 ///
@@ -55,14 +59,29 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
     super::check_options(&args.prometheus, &prometheus, &mut opts);
     // `status` only reads: a webhook call asks the application to act. It shows the last answer.
     opts.probes.call_webhooks = false;
-    let items = status_items(
-        &cluster,
-        &prometheus,
-        &opts,
-        target.as_ref(),
-        Timestamp::now(),
-    )
-    .await?;
+    // A machine with no --http-check (no webhook) at all judges none of those checks here
+    // (`localView.missingFlags` says so), rather than call them an InvalidAnnotation the in-cluster
+    // stepper, which has the flags, never sees; with some, a name it lacks is judged as the stepper would.
+    if opts.gates.http_checks.as_ref().is_some_and(Vec::is_empty) {
+        opts.gates.http_checks = None;
+    }
+    if opts.gates.webhooks.as_ref().is_some_and(Vec::is_empty) {
+        opts.gates.webhooks = None;
+    }
+    let local = status_view::local_checks(&prometheus);
+    let now = Timestamp::now();
+    let mut items =
+        status_items_with(&cluster, &prometheus, &opts, target.as_ref(), &local, now).await?;
+    // The stepper's signs of life, only when there is a record to judge.
+    let (beats, unknown) = if items.is_empty() {
+        (Vec::new(), "no StatefulSet listed".to_string())
+    } else {
+        heartbeats(&ctx.client, &args.record.stepper_namespace).await
+    };
+    let fresh = freshness(&beats, &unknown, now, args.record.stale_after);
+    for item in &mut items {
+        item.recorded.judge(&fresh, now, args.record.stale_after);
+    }
     match args.output {
         Some(OutputFormat::Json) => {
             let doc = RolloutStatusList::new(items);
@@ -85,8 +104,12 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
         }
         None => print!(
             "{}",
-            render(
+            status_view::render(
                 &items,
+                &status_view::View {
+                    local: args.record.local,
+                    freshness: fresh.describe(now, args.record.stale_after),
+                },
                 opts.gates.recover_stuck_pods,
                 &opts.gates.keys.pause_at
             )
@@ -143,6 +166,30 @@ pub async fn status_items<C: Cluster, P: Prometheus>(
     target: Option<&Target>,
     now: Timestamp,
 ) -> Result<Vec<RolloutStatus>> {
+    status_items_with(
+        cluster,
+        prometheus,
+        opts,
+        target,
+        &LocalChecks::default(),
+        now,
+    )
+    .await
+}
+
+/// [`status_items`] judged by a machine with the check flags `local` (each item's
+/// `localView.missingFlags`), with each set's record ([`record`]; freshness not judged yet).
+///
+/// # Errors
+/// A failed LIST, or `target` not found.
+pub async fn status_items_with<C: Cluster, P: Prometheus>(
+    cluster: &C,
+    prometheus: &P,
+    opts: &PassOptions,
+    target: Option<&Target>,
+    local: &LocalChecks,
+    now: Timestamp,
+) -> Result<Vec<RolloutStatus>> {
     let snap = crate::pass::reads::snapshot(cluster, opts, now).await?;
     let is_target = |namespace: &str, name: &str| {
         target.is_none_or(|t| t.namespace == namespace && t.name == name)
@@ -172,6 +219,8 @@ pub async fn status_items<C: Cluster, P: Prometheus>(
                     state: pause_plan::describe(set, &p.config, now)?,
                 })
             });
+            item.recorded = RecordDoc::of(&record(set, &p.config, MANAGER), now);
+            item.local_view.missing_flags = missing_flags(&p.config, local);
             item
         })
         .collect();
@@ -179,8 +228,7 @@ pub async fn status_items<C: Cluster, P: Prometheus>(
     Ok(items)
 }
 
-/// The table of `items`, their health messages, their canary plans (`pause_at_key`: the annotation),
-/// then their stuck pods (`recovery_on`: judged as with `--recover-stuck-pods`).
+/// The local view's table of `items` (NEXT: the gates evaluated here), then [`sections`].
 fn render(items: &[RolloutStatus], recovery_on: bool, pause_at_key: &str) -> String {
     let mut rows = vec![[
         "NAMESPACE".to_string(),
@@ -194,6 +242,15 @@ fn render(items: &[RolloutStatus], recovery_on: bool, pause_at_key: &str) -> Str
     ]];
     rows.extend(items.iter().map(RolloutStatus::row));
     let mut out = table(&rows);
+    out.push_str(&sections(items, recovery_on, pause_at_key));
+    out
+}
+
+/// Below the table: the health message of each set not Healthy or unguarded, the canary plans
+/// (`pause_at_key`: the annotation), then the stuck pods (`recovery_on`: judged as with
+/// `--recover-stuck-pods`).
+pub(super) fn sections(items: &[RolloutStatus], recovery_on: bool, pause_at_key: &str) -> String {
+    let mut out = String::new();
     let unhealthy: Vec<String> = items
         .iter()
         .filter(|i| i.health.status != HealthStatus::Healthy.as_str() || i.unguarded)

@@ -11,11 +11,14 @@ use tracing::{debug, warn};
 
 use super::{Context, Exit, Listing, log_set};
 use crate::cli::{StepArgs, Target};
-use crate::cluster::{Cluster, NoPrometheus, Prometheus};
+use crate::cluster::kube::MANAGER;
+use crate::cluster::{Checks, Cluster, NoPrometheus, Prometheus};
 use crate::gates::{Idle, Verdict, pause_points};
 use crate::pass::{self, Outcome, PassOptions, SetReport};
 use crate::plan::events::EventNote;
 use crate::plan::{canary, patch};
+use crate::rollout::local_view::{missing_flags, step_note};
+use crate::rollout::record::record;
 
 /// Who runs `step --force`, `pause` or `resume`: the API server's SelfSubjectReview username, and the
 /// local user.
@@ -62,6 +65,9 @@ pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
     };
     // A forced step asks no one: the application is not called about a step it cannot stop.
     opts.probes.call_webhooks &= force.is_none();
+    if force.is_none() {
+        eprintln!("{}", judgement_note(ctx, &target, prometheus).await?);
+    }
     let report = step_once_with(
         &cluster,
         prometheus,
@@ -77,6 +83,19 @@ pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
         Outcome::Stepped { .. } | Outcome::WouldStep { .. } => Exit::Ok,
         _ => Exit::Failed,
     })
+}
+
+/// What a step without `--force` judges here and what it cannot ([`step_note`]), with the record of
+/// the in-cluster stepper on `target` (one more read of the set).
+///
+/// # Errors
+/// A failed LIST, or the set not found.
+async fn judgement_note(ctx: &Context, target: &Target, checks: &Checks) -> Result<String> {
+    let cluster = ctx.cluster_of(target, Listing::OnlyTarget);
+    let (set, config) = super::pause::target_set(&cluster, &ctx.keys, target).await?;
+    let missing = missing_flags(&config, &super::status_view::local_checks(checks));
+    let recorded = record(&set, &config, MANAGER).summary(Timestamp::now());
+    Ok(step_note(&missing, &recorded))
 }
 
 /// Who forces a step, and why (`step --force --reason`).

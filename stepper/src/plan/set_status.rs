@@ -5,12 +5,14 @@
 //! [`API_VERSION`] (a change of meaning or a removal takes a new version). Every field of an item is
 //! always present; a value that is not known is `null`.
 
+use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use crate::gates::recovery::{Action, Finding};
 use crate::gates::{Idle, Verdict};
 use crate::plan::SetPlan;
 use crate::rollout::health::Health;
+use crate::rollout::record::{Freshness, Record};
 
 /// The document's `apiVersion`.
 pub const API_VERSION: &str = "safe-rollout.dev/v1";
@@ -82,11 +84,66 @@ pub struct RolloutStatus {
     /// `<prefix>/pause-at`, the canary plan, and where the rollout stands against it; `null` without
     /// a readable plan.
     pub pause_plan: Option<PausePlanDoc>,
+    /// What the in-cluster stepper recorded on the set ([`crate::rollout::record`]), and whether that
+    /// record is current: the verdict `status` shows first.
+    pub recorded: RecordDoc,
+    /// What [`RolloutStatus::verdict`], evaluated on the machine running `status`, could not judge there.
+    pub local_view: LocalViewDoc,
     /// Not in the document: the health is the built-in rule's, because the set lacks the guarded mark
     /// (`<prefix>/guarded: "true"`) or is `OnDelete` or forced; `health.message` says which, and the
     /// table lists it below even when Healthy.
     #[serde(skip)]
     pub unguarded: bool,
+}
+
+/// What the in-cluster stepper recorded on a set ([`crate::rollout::record::Record`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordDoc {
+    /// `<prefix>/blocked-reason`: the gate that held the step at the stepper's last announcement.
+    pub blocked_reason: Option<String>,
+    /// `<prefix>/approval-pending`: what the approval gates wait for.
+    pub approval_pending: Option<String>,
+    /// The stepper's last write to the set (RFC 3339, from its `managedFields` entry); `null` when it
+    /// never wrote on it.
+    pub written_at: Option<String>,
+    /// The record in one line, most urgent first ([`Record::summary`]), e.g. `Blocked PodNotReady
+    /// (written 3m ago)`.
+    pub summary: String,
+    /// `true` when the stepper showed no sign of life within `--stale-after`, `false` when it did,
+    /// `null` when that could not be read.
+    pub stale: Option<bool>,
+    /// The same in words, with the sign of life read ([`Freshness::describe`]).
+    pub freshness: String,
+}
+
+impl RecordDoc {
+    /// The document of `record` at `now`; freshness not judged yet (`stale: null`).
+    pub fn of(record: &Record, now: Timestamp) -> Self {
+        RecordDoc {
+            blocked_reason: record.blocked_reason.clone(),
+            approval_pending: record.approval_pending.clone(),
+            written_at: record.written_at.map(|t| t.to_string()),
+            summary: record.summary(now),
+            stale: None,
+            freshness: "not checked".into(),
+        }
+    }
+
+    /// Records `freshness` (the same for every set of one `status`).
+    pub fn judge(&mut self, freshness: &Freshness, now: Timestamp, bound: SignedDuration) {
+        self.stale = freshness.stale();
+        self.freshness = freshness.describe(now, bound);
+    }
+}
+
+/// What the local evaluation of the gates could not judge ([`crate::rollout::local_view`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalViewDoc {
+    /// The flags the machine running `status` lacks for the set's checks, e.g. `--http-check
+    /// es-health=URL`; empty when it judges every gate as a stepper configured for them.
+    pub missing_flags: Vec<String>,
 }
 
 /// A set's canary plan ([`crate::rollout::pause_plan`]).
@@ -254,6 +311,8 @@ impl RolloutStatus {
             degraded_reason: c.stamps.degraded_reason.clone(),
             stuck_pod: finding.map(StuckPodStatus::of),
             pause_plan: None,
+            recorded: RecordDoc::default(),
+            local_view: LocalViewDoc::default(),
             unguarded: !c.marked || matches!(plan.verdict, Verdict::Unguarded(_)),
         }
     }

@@ -24,7 +24,8 @@ use sts_stepper::plan::Figures;
 use sts_stepper::plan::events::REASONS;
 use sts_stepper::plan::rejected::RefusedWrite;
 use sts_stepper::plan::set_status::{
-    HealthDoc, PausePlanDoc, RolloutStatus, RolloutStatusList, StuckPodStatus, VerdictStatus,
+    HealthDoc, LocalViewDoc, PausePlanDoc, RecordDoc, RolloutStatus, RolloutStatusList,
+    StuckPodStatus, VerdictStatus,
 };
 use sts_stepper::serve::metrics::Metrics;
 
@@ -303,6 +304,17 @@ fn the_status_field_table_lists_every_field_of_the_document() {
             written: "1,60%:30".into(),
             state: "next pause at 60% (3 pods), point 2 of 2, bake 30 s".into(),
         }),
+        recorded: RecordDoc {
+            blocked_reason: Some("PodNotReady".into()),
+            approval_pending: Some("x".into()),
+            written_at: Some("2026-11-23T01:10:42Z".into()),
+            summary: "Blocked PodNotReady (written 3m ago)".into(),
+            stale: Some(false),
+            freshness: "current".into(),
+        },
+        local_view: LocalViewDoc {
+            missing_flags: vec!["--http-check es=URL".into()],
+        },
         unguarded: false,
     };
     let doc = serde_json::to_value(RolloutStatusList::new(vec![item])).expect("json");
