@@ -92,18 +92,20 @@ pub struct RecordBase<'a> {
 /// The metadata-only JSON Patch that records `value` in `degraded-reason` on the set `base`
 /// describes: `test` the old value and `add` the new one; with no old value, `test` the
 /// `resourceVersion` (a set changed since it was read is left for the next pass) and add the key
-/// (the whole annotations map when the set has none).
+/// (the whole annotations map when the set has none — only ever pinned to the `resourceVersion`
+/// read: a set read without one is tested against `""`, which no stored object has).
 pub fn record_patch(keys: &Keys, base: RecordBase<'_>, value: &str) -> Patch {
     let key = &keys.degraded_reason;
     let path = ptr(&["metadata", "annotations", key]);
     let mut ops = Vec::new();
-    match base.recorded {
-        Some(old) => ops.push(test(path.clone(), json!(old))),
-        None => {
-            if let Some(rv) = base.resource_version {
-                ops.push(test(ptr(&["metadata", "resourceVersion"]), json!(rv)));
-            }
+    match (base.recorded, base.resource_version) {
+        (Some(old), _) => ops.push(test(path.clone(), json!(old))),
+        (None, Some(rv)) => ops.push(test(ptr(&["metadata", "resourceVersion"]), json!(rv))),
+        // Never a whole map unpinned (`plan::patch::annotation_ops`): `""` is no stored version.
+        (None, None) if !base.annotated => {
+            ops.push(test(ptr(&["metadata", "resourceVersion"]), json!("")));
         }
+        (None, None) => {}
     }
     ops.push(PatchOperation::Add(if base.annotated {
         AddOperation {
