@@ -8,6 +8,7 @@
 //! (module doc of [`crate::cluster::cached`] for who reads what), and is unpacked into a k8s-openapi
 //! `Pod` when a pass reads it ([`From`]).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
@@ -80,10 +81,6 @@ impl Packed {
         Packed(packed.into_boxed_str())
     }
 
-    fn of(map: &BTreeMap<String, String>) -> Self {
-        Packed::pack(map.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-    }
-
     fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
         let mut parts = self.0.split(NUL);
         std::iter::from_fn(move || Some((parts.next()?, parts.next()?)))
@@ -93,6 +90,39 @@ impl Packed {
         self.pairs()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+}
+
+/// A JSON object of strings decoded straight into its packed form: one string per map, not one per
+/// key and value and a tree node per entry (a pod store decodes 50,000 pods at each re-list).
+impl<'de> Deserialize<'de> for Packed {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Packed;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map of strings")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Packed, A::Error> {
+                let mut packed = String::new();
+                let mut first = true;
+                while let Some((k, v)) = map.next_entry::<Cow<'de, str>, Cow<'de, str>>()? {
+                    if !std::mem::take(&mut first) {
+                        packed.push(NUL);
+                    }
+                    packed.push_str(&k);
+                    packed.push(NUL);
+                    packed.push_str(&v);
+                }
+                Ok(Packed(packed.into_boxed_str()))
+            }
+        }
+        d.deserialize_map(Visitor)
     }
 }
 
@@ -175,8 +205,8 @@ struct WireMeta {
     namespace: Option<String>,
     uid: Option<String>,
     resource_version: Option<String>,
-    labels: Option<BTreeMap<String, String>>,
-    annotations: Option<BTreeMap<String, String>>,
+    labels: Option<Packed>,
+    annotations: Option<Packed>,
     owner_references: Option<Vec<OwnerReference>>,
     creation_timestamp: Option<Time>,
     deletion_timestamp: Option<Time>,
@@ -205,8 +235,8 @@ impl From<Wire> for CachedPod {
                 resource_version: m.resource_version,
                 ..ObjectMeta::default()
             },
-            labels: m.labels.as_ref().map(Packed::of),
-            annotations: m.annotations.as_ref().map(Packed::of),
+            labels: m.labels,
+            annotations: m.annotations,
             owners,
             created: m.creation_timestamp,
             deleting: m.deletion_timestamp,

@@ -89,10 +89,7 @@ impl Watched {
     pub fn start(world: &World, keys: &Arc<Keys>, lag: i64) -> Self {
         let (caches, mut feed) = Caches::fed(keys);
         let (sets, pods, pdbs) = objects(world);
-        let (mut s, mut p, mut d) = (Sent::new(), Sent::new(), Sent::new());
-        diff(Some(sets.clone()), &mut s).for_each(drop);
-        diff(Some(pods.clone()), &mut p).for_each(drop);
-        diff(Some(pdbs.clone()), &mut d).for_each(drop);
+        let (s, p, d) = (listed(&sets), listed(&pods), listed(&pdbs));
         feed.list(sets, pods, pdbs);
         Watched {
             caches,
@@ -107,8 +104,8 @@ impl Watched {
         }
     }
 
-    /// A new replica taking over at `t` (another `watch` process won the Lease): caches of its own,
-    /// filled by its first LIST; nothing of this one's carries over.
+    /// Another replica takes over (this one was killed or frozen, a restarted `watch` process won the
+    /// Lease): caches of its own, filled by its first LIST; nothing of this one's carries over.
     pub fn restart(&mut self, world: &World) {
         *self = Watched::start(world, &self.keys, self.lag);
     }
@@ -182,6 +179,13 @@ where
     }
     *sent = now;
     events.into_iter()
+}
+
+/// What a complete LIST of `objects` sends.
+fn listed<K: kube::Resource + serde::Serialize + Clone>(objects: &[K]) -> Sent<K> {
+    (objects.iter())
+        .map(|o| (key(o), (fingerprint(o), o.clone())))
+        .collect()
 }
 
 /// What identifies one state of an object as the API server serves it: its uid and
