@@ -109,8 +109,9 @@ impl CacheFeed {
         let keys = self.keys.clone();
         let mut event = cached::<CachedPod, _>(event);
         trim(&mut event, |p| p.keep(&keys));
-        self.pods.apply_watcher_event(&event);
+        // The index first, as `Caches::start`'s watches do: never behind the store.
         self.index.apply(&event);
+        self.pods.apply_watcher_event(&event);
     }
 
     /// One watch event of a PodDisruptionBudget.

@@ -105,15 +105,16 @@ impl Caches {
         let (mut s, mut p, mut d) = (vec![], vec![], vec![]);
         let listed = SetList::default();
         for ns in namespaces {
-            let (store, stream) = sets.watch(client, ns, on_restart, listed.on_change());
+            let (store, stream) = sets.watch(client, ns, on_restart, (|_| (), listed.on_change()));
             set_stores.push(store);
             s.push(stream);
             let index = PodIndex::default();
             let updates = index.clone();
-            let (store, stream) = pods.watch(client, ns, on_restart, move |e| updates.apply(e));
+            let index_first = move |e: &WatchEvent<CachedPod>| updates.apply(e);
+            let (store, stream) = pods.watch(client, ns, on_restart, (index_first, |_| ()));
             pod_stores.push((store, index));
             p.push(stream);
-            let (store, stream) = pdbs.watch(client, ns, on_restart, |_| ());
+            let (store, stream) = pdbs.watch(client, ns, on_restart, (|_| (), |_| ()));
             pdb_stores.push(store);
             d.push(stream);
         }
@@ -192,13 +193,18 @@ struct Kind<T> {
 
 impl<T> Kind<T> {
     /// The store and event stream of this kind in `ns` (all namespaces: `None`): each object trimmed,
-    /// then stored, then handed to `after` (the pod index), then yielded.
+    /// handed to `before` (the pod index: never behind the store, so caches found ready have their
+    /// index built), stored, handed to `after` (the set list's change count: bumped once the store has
+    /// the change), then yielded.
     fn watch<K>(
         &self,
         client: &Client,
         ns: Option<&str>,
         on_restart: &RestartHook,
-        mut after: impl FnMut(&WatchEvent<K>) + Send + 'static,
+        (mut before, mut after): (
+            impl FnMut(&WatchEvent<K>) + Send + 'static,
+            impl FnMut(&WatchEvent<K>) + Send + 'static,
+        ),
     ) -> (Store<K>, Reflected<K>)
     where
         K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
@@ -222,6 +228,11 @@ impl<T> Kind<T> {
         let stream = watcher::watcher(api, self.config.clone())
             .default_backoff()
             .modify(move |o| trim(o))
+            .inspect(move |ev| {
+                if let Ok(e) = ev {
+                    before(e);
+                }
+            })
             .reflect(writer)
             .filter_map(move |ev| {
                 std::future::ready(match ev {

@@ -3,7 +3,8 @@
 //! pods)).
 //!
 //! kube-rs's reflector store has no index (a `HashMap` by name, scanned by `state_filter`), so this one
-//! sits beside it and follows the same watch events, applied right after the store applied them, with
+//! sits beside it and follows the same watch events, applied right before the store applies them (so
+//! it is never behind the store: caches found ready by `Caches::ready` have their index built), with
 //! the store's semantics (`reflector::store::Writer::apply_watcher_event`): `Apply` and `Delete` change
 //! it at once; a (re-)list (`Init`, `InitApply`…, `InitDone`) is built aside and swapped in whole at
 //! `InitDone`.
