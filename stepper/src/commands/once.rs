@@ -20,8 +20,8 @@ pub async fn run(ctx: &Context, args: &OnceArgs) -> Result<Exit> {
         Some(&args.pass),
         args.dry_run,
     );
-    let prometheus = checks(&args.prometheus)?;
-    check_options(&args.prometheus, &prometheus, &mut opts);
+    let prometheus = checks(&args.checks)?;
+    check_options(&args.checks, &prometheus, &mut opts);
     let report = timed_pass(&cluster, &prometheus, &opts, None).await?;
     Ok(if report.any_errored() {
         Exit::Failed

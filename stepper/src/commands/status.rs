@@ -47,7 +47,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
         Some(t) => ctx.cluster_of(t, Listing::TargetNamespace),
         None => ctx.cluster_over(namespaces.clone(), args.scope.selector.clone()),
     };
-    let prometheus = super::checks(&args.prometheus)?;
+    let prometheus = super::checks(&args.checks)?;
     // `status` predicts what a stepper with stuck-pod recovery on would do with a stuck pod.
     let mut opts = ctx.pass_options(
         super::pod_reads_of(target.as_ref()),
@@ -56,7 +56,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
         false,
     );
     opts.gates.recover_stuck_pods = true;
-    super::check_options(&args.prometheus, &prometheus, &mut opts);
+    super::check_options(&args.checks, &prometheus, &mut opts);
     // `status` only reads: a webhook call asks the application to act. It shows the last answer.
     opts.probes.call_webhooks = false;
     // A machine with no --http-check (no webhook) at all judges none of those checks here

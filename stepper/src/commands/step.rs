@@ -47,14 +47,14 @@ pub(super) async fn whoami(client: &Client) -> String {
 pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
     let target = ctx.target(&args.target)?;
     let cluster = ctx.cluster_of(&target, Listing::TargetNamespace);
-    let prometheus = &super::checks(&args.prometheus)?;
+    let prometheus = &super::checks(&args.checks)?;
     let mut opts = ctx.pass_options(
         super::pod_reads_of(Some(&target)),
         &args.gates,
         None,
         args.dry_run,
     );
-    super::check_options(&args.prometheus, prometheus, &mut opts);
+    super::check_options(&args.checks, prometheus, &mut opts);
     let force = match (args.force, &args.reason) {
         (true, Some(reason)) => Some(Forced {
             who: whoami(cluster.client()).await,

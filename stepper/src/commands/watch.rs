@@ -43,7 +43,7 @@ use crate::serve::server;
 pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
     let namespaces = controller_namespaces(&ctx.global.namespaces, args.scope.all_namespaces);
     let cluster = ctx.cluster_over(namespaces, args.scope.selector.clone());
-    let prometheus = &super::checks(&args.prometheus)?;
+    let prometheus = &super::checks(&args.checks)?;
     let metrics = ctx.metrics.clone();
     let last_pass = Arc::new(AtomicI64::new(Timestamp::now().as_second()));
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -87,7 +87,7 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
         Some(&args.pass),
         args.dry_run,
     );
-    super::check_options(&args.prometheus, prometheus, &mut opts);
+    super::check_options(&args.checks, prometheus, &mut opts);
     let mut stop = stop_rx.clone();
     info!("filling the caches (one LIST per kind and namespace, then watches)");
     tokio::select! {

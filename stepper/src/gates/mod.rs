@@ -173,6 +173,9 @@ pub struct GateEntry {
     /// ([`crate::config::READS`]) and the objects' identity and ownership ([`crate::model::fields::IDENTITY`],
     /// [`crate::model::fields::OWNERSHIP`]); declared beside the gate, kept by `watch`'s caches.
     pub fields: &'static [&'static [Field]],
+    /// What blocks, in `sts-stepper --help`'s words: lines of at most 78 characters, `\n` between
+    /// them ([`help`]).
+    pub help: &'static str,
 }
 
 const fn gate(
@@ -180,12 +183,14 @@ const fn gate(
     reads: Reads,
     check: Gate,
     fields: &'static [&'static [Field]],
+    help: &'static str,
 ) -> GateEntry {
     GateEntry {
         reason,
         reads,
         check,
         fields,
+        help,
     }
 }
 
@@ -194,63 +199,96 @@ const fn gate(
 /// `ApprovalPending`): only once every Kubernetes fact and check passes, so no request is written for a
 /// step another gate would refuse.
 pub const GATES: &[GateEntry] = &[
-    gate(Reason::Paused, Reads::List, paused, &[on_set::READS]),
+    gate(
+        Reason::Paused,
+        Reads::List,
+        paused,
+        &[on_set::READS],
+        "annotation <prefix>/paused: \"true\" (a person, a Prometheus failure-limit,\nor a pause point of <prefix>/pause-at)",
+    ),
     gate(
         Reason::InvalidAnnotation,
         Reads::List,
         invalid_annotation,
         &[on_set::READS],
+        "a stepper annotation that cannot be read (<prefix>/step, ...)",
     ),
     gate(
         Reason::NotObserved,
         Reads::List,
         not_observed,
         &[on_set::READS],
+        "status.observedGeneration < metadata.generation",
     ),
-    gate(Reason::PodNotReady, Reads::Pods, pod_not_ready, POD_GATE),
+    gate(
+        Reason::PodNotReady,
+        Reads::Pods,
+        pod_not_ready,
+        POD_GATE,
+        "a pod in [0, replicas) missing, terminating, not Running and Ready,\nor Ready for less than spec.minReadySeconds",
+    ),
     gate(
         Reason::StepInProgress,
         Reads::Pods,
         step_in_progress,
         POD_GATE,
+        "a pod with ordinal >= partition not yet on status.updateRevision",
     ),
-    gate(Reason::Settling, Reads::List, settling, &[on_set::READS]),
-    gate(Reason::PdbBlocked, Reads::Pods, pdb_blocked, PDB_GATE),
+    gate(
+        Reason::Settling,
+        Reads::List,
+        settling,
+        &[on_set::READS],
+        "<prefix>/initial-delay-seconds not yet passed since the last step",
+    ),
+    gate(
+        Reason::PdbBlocked,
+        Reads::Pods,
+        pdb_blocked,
+        PDB_GATE,
+        "a PodDisruptionBudget selecting the pods allows no disruption",
+    ),
     gate(
         Reason::GroupBusy,
         Reads::List,
         group_busy,
         &[on_fleet::GROUP_READS],
+        "another set of the same <prefix>/rollout-group rolls out first",
     ),
     gate(
         Reason::OwnerNotHealthy,
         Reads::Probe,
         owner_not_healthy,
         &[on_fleet::OWNER_READS],
+        "the controller owner's condition <prefix>/owner-condition is not True",
     ),
     gate(
         Reason::PrometheusCheck,
         Reads::Probe,
         prometheus_check,
         &[on_prometheus::READS],
+        "<prefix>/prometheus-query* not yet non-empty success-threshold times in a\nrow; failure-limit failures pause the rollout",
     ),
     gate(
         Reason::HttpCheck,
         Reads::Probe,
         http_check,
         &[on_http_check::READS],
+        "the value at <prefix>/http-check-jsonpath of the --http-check endpoint that\n<prefix>/http-check names not yet <prefix>/http-check-expect\nsuccess-threshold times in a row",
     ),
     gate(
         Reason::PrimaryNotMoved,
         Reads::Pods,
         primary_not_moved,
         APPROVAL_GATE,
+        "a pod <prefix>/primary-selector selects would be replaced: the role moves\nfirst (the application is asked to switch over, with an answerer)",
     ),
     gate(
         Reason::ApprovalPending,
         Reads::Pods,
         approval_pending,
         APPROVAL_GATE,
+        "a pod of the step has not approved status.updateRevision\n(<prefix>/pre-update-approval), or the <prefix>/pre-update-webhook\nwebhook has not answered Approve",
     ),
 ];
 
@@ -282,6 +320,17 @@ pub fn readers() -> Vec<Reader> {
         fields: on_pods::POD_STATE,
     });
     readers
+}
+
+/// The gates as `sts-stepper --help` lists them, in order: every row of [`GATES`] with its
+/// [`GateEntry::help`], then the fleet's budget (`Throttled`, [`throttle::HELP`]), judged over all
+/// sets after them.
+pub fn help() -> Vec<(Reason, &'static str)> {
+    GATES
+        .iter()
+        .map(|g| (g.reason, g.help))
+        .chain([(Reason::Throttled, throttle::HELP)])
+        .collect()
 }
 
 /// The first gate judged from the StatefulSet list alone ([`Reads::List`]: `Paused`,

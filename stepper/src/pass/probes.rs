@@ -38,8 +38,9 @@ pub const DEFAULT_CONCURRENCY: usize = 8;
 pub struct ProbeOptions {
     /// Reads in flight at once (≥ 1; `--check-concurrency`, default [`DEFAULT_CONCURRENCY`]).
     pub concurrency: usize,
-    /// The whole pass's time for its reads (`--check-deadline`; the commands default it to twice
-    /// `--prometheus-timeout`); `None`: no deadline (the simulation, whose clock is virtual).
+    /// The whole pass's time for its reads (`--check-deadline`; the commands default it to twice the
+    /// longest timeout of the checks configured, `commands::checks::default_deadline`); `None`: no
+    /// deadline (the simulation, whose clock is virtual).
     pub deadline: Option<Duration>,
     /// POST to the approval webhooks (`once`, `watch`, `step`; not `status`, which only reads, nor
     /// `--dry-run`): without it a set waiting for its webhook shows the last answer recorded.
