@@ -92,7 +92,10 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
         }
         Some(OutputFormat::Yaml) => {
             let doc = RolloutStatusList::new(items);
-            print!("{}", serde_yaml::to_string(&doc).context("encoding YAML")?);
+            print!(
+                "{}",
+                serde_saphyr::to_string(&doc).context("encoding YAML")?
+            );
         }
         None if items.is_empty() => {
             let place = match namespaces.as_slice() {
