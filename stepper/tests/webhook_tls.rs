@@ -17,7 +17,7 @@ use serde_json::json;
 use sts_stepper::cli::{CheckArgs, WebhookArgs};
 use sts_stepper::cluster::Checks;
 use sts_stepper::commands::{check_options, checks};
-use sts_stepper::gates::webhook_answer::{Decision, WebhookAnswer};
+use sts_stepper::gates::approval::webhook::answer::{Decision, WebhookAnswer};
 use sts_stepper::pass::PassOptions;
 use support::prometheus::{HungServer, TestCa, write_file};
 use tempfile::TempDir;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::to_std;
+use super::context::to_std;
 use crate::cli::checks::DEFAULT_TIMEOUT;
 use crate::cli::webhook_file;
 use crate::cli::{CheckArgs, PrometheusArgs};

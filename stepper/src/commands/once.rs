@@ -2,7 +2,9 @@
 
 use anyhow::Result;
 
-use super::{Context, Exit, check_options, checks, timed_pass};
+use super::checks::{check_options, checks};
+use super::context::{Context, Exit};
+use super::pass_log::timed_pass;
 use crate::cli::OnceArgs;
 use crate::cli::namespace::controller_namespaces;
 use crate::pass::PodReads;

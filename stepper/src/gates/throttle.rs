@@ -6,8 +6,8 @@
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::StatefulSet;
 
+use super::options::GateOptions;
 use crate::config::SetConfig;
-use crate::gates::GateOptions;
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 

@@ -23,9 +23,9 @@ use tracing::{debug, warn};
 use k8s_openapi::api::apps::v1::StatefulSet;
 
 use crate::cluster::{Cluster, ClusterError, Prometheus};
-use crate::gates::http_check::HttpAnswer;
-use crate::gates::prometheus::QueryOutcome;
-use crate::gates::webhook_answer::WebhookAnswer;
+use crate::gates::approval::webhook::answer::WebhookAnswer;
+use crate::gates::check::http::HttpAnswer;
+use crate::gates::check::prometheus::QueryOutcome;
 use crate::gates::{Need, OwnerProbe};
 use crate::model::set::step_changed;
 use crate::plan::{Planner, ProbeMap, Snapshot};
