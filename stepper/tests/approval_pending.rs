@@ -13,7 +13,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 use sts_stepper::config::{Keys, SetConfig};
-use sts_stepper::gates::webhook_answer::{Answer, Decision, WebhookAnswer};
+use sts_stepper::gates::approval::webhook::answer::{Answer, Decision, WebhookAnswer};
 use sts_stepper::gates::{GateOptions, Probes};
 use sts_stepper::plan::events::EventType;
 use sts_stepper::plan::{SetPlan, Snapshot, plan_with};

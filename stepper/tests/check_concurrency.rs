@@ -16,7 +16,7 @@ use mock_api::*;
 use sts_stepper::cluster::kube::Scope;
 use sts_stepper::cluster::prometheus::{Auth, PrometheusClient, PrometheusConfig};
 use sts_stepper::gates::GateOptions;
-use sts_stepper::gates::prometheus::QueryOutcome;
+use sts_stepper::gates::check::prometheus::QueryOutcome;
 use sts_stepper::pass::gather_probes;
 use sts_stepper::pass::probes::ProbeOptions;
 use sts_stepper::plan::{Planner, Snapshot};

@@ -9,7 +9,7 @@ use common::*;
 use jiff::SignedDuration;
 use json_patch::Patch;
 use serde_json::{Value, json};
-use sts_stepper::gates::prometheus::QueryOutcome;
+use sts_stepper::gates::check::prometheus::QueryOutcome;
 use sts_stepper::gates::{GateOptions, Probes, Verdict};
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::plan::events::EventType;

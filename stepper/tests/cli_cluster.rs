@@ -178,7 +178,7 @@ async fn all_namespaces_as_yaml() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: Value = serde_yaml::from_slice(&out.stdout).expect("YAML");
+    let doc: Value = serde_saphyr::from_slice(&out.stdout).expect("YAML");
     assert_eq!(doc["kind"], "RolloutStatusList");
     assert_eq!(doc["items"][0]["namespace"], "demo");
     let seen = server.seen();

@@ -263,7 +263,7 @@ fn http_checks_are_name_equals_url() {
         panic!("once expected");
     };
     assert_eq!(
-        once.prometheus.http_check,
+        once.checks.http.http_check,
         vec![
             (
                 "es-health".to_string(),
@@ -275,7 +275,7 @@ fn http_checks_are_name_equals_url() {
             ),
         ]
     );
-    assert_eq!(once.prometheus.http_check_timeout.as_secs(), 5);
+    assert_eq!(once.checks.http.http_check_timeout.as_secs(), 5);
     let err = Cli::try_parse_from(["sts-stepper", "once", "--http-check", "http://es:9200"])
         .expect_err("a URL alone")
         .to_string();

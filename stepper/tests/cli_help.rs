@@ -5,6 +5,8 @@ use clap::CommandFactory;
 use rstest::rstest;
 use sts_stepper::cli::Cli;
 use sts_stepper::commands::table;
+use sts_stepper::gates;
+use sts_stepper::model::reasons::Reason;
 
 /// The long flags each subcommand's `--help` lists (its own, then the global ones).
 fn long_flags(sub: &str) -> Vec<String> {
@@ -105,6 +107,37 @@ fn help_teaches_the_gates_and_every_subcommand() {
         "--annotation-prefix",
     ] {
         assert!(help.contains(word), "help lacks {word}");
+    }
+}
+
+/// The main help's gate list is the gate table's ([`gates::help`]): every row of `GATES` in its order,
+/// then `Throttled`; with `ApiError` (no gate: a read or write failed) that is every reason.
+#[test]
+fn the_help_lists_the_gates_of_the_table_in_order() {
+    let help = Cli::command().render_long_help().to_string();
+    let listed: Vec<&str> = help
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| Reason::parse(w).is_some())
+        .collect();
+    let table: Vec<&str> = gates::GATES
+        .iter()
+        .map(|g| g.reason.as_str())
+        .chain(["Throttled"])
+        .collect();
+    assert_eq!(listed, table, "--help vs GATES");
+    let helped: Vec<&str> = gates::help().iter().map(|(r, _)| r.as_str()).collect();
+    assert_eq!(helped, table);
+    let mut every = table.clone();
+    every.push("ApiError");
+    let all: Vec<&str> = Reason::ALL.iter().map(|r| r.as_str()).collect();
+    assert_eq!(every, all, "GATES, Throttled and ApiError are every reason");
+    for (reason, text) in gates::help() {
+        assert!(
+            text.lines().all(|l| !l.is_empty() && l.len() <= 78),
+            "{reason}'s help: lines of 1 to 78 characters: {text:?}"
+        );
     }
 }
 

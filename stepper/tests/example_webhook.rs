@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::{Value, json};
 use sts_stepper::cluster::webhook::{Endpoint, Webhooks};
-use sts_stepper::gates::webhook_answer::{Decision, WebhookAnswer};
+use sts_stepper::gates::approval::webhook::answer::{Decision, WebhookAnswer};
 use sts_stepper::gates::{self, FleetView, GateOptions, Need, Probes};
 use sts_stepper::model::pods;
 

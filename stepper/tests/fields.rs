@@ -19,8 +19,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use sts_stepper::cluster::cached::{CachedPod, CachedSet, trim_pdb};
 use sts_stepper::config::{self, Keys, SetConfig};
-use sts_stepper::gates::http_check::HttpAnswer;
-use sts_stepper::gates::prometheus::QueryOutcome;
+use sts_stepper::gates::check::http::HttpAnswer;
+use sts_stepper::gates::check::prometheus::QueryOutcome;
 use sts_stepper::gates::recovery;
 use sts_stepper::gates::{
     FleetView, GATES, GateEntry, GateInput, GateOptions, OwnerProbe, Probes, group_holder,

@@ -27,8 +27,8 @@ use sts_stepper::cluster::caches::{CachedCluster, Caches, RestartHook};
 use sts_stepper::cluster::kube::{KubeCluster, Scope};
 use sts_stepper::config::Keys;
 use sts_stepper::gates::GateOptions;
-use sts_stepper::gates::http_check::HttpAnswer;
-use sts_stepper::gates::prometheus::QueryOutcome;
+use sts_stepper::gates::check::http::HttpAnswer;
+use sts_stepper::gates::check::prometheus::QueryOutcome;
 use sts_stepper::pass::{PassOptions, run_pass_with};
 use sts_stepper::plan::Snapshot;
 

@@ -13,7 +13,7 @@ use rstest::rstest;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use sts_stepper::config::{self, ConfigError};
-use sts_stepper::gates::prometheus::{Query, QueryOutcome};
+use sts_stepper::gates::check::prometheus::{Query, QueryOutcome};
 use sts_stepper::gates::{self, Evaluation, FleetView, Need, OwnerProbe, Probes, Verdict};
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::model::{pods, set};

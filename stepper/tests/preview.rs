@@ -109,7 +109,7 @@ fn manifest(rel: &str) -> Value {
         .join("..")
         .join(rel);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
-    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
 #[test]

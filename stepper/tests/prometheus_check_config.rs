@@ -8,7 +8,7 @@ use common::plans::*;
 use common::prometheus_check::*;
 use rstest::rstest;
 use sts_stepper::config::{ConfigError, Keys, check_config};
-use sts_stepper::gates::prometheus::CheckConfig;
+use sts_stepper::gates::check::prometheus::CheckConfig;
 
 fn bad_query(k: &str) -> String {
     format!(

@@ -13,7 +13,7 @@ use rstest::rstest;
 use serde_json::json;
 use std::sync::Arc;
 use sts_stepper::config::SetConfig;
-use sts_stepper::gates::prometheus::{CheckState, QueryOutcome};
+use sts_stepper::gates::check::prometheus::{CheckState, QueryOutcome};
 use sts_stepper::gates::{self, FleetView, GateInput, Need, Probes, Verdict};
 use sts_stepper::model::reasons::{Blocked, Reason};
 use sts_stepper::plan::events::EventType;

@@ -11,7 +11,7 @@ use jiff::SignedDuration;
 use rstest::rstest;
 use serde_json::{Value, json};
 use sts_stepper::gates::Need;
-use sts_stepper::gates::prometheus::QueryOutcome;
+use sts_stepper::gates::check::prometheus::QueryOutcome;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::plan::events::EventType;
 use sts_stepper::plan::{self, ProbeMap};

@@ -11,7 +11,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use rstest::rstest;
 use std::sync::Arc;
 use sts_stepper::config::{Keys, SetConfig};
-use sts_stepper::gates::prometheus::{
+use sts_stepper::gates::check::prometheus::{
     CheckConfig, CheckResult, CheckState, QueryOutcome, check_result, current_state,
 };
 

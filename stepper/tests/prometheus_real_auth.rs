@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sts_stepper::cluster::prometheus::{Auth, ConfigError, PrometheusClient, PrometheusConfig};
-use sts_stepper::gates::prometheus::QueryOutcome;
+use sts_stepper::gates::check::prometheus::QueryOutcome;
 use support::prometheus::{BearerProxy, PrometheusServer, TestCa, Web, write_file};
 use support::prometheus_app::{HEALTHY, client, client_with, errored, healthy_app};
 use support::prometheus_bin::prometheus_or_skip;

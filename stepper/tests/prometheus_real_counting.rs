@@ -15,7 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use sts_safe_rollout_rules::annotations::PROMETHEUS_CHECK;
 use sts_stepper::cluster::prometheus::PrometheusClient;
 use sts_stepper::config::{Keys, SetConfig, check_config};
-use sts_stepper::gates::prometheus::{
+use sts_stepper::gates::check::prometheus::{
     CheckConfig, CheckResult, CheckState, check_result, current_state,
 };
 use support::prometheus::{PrometheusServer, Web};

@@ -8,7 +8,7 @@ mod support;
 use axum::http::StatusCode;
 use std::time::Duration;
 use sts_stepper::cluster::prometheus::{Auth, PrometheusClient, PrometheusConfig};
-use sts_stepper::gates::prometheus::QueryOutcome;
+use sts_stepper::gates::check::prometheus::QueryOutcome;
 use support::prometheus::{HungServer, PrometheusServer, StubServer, Web};
 use support::prometheus_app::{HEALTHY, client, errored, healthy_app};
 use support::prometheus_bin::prometheus_or_skip;

@@ -1,25 +1,23 @@
 //! The RBAC of deploy/stepper/: pod `delete` only in the opt-in Component `recovery/`, pod `patch` only
 //! in the opt-in Component `approvals/`, neither in the default ClusterRole; the Component turns `--recover-stuck-pods` on in both the Deployment and the
 //! CronJob, with a flag the command line accepts after the manifest's subcommand.
-use serde_yaml::Value;
+use serde_json::Value;
 use sts_stepper::cli::plugin::parse_from;
 
 fn docs(path: &str) -> Vec<Value> {
     let full = format!("{}/../deploy/stepper/{path}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"));
-    serde_yaml::Deserializer::from_str(&text)
-        .map(|d| serde::Deserialize::deserialize(d).expect("YAML"))
-        .collect()
+    serde_saphyr::from_multiple(&text).expect("YAML")
 }
 
 /// Every (apiGroup, resource, verb) a ClusterRole in `path` grants.
 fn grants(path: &str) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     for doc in docs(path).iter().filter(|d| d["kind"] == "ClusterRole") {
-        for rule in doc["rules"].as_sequence().expect("rules") {
+        for rule in doc["rules"].as_array().expect("rules") {
             let list = |k: &str| -> Vec<String> {
                 rule[k]
-                    .as_sequence()
+                    .as_array()
                     .expect(k)
                     .iter()
                     .map(|v| v.as_str().expect("str").to_string())
@@ -93,7 +91,7 @@ fn the_default_cluster_role_patches_no_pod_and_the_approvals_component_only_that
 fn the_component_turns_the_flag_on_for_both_ways_of_running() {
     let kz = &docs("recovery/kustomization.yaml")[0];
     assert_eq!(kz["kind"], "Component");
-    let patches = kz["patches"].as_sequence().expect("patches");
+    let patches = kz["patches"].as_array().expect("patches");
     for (kind, file, args_path) in [
         (
             "Deployment",
@@ -111,7 +109,7 @@ fn the_component_turns_the_flag_on_for_both_ways_of_running() {
             .find(|p| p["target"]["kind"] == kind)
             .unwrap_or_else(|| panic!("a patch for the {kind}"));
         let ops: Value =
-            serde_yaml::from_str(patch["patch"].as_str().expect("patch")).expect("ops");
+            serde_saphyr::from_str(patch["patch"].as_str().expect("patch")).expect("ops");
         assert_eq!(ops[0]["path"], args_path);
         let manifest = &docs(file)[0];
         let spec = if kind == "CronJob" {

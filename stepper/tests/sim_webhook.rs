@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use sts_safe_rollout_rules::annotations::DEFAULT_PREFIX;
-use sts_stepper::gates::webhook_answer::{Decision, WebhookAnswer};
+use sts_stepper::gates::approval::webhook::answer::{Decision, WebhookAnswer};
 use sts_stepper::sim::application::{Application, Protocol};
 use sts_stepper::sim::kubelet::Timing;
 use sts_stepper::sim::scenario::{self, Run, Scenario};

@@ -15,7 +15,7 @@ use rstest::rstest;
 use serde_json::json;
 use std::sync::Arc;
 use sts_stepper::config::SetConfig;
-use sts_stepper::gates::prometheus::QueryOutcome;
+use sts_stepper::gates::check::prometheus::QueryOutcome;
 use sts_stepper::gates::throttle;
 use sts_stepper::gates::{GateOptions, Need, Verdict};
 use sts_stepper::model::reasons::Reason;

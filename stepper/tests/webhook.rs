@@ -9,7 +9,7 @@ use common::*;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use serde_json::json;
-use sts_stepper::gates::webhook_answer::{Decision, WebhookAnswer};
+use sts_stepper::gates::approval::webhook::answer::{Decision, WebhookAnswer};
 use sts_stepper::gates::{Need, Verdict};
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::plan::plan_with;

@@ -7,7 +7,7 @@ mod common;
 use common::webhook_gate::*;
 use common::*;
 use serde_json::json;
-use sts_stepper::gates::webhook_answer::{Decision, WebhookAnswer};
+use sts_stepper::gates::approval::webhook::answer::{Decision, WebhookAnswer};
 use sts_stepper::gates::{self, FleetView, GateOptions, Probes, Verdict};
 use sts_stepper::model::pods;
 use sts_stepper::model::reasons::{Blocked, Reason};

@@ -14,10 +14,10 @@ use axum::Router;
 use axum::routing::post;
 use jiff::SignedDuration;
 use serde_json::json;
-use sts_stepper::cli::PrometheusArgs;
+use sts_stepper::cli::{CheckArgs, WebhookArgs};
 use sts_stepper::cluster::Checks;
 use sts_stepper::commands::{check_options, checks};
-use sts_stepper::gates::webhook_answer::{Decision, WebhookAnswer};
+use sts_stepper::gates::approval::webhook::answer::{Decision, WebhookAnswer};
 use sts_stepper::pass::PassOptions;
 use support::prometheus::{HungServer, TestCa, write_file};
 use tempfile::TempDir;
@@ -103,9 +103,17 @@ impl Drop for HttpsAnswerer {
     }
 }
 
+/// The checks' flags with these webhook flags and no other check.
+fn with_webhooks(webhook: WebhookArgs) -> CheckArgs {
+    CheckArgs {
+        webhook,
+        ..CheckArgs::default()
+    }
+}
+
 /// The clients `--webhook` flags `webhooks`, a `--webhook-config` file and a `--webhook-ca-file` give.
 fn clients(webhooks: &[(&str, String)], config: Option<PathBuf>, ca: Option<PathBuf>) -> Checks {
-    let args = PrometheusArgs {
+    let args = with_webhooks(WebhookArgs {
         webhook: webhooks
             .iter()
             .map(|(n, u)| ((*n).to_string(), u.clone()))
@@ -113,8 +121,7 @@ fn clients(webhooks: &[(&str, String)], config: Option<PathBuf>, ca: Option<Path
         webhook_config: config,
         webhook_ca_file: ca,
         webhook_timeout: SignedDuration::from_secs(60),
-        ..PrometheusArgs::default()
-    };
+    });
     checks(&args).expect("clients")
 }
 
@@ -210,11 +217,11 @@ webhooks:
     assert!(e.contains("timed out") || e.contains("timeout"), "{e}");
 
     // A name in both the file and a flag is refused at start, naming both.
-    let args = PrometheusArgs {
+    let args = with_webhooks(WebhookArgs {
         webhook: vec![("db".into(), "http://127.0.0.1:9/x".into())],
         webhook_config: Some(file),
-        ..PrometheusArgs::default()
-    };
+        ..WebhookArgs::default()
+    });
     let e = checks_error(&args);
     assert!(
         e.contains("\"db\" is configured both by --webhook and in --webhook-config"),
@@ -226,10 +233,10 @@ webhooks:
         "bad.yaml",
         "apiVersion: safe-rollout.dev/v1alpha1\nkind: WebhookConfig\nwebhooks:\n  - name: db\n    uri: http://x\n",
     );
-    let args = PrometheusArgs {
+    let args = with_webhooks(WebhookArgs {
         webhook_config: Some(bad.clone()),
-        ..PrometheusArgs::default()
-    };
+        ..WebhookArgs::default()
+    });
     let e = checks_error(&args);
     assert!(
         e.starts_with(&format!("--webhook-config {}: ", bad.display())) && e.contains("`uri`"),
@@ -237,7 +244,7 @@ webhooks:
     );
 }
 
-fn checks_error(args: &PrometheusArgs) -> String {
+fn checks_error(args: &CheckArgs) -> String {
     match checks(args) {
         Ok(_) => panic!("expected an error"),
         Err(e) => e.to_string(),
@@ -254,11 +261,11 @@ fn a_files_longer_timeout_stretches_the_default_deadline() {
         "webhooks.yaml",
         "apiVersion: safe-rollout.dev/v1alpha1\nkind: WebhookConfig\nwebhooks:\n  - name: kafka\n    url: http://127.0.0.1:9/can-roll\n    timeoutSeconds: 45\n",
     );
-    let mut args = PrometheusArgs {
+    let mut args = with_webhooks(WebhookArgs {
         webhook_config: Some(file),
-        ..PrometheusArgs::default()
-    };
-    let deadline = |args: &PrometheusArgs| {
+        ..WebhookArgs::default()
+    });
+    let deadline = |args: &CheckArgs| {
         let mut opts = PassOptions::default();
         check_options(args, &checks(args).expect("clients"), &mut opts);
         (opts.probes.deadline, opts.gates.webhooks)

@@ -8,36 +8,23 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use jiff::SignedDuration;
 use sts_safe_rollout_rules::annotations;
 
-use crate::cli::flags::{GateArgs, OutputFormat, PassArgs, PrometheusArgs, ScopeArgs};
+use crate::cli::checks::CheckArgs;
+use crate::cli::flags::{GateArgs, OutputFormat, PassArgs, ScopeArgs};
 use crate::cli::values::{TargetRef, parse_duration, parse_prefix, parse_target};
+use crate::gates;
 
-/// `sts-stepper --help`: what the stepper does, its gates in order, and examples.
-pub const LONG_ABOUT: &str = "\
+/// `sts-stepper --help`, before the gates: what the stepper does.
+const ABOUT_HEAD: &str = "\
 Lowers the partition of staged StatefulSets one gated step at a time.
 
 The sts-safe-rollout admission policy stages every template change of a guarded StatefulSet
 behind spec.updateStrategy.rollingUpdate.partition (= replicas). This stepper rolls it forward:
 for every StatefulSet with a staged update it lowers the partition by one step (annotation
 <prefix>/step, default 1 pod), but only while every gate passes, in this order:
+";
 
-  Paused             annotation <prefix>/paused: \"true\" (a person, a Prometheus failure-limit,
-                     or a pause point of <prefix>/pause-at)
-  InvalidAnnotation  a stepper annotation that cannot be read (<prefix>/step, ...)
-  NotObserved        status.observedGeneration < metadata.generation
-  PodNotReady        a pod in [0, replicas) missing, terminating, not Running and Ready,
-                     or Ready for less than spec.minReadySeconds
-  StepInProgress     a pod with ordinal >= partition not yet on status.updateRevision
-  Settling           <prefix>/initial-delay-seconds not yet passed since the last step
-  PdbBlocked         a PodDisruptionBudget selecting the pods allows no disruption
-  GroupBusy          another set of the same <prefix>/rollout-group rolls out first
-  OwnerNotHealthy    the controller owner's condition <prefix>/owner-condition is not True
-  PrometheusCheck    <prefix>/prometheus-query* not yet non-empty success-threshold times in a
-                     row; failure-limit failures pause the rollout
-  HttpCheck          the value at <prefix>/http-check-jsonpath of the --http-check endpoint that
-                     <prefix>/http-check names not yet <prefix>/http-check-expect
-                     success-threshold times in a row
-  Throttled          --max-steps-per-pass / --max-steps-per-minute spent (the whole fleet)
-
+/// `sts-stepper --help`, after the gates: the canary plan, the writes, naming a set, examples.
+const ABOUT_TAIL: &str = "\
 A canary plan, <prefix>/pause-at: \"1,50%:600\", pauses the set after the step that brings the
 pods at or above the partition to 1, then to 50% of replicas (rounded up); a step never jumps a
 point. `resume` goes on to the next point; \":600\" resumes by itself 600 s after the pause once
@@ -66,13 +53,29 @@ Examples:
 Installed as a kubectl plugin (a link named kubectl-safe_rollout on PATH; `make install`), the
 same commands run as `kubectl safe-rollout status|wait|step|pause|resume|preview|release`.";
 
-/// The command line (`sts-stepper --help` prints [`LONG_ABOUT`]).
+/// `sts-stepper --help`: what the stepper does, its gates in order ([`gates::help`]: a new gate's
+/// row in [`gates::GATES`] is listed here too), and examples.
+pub fn long_about() -> String {
+    let mut text = String::from(ABOUT_HEAD);
+    text.push('\n');
+    for (reason, help) in gates::help() {
+        for (i, line) in help.lines().enumerate() {
+            let name = if i == 0 { reason.as_str() } else { "" };
+            text.push_str(&format!("  {name:<19}{line}\n"));
+        }
+    }
+    text.push('\n');
+    text.push_str(ABOUT_TAIL);
+    text
+}
+
+/// The command line (`sts-stepper --help` prints [`long_about`]).
 #[derive(Debug, Parser)]
 #[command(
     name = "sts-stepper",
     version,
     about = "Lowers the partition of staged StatefulSets one gated step at a time.",
-    long_about = LONG_ABOUT
+    long_about = long_about()
 )]
 pub struct Cli {
     /// Flags every subcommand takes (before or after it).
@@ -228,9 +231,9 @@ pub struct OnceArgs {
     /// What the gates consult.
     #[command(flatten)]
     pub gates: GateArgs,
-    /// The Prometheus check's server.
+    /// The checks' endpoints, timeouts and deadline.
     #[command(flatten)]
-    pub prometheus: PrometheusArgs,
+    pub checks: CheckArgs,
 }
 
 /// `watch` flags.
@@ -264,9 +267,9 @@ pub struct WatchArgs {
     #[command(flatten)]
     pub gates: GateArgs,
 
-    /// The Prometheus check's server.
+    /// The checks' endpoints, timeouts and deadline.
     #[command(flatten)]
-    pub prometheus: PrometheusArgs,
+    pub checks: CheckArgs,
 
     /// Leader election among replicas.
     #[command(flatten)]
@@ -298,9 +301,9 @@ pub struct StatusArgs {
     #[command(flatten)]
     pub gates: GateArgs,
 
-    /// The Prometheus check's server.
+    /// The checks' endpoints, timeouts and deadline.
     #[command(flatten)]
-    pub prometheus: PrometheusArgs,
+    pub checks: CheckArgs,
 }
 
 /// `step` arguments.
@@ -327,9 +330,9 @@ pub struct StepArgs {
     #[command(flatten)]
     pub gates: GateArgs,
 
-    /// The Prometheus check's server.
+    /// The checks' endpoints, timeouts and deadline.
     #[command(flatten)]
-    pub prometheus: PrometheusArgs,
+    pub checks: CheckArgs,
 }
 
 /// `pause` arguments.

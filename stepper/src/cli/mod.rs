@@ -1,12 +1,14 @@
 //! Layer `cli`: the command line — its subcommands and global flags ([`args`]), the flag groups they
-//! share ([`flags`]), `watch`'s leader-election flags ([`leader`]), the value parsers ([`values`]),
+//! share ([`flags`]; the checks' own, [`checks`]), `watch`'s leader-election flags ([`leader`]), the value parsers ([`values`]),
 //! which namespace a command means ([`namespace`], kubectl's rules), the binary's name as a
 //! kubectl plugin ([`plugin`]), the approval webhooks' file ([`webhook_file`]) and `preview`'s scopes
 //! ([`preview`]), and `status`'s flags about the in-cluster stepper's record ([`record`]) and `release`'s ([`release`]).
 //!
-//! May import `leader`, `config`, `model` (ARCHITECTURE.md, "Layers"); only `commands` imports it.
+//! May import `leader`, `gates` (`--help` lists [`crate::gates::GATES`]), `config`, `model` (ARCHITECTURE.md,
+//! "Layers"); only `commands` imports it.
 
 pub mod args;
+pub mod checks;
 pub mod flags;
 pub mod leader;
 pub mod namespace;
@@ -21,7 +23,8 @@ pub use args::{
     Cli, Command, GlobalArgs, LogFormat, OnceArgs, PauseArgs, ResumeArgs, SimulateArgs, StatusArgs,
     StepArgs, WaitArgs, WatchArgs,
 };
-pub use flags::{GateArgs, OutputFormat, PassArgs, PrometheusArgs, ScopeArgs};
+pub use checks::{CheckArgs, HttpCheckArgs, PrometheusArgs, WebhookArgs};
+pub use flags::{GateArgs, OutputFormat, PassArgs, ScopeArgs};
 pub use namespace::NamespaceSource;
 pub use preview::{PreviewArgs, PreviewScope};
 pub use record::RecordArgs;

@@ -3,7 +3,7 @@
 
 use clap::{CommandFactory, FromArgMatches};
 
-use crate::cli::args::{Cli, LONG_ABOUT};
+use crate::cli::args::{Cli, long_about};
 
 /// The file name of the kubectl plugin: kubectl runs `kubectl-safe_rollout` on PATH for `kubectl
 /// safe-rollout …` (kubectl plugins: a `-` in the command is `_` in the file name).
@@ -27,7 +27,7 @@ pub fn command(argv0: &str) -> clap::Command {
         cmd.name(PLUGIN_FILE)
             .bin_name(PLUGIN_COMMAND)
             .display_name(PLUGIN_COMMAND)
-            .long_about(LONG_ABOUT.replace("sts-stepper ", &format!("{PLUGIN_COMMAND} ")))
+            .long_about(long_about().replace("sts-stepper ", &format!("{PLUGIN_COMMAND} ")))
     } else {
         cmd
     }

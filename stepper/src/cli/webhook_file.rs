@@ -79,13 +79,13 @@ pub fn read(path: &Path) -> Result<Vec<WebhookEndpoint>, String> {
 /// The webhooks of a `--webhook-config` file's text (the module's schema), in the file's order.
 ///
 /// # Errors
-/// Not YAML of the schema (serde's message names the field, the line and the column, and for an unknown
-/// field the expected ones), another `apiVersion` or `kind`, a name that is not a DNS label or given
+/// Not YAML of the schema (the parser's message names the line and the column, quotes that line, and
+/// for an unknown field names the expected ones), another `apiVersion` or `kind`, a name that is not a DNS label or given
 /// twice, a URL that is not http(s), a `timeoutSeconds` of 0 or over [`MAX_TIMEOUT_SECONDS`]; each
 /// message names the entry (`webhooks[i]`) and the expected form.
 pub fn parse(text: &str) -> Result<Vec<WebhookEndpoint>, String> {
-    let file: File = serde_yaml::from_str(text).map_err(|e| {
-        format!("{e}; expected apiVersion: {API_VERSION}, kind: {KIND}, webhooks: [{{name, url, timeoutSeconds, bearerTokenFile}}]")
+    let file: File = serde_saphyr::from_str(text).map_err(|e| {
+        format!("{}; expected apiVersion: {API_VERSION}, kind: {KIND}, webhooks: [{{name, url, timeoutSeconds, bearerTokenFile}}]", yaml_error(&e, text))
     })?;
     if file.api_version != API_VERSION || file.kind != KIND {
         return Err(format!(
@@ -131,6 +131,22 @@ pub fn parse(text: &str) -> Result<Vec<WebhookEndpoint>, String> {
         });
     }
     Ok(endpoints)
+}
+
+/// The YAML parser's message on one line, with the line it points at quoted (the field and its
+/// value): `invalid u64 at line 6, column 21: `timeoutSeconds: soon``.
+fn yaml_error(e: &serde_saphyr::Error, text: &str) -> String {
+    let message = e.without_snippet().to_string();
+    let line = e
+        .location()
+        .and_then(|at| usize::try_from(at.line()).ok()?.checked_sub(1))
+        .and_then(|i| text.lines().nth(i))
+        .map(str::trim)
+        .filter(|l| !l.is_empty());
+    match line {
+        Some(line) => format!("{message}: `{line}`"),
+        None => message,
+    }
 }
 
 /// The `--webhook` flags' pairs, then the file's entries: one list with each name once.
@@ -241,7 +257,7 @@ webhooks:
             ),
             (
                 GOOD.replace(": 30", ": soon"),
-                "timeoutSeconds: invalid type",
+                "invalid u64 at line 6, column 21: `timeoutSeconds: soon`",
             ),
             (
                 "apiVersion: safe-rollout.dev/v1alpha1\nkind: WebhookConfig\n".to_string(),

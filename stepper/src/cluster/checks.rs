@@ -6,11 +6,11 @@ use std::future::Future;
 
 use crate::cluster::http_check;
 use crate::cluster::webhook::Webhooks;
-use crate::gates::http_check::HttpAnswer;
-use crate::gates::prometheus::QueryOutcome;
-use crate::gates::webhook_answer::WebhookAnswer;
+use crate::gates::approval::webhook::answer::WebhookAnswer;
+use crate::gates::check::http::HttpAnswer;
+use crate::gates::check::prometheus::QueryOutcome;
 
-/// PromQL instant queries for the `PrometheusCheck` gate ([`crate::gates::prometheus`]). Implemented by
+/// PromQL instant queries for the `PrometheusCheck` gate ([`crate::gates::check::prometheus`]). Implemented by
 /// [`crate::cluster::prometheus::PrometheusClient`] (the HTTP API), by [`NoPrometheus`] (no
 /// `--prometheus-url`: every query fails, so a set with a check never steps — fail closed), and by the
 /// simulation (its application-health signal).

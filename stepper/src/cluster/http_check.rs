@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::gates::http_check::HttpAnswer;
+use crate::gates::check::http::HttpAnswer;
 
 /// The checks configured on the stepper: name → URL, and one client for them all.
 #[derive(Clone, Debug)]

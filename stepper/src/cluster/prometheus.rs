@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::ca_bundle::trust_bundle;
-use crate::gates::prometheus::QueryOutcome;
+use crate::gates::check::prometheus::QueryOutcome;
 
 /// How the stepper authenticates to Prometheus.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]

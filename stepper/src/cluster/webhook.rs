@@ -1,5 +1,5 @@
 //! The approval webhook's I/O: `POST` of an `UpdateApprovalRequest` (built by the gates,
-//! [`crate::gates::webhook_request`]) to the URLs configured by `--webhook NAME=URL` and the
+//! [`crate::gates::approval::webhook::request`]) to the URLs configured by `--webhook NAME=URL` and the
 //! `--webhook-config` file, with `reqwest`.
 //!
 //! Only these URLs are ever called: a set's `<prefix>/pre-update-webhook` names one, it never carries an
@@ -18,7 +18,7 @@ use std::time::Duration;
 use super::ca_bundle::trust_bundle;
 use super::prometheus::read_secret;
 
-use crate::gates::webhook_answer::{WebhookAnswer, read_answer};
+use crate::gates::approval::webhook::answer::{WebhookAnswer, read_answer};
 
 /// One webhook the stepper may call: the name a set's `<prefix>/pre-update-webhook` selects, its URL,
 /// the bound of one call (connect, send and answer), and the file of its bearer token, if any.

@@ -1,11 +1,14 @@
-//! The checks' clients and how a pass uses them, from the `--prometheus-*`, `--http-check*` and
-//! `--webhook*` flags and the `--webhook-config` file.
+//! The checks' clients and how a pass uses them, from the checks' flags ([`CheckArgs`]: `--prometheus-*`,
+//! `--http-check*`, `--webhook*`, `--check-*`) and the `--webhook-config` file.
+
+use std::time::Duration;
 
 use anyhow::Result;
 
-use super::to_std;
-use crate::cli::PrometheusArgs;
+use super::context::to_std;
+use crate::cli::checks::DEFAULT_TIMEOUT;
 use crate::cli::webhook_file;
+use crate::cli::{CheckArgs, PrometheusArgs};
 use crate::cluster::Checks;
 use crate::cluster::http_check::HttpChecks;
 use crate::cluster::prometheus::{Auth, PrometheusClient, PrometheusConfig};
@@ -13,22 +16,43 @@ use crate::cluster::webhook::{Endpoint, Webhooks};
 use crate::pass::PassOptions;
 use crate::pass::probes::ProbeOptions;
 
+/// The default `--check-deadline`: twice the longest of `timeouts`, the read bounds of the check
+/// kinds configured ([`configured_timeouts`]), so a read started late in the pass still gets its whole
+/// timeout and a pass whose checks all hang ends after two timeouts whatever the fleet's size; twice
+/// [`DEFAULT_TIMEOUT`] (20 s) when none is configured (the owner reads alone). A kind with no
+/// endpoint configured never stretches it.
+pub fn default_deadline(timeouts: impl IntoIterator<Item = Duration>) -> Duration {
+    timeouts
+        .into_iter()
+        .max()
+        .unwrap_or_else(|| to_std(DEFAULT_TIMEOUT))
+        .saturating_mul(2)
+}
+
+/// The read bound of each check kind `checks` configures: `--prometheus-timeout` with
+/// `--prometheus-url`, `--http-check-timeout` with an `--http-check`, each webhook's own
+/// (`--webhook-timeout`, or its `--webhook-config` entry's `timeoutSeconds`).
+pub fn configured_timeouts(g: &CheckArgs, checks: &Checks) -> Vec<Duration> {
+    let mut timeouts = Vec::new();
+    if checks.prometheus.is_some() {
+        timeouts.push(to_std(g.prometheus.prometheus_timeout));
+    }
+    if checks.http.is_some() {
+        timeouts.push(to_std(g.http.http_check_timeout));
+    }
+    timeouts.extend(checks.webhooks.as_ref().and_then(Webhooks::longest_timeout));
+    timeouts
+}
+
 /// How a pass runs its checks' reads, from `--check-concurrency` and `--check-deadline` (default:
-/// twice the longest of `--prometheus-timeout`, `--http-check-timeout` and `--webhook-timeout`, or a
-/// `--webhook-config` entry's own timeout ([`check_options`]): a read started late in the
-/// pass still gets its whole timeout, and a pass whose checks all hang ends after two timeouts
-/// whatever the fleet's size).
-pub fn probe_options(g: &PrometheusArgs) -> ProbeOptions {
-    let longest = g
-        .prometheus_timeout
-        .max(g.http_check_timeout)
-        .max(g.webhook_timeout);
+/// [`default_deadline`] of the kinds `checks` configures).
+pub fn probe_options(g: &CheckArgs, checks: &Checks) -> ProbeOptions {
     ProbeOptions {
         concurrency: g.check_concurrency.get(),
-        deadline: Some(to_std(
-            g.check_deadline
-                .unwrap_or_else(|| longest.saturating_mul(2)),
-        )),
+        deadline: Some(match g.check_deadline {
+            Some(deadline) => to_std(deadline),
+            None => default_deadline(configured_timeouts(g, checks)),
+        }),
         call_webhooks: true,
     }
 }
@@ -38,22 +62,23 @@ pub fn probe_options(g: &PrometheusArgs) -> ProbeOptions {
 ///
 /// # Errors
 /// A bad URL, CA file or webhook file, a check name given twice, naming the flag.
-pub fn checks(g: &PrometheusArgs) -> Result<Checks> {
-    let http = if g.http_check.is_empty() {
+pub fn checks(g: &CheckArgs) -> Result<Checks> {
+    let http = if g.http.http_check.is_empty() {
         None
     } else {
-        let timeout = to_std(g.http_check_timeout);
-        Some(HttpChecks::new(&g.http_check, timeout).map_err(anyhow::Error::msg)?)
+        let timeout = to_std(g.http.http_check_timeout);
+        Some(HttpChecks::new(&g.http.http_check, timeout).map_err(anyhow::Error::msg)?)
     };
-    let file = match &g.webhook_config {
+    let w = &g.webhook;
+    let file = match &w.webhook_config {
         Some(path) => webhook_file::read(path).map_err(anyhow::Error::msg)?,
         None => Vec::new(),
     };
-    let endpoints = webhook_file::merge(&g.webhook, file).map_err(anyhow::Error::msg)?;
+    let endpoints = webhook_file::merge(&w.webhook, file).map_err(anyhow::Error::msg)?;
     let webhooks = if endpoints.is_empty() {
         None
     } else {
-        let default = to_std(g.webhook_timeout);
+        let default = to_std(w.webhook_timeout);
         let endpoints: Vec<Endpoint> = endpoints
             .into_iter()
             .map(|e| Endpoint {
@@ -63,11 +88,11 @@ pub fn checks(g: &PrometheusArgs) -> Result<Checks> {
                 bearer_token_file: e.bearer_token_file,
             })
             .collect();
-        let ca = g.webhook_ca_file.as_deref();
+        let ca = w.webhook_ca_file.as_deref();
         Some(Webhooks::new(&endpoints, ca).map_err(anyhow::Error::msg)?)
     };
     Ok(Checks {
-        prometheus: prometheus(g)?,
+        prometheus: prometheus(&g.prometheus)?,
         http,
         webhooks,
     })
@@ -76,15 +101,9 @@ pub fn checks(g: &PrometheusArgs) -> Result<Checks> {
 /// What a pass needs of the check flags: the reads' bound and deadline ([`probe_options`]; no webhook
 /// call with `--dry-run`) and the configured HTTP check and webhook names (a set naming another is
 /// `InvalidAnnotation`).
-pub fn check_options(g: &PrometheusArgs, checks: &Checks, opts: &mut PassOptions) {
-    opts.probes = probe_options(g);
+pub fn check_options(g: &CheckArgs, checks: &Checks, opts: &mut PassOptions) {
+    opts.probes = probe_options(g, checks);
     opts.probes.call_webhooks = !opts.dry_run;
-    // A --webhook-config entry's own timeout may be the longest: the default deadline covers it too.
-    let longest = checks.webhooks.as_ref().and_then(Webhooks::longest_timeout);
-    if let (None, Some(longest), Some(deadline)) = (g.check_deadline, longest, opts.probes.deadline)
-    {
-        opts.probes.deadline = Some(deadline.max(longest.saturating_mul(2)));
-    }
     opts.gates.webhooks = Some(
         checks
             .webhooks
@@ -128,4 +147,37 @@ pub fn prometheus(g: &PrometheusArgs) -> Result<Option<PrometheusClient>> {
         ca_file: g.prometheus_ca_file.clone(),
     };
     Ok(Some(PrometheusClient::new(&config)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deadline(g: &CheckArgs) -> Option<Duration> {
+        probe_options(g, &checks(g).expect("clients")).deadline
+    }
+
+    /// Only the kinds configured stretch the default deadline: Prometheus at 5 s and nothing else is a
+    /// 10 s deadline, whatever `--webhook-timeout` and `--http-check-timeout` say.
+    #[test]
+    fn only_the_configured_checks_set_the_default_deadline() {
+        let secs = |s| Some(Duration::from_secs(s));
+        let mut g = CheckArgs::default();
+        g.prometheus.prometheus_timeout = jiff::SignedDuration::from_secs(5);
+        g.webhook.webhook_timeout = jiff::SignedDuration::from_secs(30);
+        g.http.http_check_timeout = jiff::SignedDuration::from_secs(15);
+        assert_eq!(deadline(&g), secs(20), "nothing configured: twice 10 s");
+        g.prometheus.prometheus_url = Some("http://prometheus:9090".into());
+        assert_eq!(deadline(&g), secs(10), "Prometheus alone: twice its 5 s");
+        g.http.http_check = vec![("es".into(), "http://es:9200/_cluster/health".into())];
+        assert_eq!(
+            deadline(&g),
+            secs(30),
+            "with the HTTP check: twice its 15 s"
+        );
+        g.webhook.webhook = vec![("db".into(), "http://approver.db:8080/approve".into())];
+        assert_eq!(deadline(&g), secs(60), "with a webhook: twice its 30 s");
+        g.check_deadline = Some(jiff::SignedDuration::from_secs(7));
+        assert_eq!(deadline(&g), secs(7), "a given --check-deadline stands");
+    }
 }

@@ -2,7 +2,9 @@
 
 use anyhow::Result;
 
-use super::{Context, Exit, check_options, checks, timed_pass};
+use super::checks::{check_options, checks};
+use super::context::{Context, Exit};
+use super::pass_log::timed_pass;
 use crate::cli::OnceArgs;
 use crate::cli::namespace::controller_namespaces;
 use crate::pass::PodReads;
@@ -20,8 +22,8 @@ pub async fn run(ctx: &Context, args: &OnceArgs) -> Result<Exit> {
         Some(&args.pass),
         args.dry_run,
     );
-    let prometheus = checks(&args.prometheus)?;
-    check_options(&args.prometheus, &prometheus, &mut opts);
+    let prometheus = checks(&args.checks)?;
+    check_options(&args.checks, &prometheus, &mut opts);
     let report = timed_pass(&cluster, &prometheus, &opts, None).await?;
     Ok(if report.any_errored() {
         Exit::Failed

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use k8s_openapi::api::apps::v1::StatefulSet;
 
-use super::{Context, Exit, Listing};
+use super::context::{Context, Exit, Listing};
+use super::target::{target_set, whoami};
 use crate::cli::{PauseArgs, Target};
 use crate::cluster::{Cluster, PatchOutcome};
-use crate::config::{Keys, SetConfig};
+use crate::config::Keys;
 use crate::model::set;
 use crate::plan::events::EventNote;
 use crate::plan::pause::pause_patch;
@@ -21,31 +22,11 @@ use crate::plan::pause::pause_patch;
 pub async fn run(ctx: &Context, args: &PauseArgs) -> Result<Exit> {
     let target = ctx.target(&args.target)?;
     let cluster = ctx.cluster_of(&target, Listing::OnlyTarget);
-    let who = super::step::whoami(cluster.client()).await;
+    let who = whoami(cluster.client()).await;
     let keys = ctx.keys.clone();
     let done = pause_set(&cluster, &keys, &target, &who, &args.reason, args.dry_run).await?;
     println!("{done}");
     Ok(Exit::Ok)
-}
-
-/// The target as listed by `cluster` (whose scope is the target), with its annotations read.
-///
-/// # Errors
-/// A failed LIST, or the set not found.
-pub(super) async fn target_set<C: Cluster>(
-    cluster: &C,
-    keys: &Arc<Keys>,
-    target: &Target,
-) -> Result<(StatefulSet, SetConfig)> {
-    let found = cluster.list_statefulsets().await?.into_iter().find(|s| {
-        s.metadata.namespace.as_deref() == Some(target.namespace.as_str())
-            && s.metadata.name.as_deref() == Some(target.name.as_str())
-    });
-    let Some(found) = found else {
-        bail!("statefulset {target} not found");
-    };
-    let config = SetConfig::parse(&found, keys);
-    Ok((Arc::unwrap_or_clone(found), config))
 }
 
 /// Applies a pause or resume `patch` to `target` and publishes `event` once it is applied; with

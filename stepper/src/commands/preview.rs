@@ -18,7 +18,8 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
 use kube::api::{Api, ListParams};
 
-use super::{Context, Exit};
+use super::context::{Context, Exit};
+use super::table::table;
 use crate::cli::namespace::query_namespaces;
 use crate::cli::{PreviewArgs, PreviewScope};
 use crate::cluster::Cluster;
@@ -153,7 +154,7 @@ fn render(
                 p.next.to_string(),
             ]
         }));
-        out.push_str(&super::table(&rows));
+        out.push_str(&table(&rows));
     }
     let staged = guarded
         .iter()

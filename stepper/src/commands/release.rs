@@ -9,7 +9,7 @@ use anyhow::{Result, bail};
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 
-use super::{Context, Exit, Listing};
+use super::context::{Context, Exit, Listing};
 use crate::cli::namespace::query_namespaces;
 use crate::cli::{ReleaseArgs, Target};
 use crate::cluster::{Cluster, PatchOutcome};

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use super::pause::{apply, target_set};
-use super::{Context, Exit, Listing};
+use super::context::{Context, Exit, Listing};
+use super::pause::apply;
+use super::target::{target_set, whoami};
 use crate::cli::{ResumeArgs, Target};
 use crate::cluster::Cluster;
 use crate::config::Keys;
@@ -20,7 +21,7 @@ use crate::plan::pause::resume_patch;
 pub async fn run(ctx: &Context, args: &ResumeArgs) -> Result<Exit> {
     let target = ctx.target(&args.target)?;
     let cluster = ctx.cluster_of(&target, Listing::OnlyTarget);
-    let who = super::step::whoami(cluster.client()).await;
+    let who = whoami(cluster.client()).await;
     let keys = ctx.keys.clone();
     let done = resume_set(&cluster, &keys, &target, &who, args.dry_run).await?;
     println!("{done}");

@@ -2,7 +2,7 @@
 
 use anyhow::{Context as _, Result};
 
-use super::Exit;
+use super::context::Exit;
 use crate::cli::SimulateArgs;
 
 /// Plays `args.scenario` and prints the timeline on stdout.

@@ -12,8 +12,11 @@
 use anyhow::{Context as _, Result, bail};
 use jiff::Timestamp;
 
+use super::checks::{check_options, checks};
+use super::context::{Context, Exit, Listing, pod_reads_of};
 use super::heartbeat::heartbeats;
-use super::{Context, Exit, Listing, status_view};
+use super::status_view;
+use super::table::{sections, table};
 use crate::cli::namespace::query_namespaces;
 use crate::cli::{OutputFormat, StatusArgs, Target};
 use crate::cluster::kube::MANAGER;
@@ -21,7 +24,7 @@ use crate::cluster::{Cluster, NoPrometheus, Prometheus};
 use crate::gates::Verdict;
 use crate::pass::{self, PassOptions};
 use crate::plan::set_status::{PausePlanDoc, RecordDoc, RolloutStatus, RolloutStatusList};
-use crate::rollout::health::{HealthStatus, health};
+use crate::rollout::health::health;
 use crate::rollout::local_view::{LocalChecks, missing_flags};
 use crate::rollout::pause_plan;
 use crate::rollout::record::{freshness, record};
@@ -47,16 +50,11 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
         Some(t) => ctx.cluster_of(t, Listing::TargetNamespace),
         None => ctx.cluster_over(namespaces.clone(), args.scope.selector.clone()),
     };
-    let prometheus = super::checks(&args.prometheus)?;
+    let prometheus = checks(&args.checks)?;
     // `status` predicts what a stepper with stuck-pod recovery on would do with a stuck pod.
-    let mut opts = ctx.pass_options(
-        super::pod_reads_of(target.as_ref()),
-        &args.gates,
-        None,
-        false,
-    );
+    let mut opts = ctx.pass_options(pod_reads_of(target.as_ref()), &args.gates, None, false);
     opts.gates.recover_stuck_pods = true;
-    super::check_options(&args.prometheus, &prometheus, &mut opts);
+    check_options(&args.checks, &prometheus, &mut opts);
     // `status` only reads: a webhook call asks the application to act. It shows the last answer.
     opts.probes.call_webhooks = false;
     // A machine with no --http-check (no webhook) at all judges none of those checks here
@@ -92,7 +90,10 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
         }
         Some(OutputFormat::Yaml) => {
             let doc = RolloutStatusList::new(items);
-            print!("{}", serde_yaml::to_string(&doc).context("encoding YAML")?);
+            print!(
+                "{}",
+                serde_saphyr::to_string(&doc).context("encoding YAML")?
+            );
         }
         None if items.is_empty() => {
             let place = match namespaces.as_slice() {
@@ -243,90 +244,5 @@ fn render(items: &[RolloutStatus], recovery_on: bool, pause_at_key: &str) -> Str
     rows.extend(items.iter().map(RolloutStatus::row));
     let mut out = table(&rows);
     out.push_str(&sections(items, recovery_on, pause_at_key));
-    out
-}
-
-/// Below the table: the health message of each set not Healthy or unguarded, the canary plans
-/// (`pause_at_key`: the annotation), then the stuck pods (`recovery_on`: judged as with
-/// `--recover-stuck-pods`).
-pub(super) fn sections(items: &[RolloutStatus], recovery_on: bool, pause_at_key: &str) -> String {
-    let mut out = String::new();
-    let unhealthy: Vec<String> = items
-        .iter()
-        .filter(|i| i.health.status != HealthStatus::Healthy.as_str() || i.unguarded)
-        .map(|i| {
-            format!(
-                "  {}/{} {}: {}\n",
-                i.namespace, i.name, i.health.status, i.health.message
-            )
-        })
-        .collect();
-    if !unhealthy.is_empty() {
-        out.push_str("\nHealth (as Argo CD and Flux report it with deploy/gitops/):\n");
-        out.extend(unhealthy);
-    }
-    let plans_text: Vec<String> = items
-        .iter()
-        .filter_map(|i| {
-            let plan = i.pause_plan.as_ref()?;
-            Some(format!(
-                "  {}/{} {}: {}\n",
-                i.namespace, i.name, plan.written, plan.state
-            ))
-        })
-        .collect();
-    if !plans_text.is_empty() {
-        out.push_str(&format!("\nPause points ({pause_at_key}):\n"));
-        out.push_str(&plans_text.concat());
-    }
-    let stuck: Vec<_> = items
-        .iter()
-        .filter_map(|i| Some((i, i.stuck_pod.as_ref()?)))
-        .collect();
-    if !stuck.is_empty() {
-        let heading = if recovery_on {
-            "with --recover-stuck-pods on the stepper"
-        } else {
-            "recovery off, --recover-stuck-pods"
-        };
-        out.push_str(&format!("\nStuck pods ({heading}):\n"));
-        for (item, p) in stuck {
-            out.push_str(&format!(
-                "  {}/{} {}: not Ready for {}s on revision {}, its ordinal runs {}: {}\n",
-                item.namespace,
-                item.name,
-                p.name,
-                p.not_ready_seconds,
-                p.revision,
-                p.expected_revision,
-                p.recovery_message
-            ));
-        }
-    }
-    out
-}
-
-/// Left-aligned columns separated by two spaces; the last column is not padded.
-pub fn table<const N: usize>(rows: &[[String; N]]) -> String {
-    let mut widths = [0usize; N];
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in rows {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            if i + 1 == N {
-                line.push_str(cell);
-            } else {
-                line.push_str(cell);
-                line.push_str(&" ".repeat(widths[i] - cell.chars().count() + 2));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
     out
 }

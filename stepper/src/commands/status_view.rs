@@ -2,8 +2,7 @@
 //! whether it is current; with `--local` also the gates evaluated on this machine (NEXT (LOCAL VIEW)),
 //! saying which flags it lacks for each set. The local view alone is [`super::status_table`].
 
-use super::status::sections;
-use super::table;
+use super::table::{sections, table};
 use crate::cluster::Checks;
 use crate::cluster::http_check::HttpChecks;
 use crate::cluster::webhook::Webhooks;

@@ -4,12 +4,13 @@
 
 use anyhow::{Context as _, Result, bail};
 use jiff::Timestamp;
-use k8s_openapi::api::authentication::v1::SelfSubjectReview;
-use kube::Client;
-use kube::api::{Api, PostParams};
-use tracing::{debug, warn};
+use tracing::warn;
 
-use super::{Context, Exit, Listing, log_set};
+use super::checks::{check_options, checks};
+use super::context::{Context, Exit, Listing, pod_reads_of};
+use super::pass_log::log_set;
+use super::status_view::local_checks;
+use super::target::{target_set, whoami};
 use crate::cli::{StepArgs, Target};
 use crate::cluster::kube::MANAGER;
 use crate::cluster::{Checks, Cluster, NoPrometheus, Prometheus};
@@ -20,26 +21,6 @@ use crate::plan::{canary, patch};
 use crate::rollout::local_view::{missing_flags, step_note};
 use crate::rollout::record::record;
 
-/// Who runs `step --force`, `pause` or `resume`: the API server's SelfSubjectReview username, and the
-/// local user.
-pub(super) async fn whoami(client: &Client) -> String {
-    let local = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
-    let api: Api<SelfSubjectReview> = Api::all(client.clone());
-    match api
-        .create(&PostParams::default(), &SelfSubjectReview::default())
-        .await
-    {
-        Ok(r) => match r.status.and_then(|s| s.user_info).and_then(|u| u.username) {
-            Some(user) => format!("{user} (local user {local})"),
-            None => format!("local user {local}"),
-        },
-        Err(e) => {
-            debug!(error = %e, "SelfSubjectReview failed; naming the local user");
-            format!("local user {local}")
-        }
-    }
-}
-
 /// Takes the step and prints its outcome; [`Exit::Failed`] unless the set stepped (or would have).
 ///
 /// # Errors
@@ -47,14 +28,9 @@ pub(super) async fn whoami(client: &Client) -> String {
 pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
     let target = ctx.target(&args.target)?;
     let cluster = ctx.cluster_of(&target, Listing::TargetNamespace);
-    let prometheus = &super::checks(&args.prometheus)?;
-    let mut opts = ctx.pass_options(
-        super::pod_reads_of(Some(&target)),
-        &args.gates,
-        None,
-        args.dry_run,
-    );
-    super::check_options(&args.prometheus, prometheus, &mut opts);
+    let prometheus = &checks(&args.checks)?;
+    let mut opts = ctx.pass_options(pod_reads_of(Some(&target)), &args.gates, None, args.dry_run);
+    check_options(&args.checks, prometheus, &mut opts);
     let force = match (args.force, &args.reason) {
         (true, Some(reason)) => Some(Forced {
             who: whoami(cluster.client()).await,
@@ -92,8 +68,8 @@ pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
 /// A failed LIST, or the set not found.
 async fn judgement_note(ctx: &Context, target: &Target, checks: &Checks) -> Result<String> {
     let cluster = ctx.cluster_of(target, Listing::OnlyTarget);
-    let (set, config) = super::pause::target_set(&cluster, &ctx.keys, target).await?;
-    let missing = missing_flags(&config, &super::status_view::local_checks(checks));
+    let (set, config) = target_set(&cluster, &ctx.keys, target).await?;
+    let missing = missing_flags(&config, &local_checks(checks));
     let recorded = record(&set, &config, MANAGER).summary(Timestamp::now());
     Ok(step_note(&missing, &recorded))
 }

@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use jiff::Timestamp;
 use tracing::info;
 
-use super::{Context, Exit, Listing, to_std};
+use super::context::{Context, Exit, Listing, pod_reads_of, to_std};
 use crate::cli::{Target, WaitArgs};
 use crate::cluster::Cluster;
 use crate::model::pods::{PdbView, pods_by_ordinal};
@@ -58,7 +58,7 @@ pub async fn check_complete<C: Cluster>(
 pub async fn run(ctx: &Context, args: &WaitArgs) -> Result<Exit> {
     let target = ctx.target(&args.target)?;
     let cluster = ctx.cluster_of(&target, Listing::OnlyTarget);
-    let opts = ctx.pass_options(super::pod_reads_of(Some(&target)), &args.gates, None, false);
+    let opts = ctx.pass_options(pod_reads_of(Some(&target)), &args.gates, None, false);
     let started = Instant::now();
     let mut last_reason = String::new();
     loop {

@@ -20,7 +20,9 @@ use kube::runtime::watcher::Event as WatchEvent;
 use tokio::sync::{Notify, watch};
 use tracing::{debug, info, warn};
 
-use super::{Context, Exit, timed_pass, to_std};
+use super::checks::{check_options, checks};
+use super::context::{Context, Exit, to_std};
+use super::pass_log::timed_pass;
 use crate::cli::WatchArgs;
 use crate::cli::namespace::controller_namespaces;
 use crate::cluster::cached::{CachedPod, CachedSet};
@@ -43,7 +45,7 @@ use crate::serve::server;
 pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
     let namespaces = controller_namespaces(&ctx.global.namespaces, args.scope.all_namespaces);
     let cluster = ctx.cluster_over(namespaces, args.scope.selector.clone());
-    let prometheus = &super::checks(&args.prometheus)?;
+    let prometheus = &checks(&args.checks)?;
     let metrics = ctx.metrics.clone();
     let last_pass = Arc::new(AtomicI64::new(Timestamp::now().as_second()));
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -87,7 +89,7 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
         Some(&args.pass),
         args.dry_run,
     );
-    super::check_options(&args.prometheus, prometheus, &mut opts);
+    check_options(&args.checks, prometheus, &mut opts);
     let mut stop = stop_rx.clone();
     info!("filling the caches (one LIST per kind and namespace, then watches)");
     tokio::select! {

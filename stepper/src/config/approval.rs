@@ -7,7 +7,9 @@ use kube::core::{Expression, Selector, SelectorExt};
 use std::collections::{BTreeMap, BTreeSet};
 use sts_safe_rollout_rules::annotations as names;
 
-use super::{ConfigError, Keys, annotation};
+use super::error::ConfigError;
+use super::keys::Keys;
+use crate::model::set::annotation;
 
 /// The default of `<prefix>/approval-timeout-seconds`: seconds the stepper waits for one step's
 /// approvals.

@@ -6,7 +6,8 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 use sts_safe_rollout_rules::annotations::PROMETHEUS_QUERY;
 
-use super::{ConfigError, Keys};
+use super::error::ConfigError;
+use super::keys::Keys;
 
 /// One query of a check: the annotation it came from and its PromQL expression.
 #[derive(Clone, Debug, PartialEq, Eq)]

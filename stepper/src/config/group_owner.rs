@@ -3,7 +3,9 @@
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 
-use super::{ConfigError, Keys, annotation};
+use super::error::ConfigError;
+use super::keys::Keys;
+use crate::model::set::annotation;
 
 /// `rollout-group`, `None` when absent.
 ///

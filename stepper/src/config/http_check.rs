@@ -17,7 +17,8 @@ use jsonpath_rust::parser::parse_json_path;
 use k8s_openapi::api::apps::v1::StatefulSet;
 
 use super::check::{CheckLimits, limits};
-use super::{ConfigError, ExpectError, JsonPathError, Keys};
+use super::error::{ConfigError, ExpectError, JsonPathError};
+use super::keys::Keys;
 
 /// A set's HTTP check, read from its annotations.
 #[derive(Clone, Debug, PartialEq)]

@@ -8,6 +8,7 @@
 //!
 //! Layer `config` (pure): may import `model` (ARCHITECTURE.md, "Layers").
 
+pub mod answerer;
 pub mod approval;
 pub mod check;
 mod error;
@@ -24,6 +25,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use sts_safe_rollout_rules::annotations as names;
 
+pub use answerer::Answerer;
 pub use approval::{ApprovalConfig, PrimarySelector};
 pub use check::{CheckConfig, DEFAULT_PERIOD_SECONDS, Query, check_config};
 pub use error::{ConfigError, EXPECT_FORM, ExpectError, JsonPathError, PausePlanError};
@@ -35,7 +37,7 @@ pub use webhook::WebhookConfig;
 
 use crate::model::fields::{Field, set as of_set};
 use crate::model::reasons::Reason;
-use crate::model::set;
+use crate::model::set::{self, annotation};
 
 /// The state the stepper keeps on the set (annotations it writes), as read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -57,11 +59,11 @@ pub struct Stamps {
     pub completed_revision: Option<String>,
     /// `degraded-reason` as written (`<Kind>: <detail>`), when present.
     pub degraded_reason: Option<String>,
-    /// `prometheus-check` as written (JSON, see [`crate::gates::prometheus::CheckState`]), when present.
+    /// `prometheus-check` as written (JSON, see [`crate::gates::check::prometheus::CheckState`]), when present.
     pub prometheus_check: Option<String>,
     /// `http-check-state` as written (JSON, see [`crate::gates::check::CheckState`]), when present.
     pub http_check_state: Option<String>,
-    /// `webhook-state` as written (JSON, see [`crate::gates::webhook::WebhookState`]), when present.
+    /// `webhook-state` as written (JSON, see [`crate::gates::approval::webhook::state::WebhookState`]), when present.
     pub webhook_state: Option<String>,
     /// `approval-pending` as written (what the approval gates wait for), when present.
     pub approval_pending: Option<String>,
@@ -107,11 +109,11 @@ pub struct SetConfig {
     pub prometheus: Option<CheckConfig>,
     /// The HTTP check (`http-check` and its settings), when configured and readable.
     pub http_check: Option<HttpCheckConfig>,
-    /// The approval handshake (`pre-update-approval`, `approval-timeout-seconds`), when on and readable.
-    pub approval: Option<ApprovalConfig>,
-    /// The approval webhook (`pre-update-webhook`, `webhook-error-limit`, `approval-timeout-seconds`),
-    /// when set and readable.
-    pub webhook: Option<WebhookConfig>,
+    /// Who answers for the application before a step, when one is configured and readable: the
+    /// approval handshake on the pods (`pre-update-approval`, `approval-timeout-seconds`) or the
+    /// approval webhook (`pre-update-webhook`, `webhook-error-limit`, `approval-timeout-seconds`);
+    /// never both (both set: `InvalidAnnotation`, [`ConfigError::TwoAnswerers`]).
+    pub answerer: Option<Answerer>,
     /// `primary-selector`, when set and a label selector.
     pub primary: Option<PrimarySelector>,
     /// Seconds from `recover-after-seconds` (stuck-pod recovery, `--recover-stuck-pods`): `Ok(None)`
@@ -179,8 +181,7 @@ impl SetConfig {
             owner_condition: owner_condition.map(str::to_string),
             prometheus,
             http_check,
-            approval,
-            webhook,
+            answerer: Answerer::choose(approval, webhook),
             primary,
             recover_after_seconds: recover_after,
             stamps: Stamps {
@@ -215,15 +216,6 @@ impl SetConfig {
 /// `result`'s value, its error pushed to `errors` instead.
 fn keep<T>(errors: &mut Vec<ConfigError>, result: Result<T, ConfigError>) -> Option<T> {
     result.map_err(|e| errors.push(e)).ok()
-}
-
-/// The annotation `key` of `set`, if present.
-pub(crate) fn annotation<'a>(set: &'a StatefulSet, key: &str) -> Option<&'a str> {
-    set.metadata
-        .annotations
-        .as_ref()?
-        .get(key)
-        .map(String::as_str)
 }
 
 /// Step size from `step`: absent → 1; `"N"` → N (N ≥ 1); `"P%"` (1 ≤ P ≤ 100) → ⌈P × replicas / 100⌉,

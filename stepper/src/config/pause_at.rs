@@ -12,7 +12,8 @@ use std::fmt;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{ConfigError, Keys, PausePlanError};
+use super::error::{ConfigError, PausePlanError};
+use super::keys::Keys;
 
 /// Where a pause point stands, as written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,8 +10,10 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 
 use super::approval::{approval_timeout_seconds, handshake_on};
+use super::error::ConfigError;
 use super::http_check::is_dns_label;
-use super::{ConfigError, Keys, annotation};
+use super::keys::Keys;
+use crate::model::set::annotation;
 
 /// The default of `<prefix>/webhook-error-limit`: consecutive calls without a decision that record the
 /// rollout as Degraded.

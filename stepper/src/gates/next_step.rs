@@ -43,7 +43,7 @@ pub struct NextStep {
     pub update_revision: String,
 }
 
-/// The next step of `set` (annotations `config`), for a set past [`super::before_gates`].
+/// The next step of `set` (annotations `config`), for a set past [`super::evaluate::before_gates`].
 ///
 /// # Errors
 /// Why none can be pinned: [`StepError::InvalidAnnotation`] (an unreadable `step`), or

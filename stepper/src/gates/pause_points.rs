@@ -25,10 +25,7 @@
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::StatefulSet;
 
-use super::{Evaluation, GateInput, Verdict};
 use crate::config::{PassedPoints, PausePlan, PausePoint, SetConfig};
-use crate::gates::check_observed;
-use crate::model::reasons::Reason;
 use crate::model::set;
 
 /// A point of a plan, numbered among the points that hold ([`PausePlan::holding`]).
@@ -294,7 +291,7 @@ pub enum PlanEffect {
 /// The pause due now, without a step, for a set that is not paused: the rollout stands at or past a
 /// point it has not passed ([`Position::reached_unpassed`]) and the controller has observed the spec.
 pub fn pause_now(set: &StatefulSet, config: &SetConfig, now: Timestamp) -> Option<PointPause> {
-    if config.paused || check_observed(set).is_err() {
+    if config.paused || !set::observed(set) {
         return None;
     }
     let position = position(set, config)?;
@@ -338,42 +335,4 @@ pub fn step_effect(
         ..position.pause_at(point, after, now)
     });
     (resume.is_some() || pause.is_some()).then_some(PlanEffect::WithStep { resume, pause })
-}
-
-/// Records in `ev` what the canary plan writes: with a step, its effect ([`step_effect`]); with a
-/// `Paused` block of a set not paused, the pause now; for an idle set, the lift of the plan's own
-/// pause (nothing is left to hold); with another block, the lift of a pause made for an earlier rollout, or — for the plan's own pause past its bake time — a word in the detail that
-/// the set stays paused until every gate passes.
-pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
-    let (set, config, now) = (input.set, input.config, input.now);
-    match &mut ev.verdict {
-        Verdict::Idle(_) => {
-            let position = position(set, config);
-            let pause = position.and_then(|p| p.plan_pause(config));
-            ev.canary = pause.map(|(PlanPause::Current(pause) | PlanPause::Stale(pause))| {
-                Box::new(PlanEffect::Lift(Lift {
-                    pause,
-                    cause: LiftCause::Idle,
-                }))
-            });
-        }
-        Verdict::Step { to, .. } => ev.canary = step_effect(set, config, *to, now).map(Box::new),
-        Verdict::Blocked(b) if b.reason == Reason::Paused && !config.paused => {
-            ev.canary = pause_now(set, config, now).map(|p| Box::new(PlanEffect::PauseNow(p)));
-        }
-        Verdict::Blocked(b) if config.paused && b.reason != Reason::Paused => {
-            match liftable(set, config, now) {
-                Some(lift) if lift.cause == LiftCause::BakeOver => {
-                    b.detail.push_str(&format!(
-                        "; still paused at pause point {} of {}: bake time over, goes on once every \
-                         gate passes",
-                        lift.pause.point.number, lift.pause.point.of
-                    ));
-                }
-                Some(lift) => ev.canary = Some(Box::new(PlanEffect::Lift(lift))),
-                None => {}
-            }
-        }
-        _ => {}
-    }
 }

@@ -1,10 +1,15 @@
-//! What the pass reads for the I/O gates ([`Probes`]) and what a gate asks it to read ([`Need`]): the
-//! controller owner, the Prometheus queries, the HTTP check's GET, the approval webhook's POST.
+//! What the pass reads for the I/O gates ([`Probes`]: each kind's answer, [`OwnerProbe`],
+//! [`QueryOutcome`], [`HttpAnswer`], the webhook's [`WebhookAnswer`]) and what a gate asks it to read
+//! ([`Need`]): the controller owner, the Prometheus queries, the HTTP check's GET, the approval
+//! webhook's POST. Plain data, so the gates that ask and judge (`fleet`, `check`, `approval`) and the
+//! I/O side that reads (`cluster`, `pass`) share one vocabulary.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use serde_json::Value;
 
-use super::{http_check, prometheus, webhook_answer};
-use crate::config::SetConfig;
+pub use super::approval::webhook::answer::WebhookAnswer;
+use crate::config::check::Query;
+use crate::config::{Answerer, SetConfig};
 
 /// What the pass read for the `OwnerNotHealthy` gate.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,6 +22,35 @@ pub enum OwnerProbe {
     Failed(String),
 }
 
+/// What one query returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum QueryOutcome {
+    /// Non-empty result: this many series (a scalar or string result counts as 1, but a NaN scalar —
+    /// `scalar()` of an empty vector — is [`QueryOutcome::Empty`]).
+    NonEmpty(usize),
+    /// The query ran and returned no series: a failure.
+    Empty,
+    /// No answer: the cause in one line (timeout, connection refused, HTTP 401 or 503, PromQL error, an
+    /// answer that is not the Prometheus API's, …): an error, not a failure.
+    Error(String),
+}
+
+impl QueryOutcome {
+    /// True for [`QueryOutcome::NonEmpty`].
+    pub fn passed(&self) -> bool {
+        matches!(self, QueryOutcome::NonEmpty(_))
+    }
+}
+
+/// What the endpoint answered.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HttpAnswer {
+    /// A 2xx answer whose body is JSON.
+    Json(Value),
+    /// No usable answer: the cause in one line (timeout, connection refused, HTTP 500, not JSON, …).
+    Error(String),
+}
+
 /// Results of a set's I/O gates, gathered by the pass ([`Need`]) before the final verdict.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Probes {
@@ -24,11 +58,11 @@ pub struct Probes {
     pub owner: Option<OwnerProbe>,
     /// The outcomes of the Prometheus queries run in this pass, in the check's query order (`None`:
     /// not run).
-    pub prometheus: Option<Vec<prometheus::QueryOutcome>>,
+    pub prometheus: Option<Vec<QueryOutcome>>,
     /// The HTTP check's answer read in this pass (`None`: not read).
-    pub http: Option<http_check::HttpAnswer>,
+    pub http: Option<HttpAnswer>,
     /// The approval webhook's answer to this pass's POST (`None`: not called).
-    pub webhook: Option<webhook_answer::WebhookAnswer>,
+    pub webhook: Option<WebhookAnswer>,
 }
 
 /// A read the pass must do before the set's verdict is final (the I/O gates run only for sets that
@@ -38,10 +72,10 @@ pub enum Need {
     /// GET the controller owner (for `OwnerNotHealthy`).
     Owner(OwnerReference),
     /// Run these queries (for `PrometheusCheck`).
-    Queries(Vec<prometheus::Query>),
+    Queries(Vec<Query>),
     /// GET the URL configured under this `--http-check` name (for `HttpCheck`).
     Http(String),
-    /// POST `body` (an `UpdateApprovalRequest`, [`super::webhook_request`]) to the URL configured under
+    /// POST `body` (an `UpdateApprovalRequest`, [`super::approval::webhook::request`]) to the URL configured under
     /// the `--webhook` name `name` (for `ApprovalPending`).
     Webhook {
         /// The `--webhook` NAME.
@@ -59,5 +93,5 @@ pub fn may_need_reads(config: &SetConfig) -> bool {
     config.owner_condition.is_some()
         || config.prometheus.is_some()
         || config.http_check.is_some()
-        || config.webhook.is_some()
+        || matches!(config.answerer, Some(Answerer::Webhook(_)))
 }

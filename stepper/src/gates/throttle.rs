@@ -6,10 +6,13 @@
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::StatefulSet;
 
+use super::options::GateOptions;
 use crate::config::SetConfig;
-use crate::gates::GateOptions;
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
+
+/// What blocks, in `sts-stepper --help`'s words ([`crate::gates::help`]).
+pub const HELP: &str = "--max-steps-per-pass / --max-steps-per-minute spent (the whole fleet)";
 
 /// The times of the set's steps later than `since`: from `<prefix>/recent-steps` when the set carries
 /// it (unreadable entries skipped), else its `<prefix>/last-partition-update` alone.

@@ -15,8 +15,9 @@ use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout_at};
 use tracing::{debug, info, warn};
 
+use super::config::LeaderConfig;
+use super::leadership::Leadership;
 use super::record::{LeaseDecision, decide, first_record};
-use super::{LeaderConfig, Leadership};
 
 /// The Lease as last read or written, and since when its record has been seen unchanged.
 pub(super) struct Seen {

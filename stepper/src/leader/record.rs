@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::LeaseSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 
-use super::LeaderConfig;
+use super::config::LeaderConfig;
 
 /// What a candidate does with the Lease record it just read.
 #[derive(Clone, Debug, PartialEq)]

@@ -84,6 +84,24 @@ pub fn update_revision(set: &StatefulSet) -> &str {
         .unwrap_or_default()
 }
 
+/// True when the StatefulSet controller has seen the set's generation (`status.observedGeneration >=
+/// metadata.generation`) and reported `status.updateRevision` (gate `NotObserved` says why not).
+pub fn observed(set: &StatefulSet) -> bool {
+    set.status.as_ref().is_some_and(|s| {
+        s.observed_generation.unwrap_or(0) >= set.metadata.generation.unwrap_or(0)
+            && s.update_revision.is_some()
+    })
+}
+
+/// The annotation `key` (a full key, `<prefix>/<name>`) of `set`, if present.
+pub fn annotation<'a>(set: &'a StatefulSet, key: &str) -> Option<&'a str> {
+    set.metadata
+        .annotations
+        .as_ref()?
+        .get(key)
+        .map(String::as_str)
+}
+
 /// `metadata.name`, `<unnamed>` when absent (for messages).
 pub fn name(set: &StatefulSet) -> &str {
     set.metadata.name.as_deref().unwrap_or("<unnamed>")

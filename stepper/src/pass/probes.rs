@@ -23,9 +23,9 @@ use tracing::{debug, warn};
 use k8s_openapi::api::apps::v1::StatefulSet;
 
 use crate::cluster::{Cluster, ClusterError, Prometheus};
-use crate::gates::http_check::HttpAnswer;
-use crate::gates::prometheus::QueryOutcome;
-use crate::gates::webhook_answer::WebhookAnswer;
+use crate::gates::approval::webhook::answer::WebhookAnswer;
+use crate::gates::check::http::HttpAnswer;
+use crate::gates::check::prometheus::QueryOutcome;
 use crate::gates::{Need, OwnerProbe};
 use crate::model::set::step_changed;
 use crate::plan::{Planner, ProbeMap, Snapshot};
@@ -38,8 +38,9 @@ pub const DEFAULT_CONCURRENCY: usize = 8;
 pub struct ProbeOptions {
     /// Reads in flight at once (≥ 1; `--check-concurrency`, default [`DEFAULT_CONCURRENCY`]).
     pub concurrency: usize,
-    /// The whole pass's time for its reads (`--check-deadline`; the commands default it to twice
-    /// `--prometheus-timeout`); `None`: no deadline (the simulation, whose clock is virtual).
+    /// The whole pass's time for its reads (`--check-deadline`; the commands default it to twice the
+    /// longest timeout of the checks configured, `commands::checks::default_deadline`); `None`: no
+    /// deadline (the simulation, whose clock is virtual).
     pub deadline: Option<Duration>,
     /// POST to the approval webhooks (`once`, `watch`, `step`; not `status`, which only reads, nor
     /// `--dry-run`): without it a set waiting for its webhook shows the last answer recorded.

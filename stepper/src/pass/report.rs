@@ -88,7 +88,7 @@ pub struct SetReport {
     /// unchanged wait is DEBUG: a pass that decides nothing logs one line, its summary.
     pub news: bool,
     /// The approval webhook this pass called for the set: its `--webhook` name and the answer's
-    /// result ([`crate::gates::webhook_answer::WebhookAnswer::result_label`]); `None`: no call.
+    /// result ([`crate::gates::approval::webhook::answer::WebhookAnswer::result_label`]); `None`: no call.
     pub webhook_call: Option<(String, &'static str)>,
 }
 

@@ -11,6 +11,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use tracing::{info, warn};
 
 use crate::cluster::{Cluster, ClusterError, NoPrometheus, PatchOutcome, PodPatched, Prometheus};
+use crate::config::Answerer;
 use crate::gates::Verdict;
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
@@ -130,7 +131,8 @@ pub async fn write<C: Cluster>(
     // Once a write meets `NotLeader` (the Lease was lost mid-pass), no other write is attempted.
     let mut leading = !report.recoveries.iter().any(|r| r.outcome.is_not_leader());
     for (i, p) in plans.into_iter().enumerate() {
-        let webhook_call = p.config.webhook.as_ref().and_then(|w| {
+        let webhook = p.config.answerer.as_ref().and_then(Answerer::webhook);
+        let webhook_call = webhook.and_then(|w| {
             let answer = probes.get(&i)?.webhook.as_ref()?;
             Some((w.name.clone(), answer.result_label()))
         });

@@ -3,9 +3,9 @@
 //! `ApprovalDenied` when a pod's denial answers a request (or the webhook starts denying), `Approved`
 //! with the step the approvals let through.
 
-use crate::config::SetConfig;
+use crate::config::{Answerer, SetConfig};
+use crate::gates::approval::webhook::state::{WebhookState, news};
 use crate::gates::approval::{PodWrite, PodWriteKind};
-use crate::gates::webhook::{WebhookState, news};
 use crate::plan::events::{EventNote, EventType};
 
 impl EventNote {
@@ -105,7 +105,7 @@ impl EventNote {
 /// The Events of a new `webhook-state` among the gates' `changes` (against the one `config` read):
 /// `ApprovalRequested` for the first call of a request, `ApprovalDenied` when a denial episode starts.
 pub fn webhook_events(config: &SetConfig, changes: &[(String, Option<String>)]) -> Vec<EventNote> {
-    let Some(webhook) = &config.webhook else {
+    let Some(Answerer::Webhook(webhook)) = &config.answerer else {
         return Vec::new();
     };
     let Some(new) = changes.iter().find_map(|(k, v)| match v {

@@ -10,7 +10,7 @@ use json_patch::Patch;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 
-use crate::config::SetConfig;
+use crate::config::{Answerer, SetConfig};
 use crate::gates::recovery;
 use crate::gates::{self, Evaluation, NextStep, StepError, Verdict, pause_points};
 use crate::model::set;
@@ -109,7 +109,7 @@ pub(super) fn plan_evaluated(
             },
             writes,
         ) => {
-            if config.approval.is_some() || config.webhook.is_some() {
+            if let Some(answerer) = &config.answerer {
                 let pods = gates::approval::step_pods(
                     set,
                     pods,
@@ -118,15 +118,15 @@ pub(super) fn plan_evaluated(
                     &config.keys,
                 );
                 let names: Vec<&str> = pods.iter().map(|p| p.name).collect();
-                match &config.webhook {
+                match answerer {
                     // No pod to replace: nothing was asked.
-                    Some(_) if names.is_empty() => {}
-                    Some(w) => events.push(EventNote::webhook_approved(
+                    Answerer::Webhook(_) if names.is_empty() => {}
+                    Answerer::Webhook(w) => events.push(EventNote::webhook_approved(
                         &w.name,
                         &names,
                         update_revision,
                     )),
-                    None => events.push(EventNote::approved(&names, update_revision)),
+                    Answerer::Pods(_) => events.push(EventNote::approved(&names, update_revision)),
                 }
             }
             let mut step = patch::step_patch(set, &config, *from, *to, update_revision, now);

@@ -126,8 +126,8 @@ pub fn status_changes(
         }
         Verdict::Idle(_) | Verdict::Unguarded(_) if !ev.pod_writes.is_empty() => {
             let pods: Vec<String> = ev.pod_writes.iter().map(|w| w.name.clone()).collect();
-            Some(gates::approval_note::withdrawing(
-                &gates::approval_note::names(&pods),
+            Some(gates::approval::note::withdrawing(
+                &gates::approval::note::names(&pods),
             ))
         }
         _ => None,

@@ -3,7 +3,7 @@
 //! The gates that read only the Kubernetes API (pods, PDBs, the set's annotations, the owner) are judged
 //! the same anywhere with the same RBAC; a check is judged only with the flag that names its endpoint. Pure.
 
-use crate::config::SetConfig;
+use crate::config::{Answerer, SetConfig};
 
 /// The check flags of the machine that evaluates.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub fn missing_flags(config: &SetConfig, local: &LocalChecks) -> Vec<String> {
     {
         missing.push(format!("--http-check {}=URL", check.name));
     }
-    if let Some(webhook) = &config.webhook
+    if let Some(Answerer::Webhook(webhook)) = &config.answerer
         && !local.webhooks.contains(&webhook.name)
     {
         missing.push(format!("--webhook {}=URL", webhook.name));

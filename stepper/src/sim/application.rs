@@ -20,7 +20,7 @@ use sts_safe_rollout_rules::annotations as names;
 
 use super::webhook::SimWebhook;
 use super::world::{World, timestamp};
-use crate::gates::webhook_answer::Decision;
+use crate::gates::approval::webhook::answer::Decision;
 
 /// How the application answers the stepper's questions (docs/approvals.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]

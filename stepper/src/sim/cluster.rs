@@ -15,8 +15,8 @@ use serde::Deserialize;
 
 use super::world::World;
 use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, PodPatched, Prometheus};
-use crate::gates::prometheus::QueryOutcome;
-use crate::gates::webhook_answer::WebhookAnswer;
+use crate::gates::approval::webhook::answer::WebhookAnswer;
+use crate::gates::check::prometheus::QueryOutcome;
 use crate::plan::events::EventNote;
 
 /// `apiVersion` of the simulated controller owner (MOCO's MySQLCluster group/version).

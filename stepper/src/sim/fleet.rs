@@ -22,7 +22,7 @@ use super::kubelet::Timing;
 use super::world::{SetShape, World, timestamp};
 use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, Prometheus};
 use crate::gates::GateOptions;
-use crate::gates::prometheus::QueryOutcome;
+use crate::gates::check::prometheus::QueryOutcome;
 use crate::pass::PodReads;
 use crate::pass::{self, PassOptions};
 use crate::plan::events::EventNote;

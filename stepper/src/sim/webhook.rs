@@ -27,8 +27,8 @@ use serde_json::json;
 use super::application::{Application, Protocol};
 use super::cluster::SimCluster;
 use super::world::World;
-use crate::gates::webhook_answer::{Decision, WebhookAnswer, read_answer};
-use crate::gates::webhook_request::{API_VERSION, KIND};
+use crate::gates::approval::webhook::answer::{Decision, WebhookAnswer, read_answer};
+use crate::gates::approval::webhook::request::{API_VERSION, KIND};
 
 /// A way the webhook gives no decision: each kind the real client produces
 /// ([`crate::cluster::webhook::Webhooks::post`]).

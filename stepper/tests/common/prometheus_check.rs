@@ -8,7 +8,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use serde_json::Value;
 use sts_stepper::config::check::CheckLimits;
 use sts_stepper::gates::Probes;
-use sts_stepper::gates::prometheus::{CheckConfig, CheckState, Query, QueryOutcome};
+use sts_stepper::gates::check::prometheus::{CheckConfig, CheckState, Query, QueryOutcome};
 
 use super::plans::{annotate, key};
 use super::{now, set_from, set_json};

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use sts_stepper::cluster::prometheus::{Auth, PrometheusClient, PrometheusConfig};
-use sts_stepper::gates::prometheus::QueryOutcome;
+use sts_stepper::gates::check::prometheus::QueryOutcome;
 
 use super::local_servers::Exporter;
 

@@ -332,7 +332,7 @@ impl Scenario {
     /// # Errors
     /// The YAML error, with its location.
     pub fn from_yaml(text: &str) -> Result<Scenario, String> {
-        serde_yaml::from_str(text).map_err(|e| e.to_string())
+        serde_saphyr::from_str(text).map_err(|e| e.to_string())
     }
 }
 

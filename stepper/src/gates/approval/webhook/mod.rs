@@ -1,18 +1,26 @@
-//! The approval webhook at gate `ApprovalPending` (its word in `PrimaryNotMoved` too), and what it asks
-//! the pass for: the POST when due ([`Need::Webhook`]), the record in `<prefix>/webhook-state`, and the
-//! `degraded-reason` records `WebhookErrors: …` (`webhook-error-limit` calls in a row without a
-//! decision) and `ApprovalTimeout: …` (no approval by the request's deadline). The answers and the
-//! record are [`super::webhook_answer`]'s and [`webhook`]'s; the request is [`Question`]'s.
+//! The approval webhook ([`Answerer::Webhook`]) at gate `ApprovalPending` (its word in `PrimaryNotMoved`
+//! too), and what it asks the pass for: the POST when due ([`Need::Webhook`]), the record in
+//! `<prefix>/webhook-state`, and the `degraded-reason` records `WebhookErrors: …`
+//! (`webhook-error-limit` calls in a row without a decision) and `ApprovalTimeout: …` (no approval by
+//! the request's deadline). The answers are [`answer`]'s, the record [`state`]'s, the request
+//! [`request`]'s ([`Question`]).
 
 use jiff::Timestamp;
 
-use super::approval::StepPod;
-use super::approval_note;
-use super::webhook::{self, WebhookState, current_state, next_state};
-use super::webhook_answer::{Decision, WebhookAnswer};
-use super::webhook_request::Question;
-use super::{Evaluation, GateInput, Need};
-use crate::config::WebhookConfig;
+pub mod answer;
+pub mod request;
+pub mod state;
+
+use answer::{Decision, WebhookAnswer};
+use request::Question;
+use state::{WebhookState, current_state, next_state};
+
+use super::note as approval_note;
+use super::step::{StepPod, pods_of};
+use crate::config::{Answerer, WebhookConfig};
+use crate::gates::input::GateInput;
+use crate::gates::probes::Need;
+use crate::gates::verdict::Evaluation;
 use crate::model::reasons::degraded_kind::{self, APPROVAL_TIMEOUT, WEBHOOK_ERRORS};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
@@ -52,9 +60,8 @@ impl Run<'_> {
     }
 }
 
-fn run<'a>(input: &GateInput<'a>) -> Option<Run<'a>> {
-    let config = input.config.webhook.as_ref()?;
-    let pods = super::on_approval::step_pods(input);
+fn run<'a>(input: &GateInput<'a>, config: &'a WebhookConfig) -> Run<'a> {
+    let pods = pods_of(input);
     let question = Question {
         set: input.set,
         pods: &pods,
@@ -78,12 +85,12 @@ fn run<'a>(input: &GateInput<'a>) -> Option<Run<'a>> {
         };
         (answer, next_state(stored.clone(), fresh, answer, input.now))
     });
-    Some(Run {
+    Run {
         config,
         pods,
         stored,
         answered,
-    })
+    }
 }
 
 /// The request body for this pass's call ([`Question::body`]), its deadline from the first call.
@@ -94,7 +101,7 @@ fn body(input: &GateInput<'_>, r: &Run<'_>) -> serde_json::Value {
         pods: &r.pods,
         partition: (input.partition(), input.target()),
     };
-    question.body(webhook::deadline(first, r.config.timeout_seconds))
+    question.body(state::deadline(first, r.config.timeout_seconds))
 }
 
 /// The detail of `ApprovalPending` for `r` at `now`.
@@ -151,7 +158,9 @@ fn detail(input: &GateInput<'_>, r: &Run<'_>, now: Timestamp) -> String {
 /// (the names the flags configure, [`crate::gates::GateOptions::webhooks`]); `None` when it does, or
 /// when the flags are not known.
 pub fn unknown_webhook(input: &GateInput<'_>) -> Option<String> {
-    let webhook = input.config.webhook.as_ref()?;
+    let Some(Answerer::Webhook(webhook)) = &input.config.answerer else {
+        return None;
+    };
     let configured = input.opts.webhooks.as_ref()?;
     if configured.contains(&webhook.name) {
         return None;
@@ -167,12 +176,10 @@ pub fn unknown_webhook(input: &GateInput<'_>) -> Option<String> {
     ))
 }
 
-/// `ApprovalPending` with a webhook: passes without one, with no pod to replace, or when this pass's
+/// `ApprovalPending` with a webhook (`config`): passes with no pod to replace, or when this pass's
 /// call answered `Approve`; else blocks, saying what the webhook answered (or that it is being asked).
-pub(super) fn pending(input: &GateInput<'_>) -> Result<(), Blocked> {
-    let Some(r) = run(input) else {
-        return Ok(());
-    };
+pub(super) fn pending(input: &GateInput<'_>, config: &WebhookConfig) -> Result<(), Blocked> {
+    let r = run(input, config);
     if r.pods.is_empty() || r.approved() {
         return Ok(());
     }
@@ -183,8 +190,8 @@ pub(super) fn pending(input: &GateInput<'_>) -> Result<(), Blocked> {
 }
 
 /// What `PrimaryNotMoved` says with a webhook: it was asked to move the role, and its last answer.
-pub(super) fn switchover_note(input: &GateInput<'_>) -> Option<String> {
-    let r = run(input)?;
+pub(super) fn switchover_note(input: &GateInput<'_>, config: &WebhookConfig) -> String {
+    let r = run(input, config);
     let mut note = format!(
         "asked webhook {} to move the role (phase Switchover)",
         r.config.name
@@ -200,16 +207,14 @@ pub(super) fn switchover_note(input: &GateInput<'_>) -> Option<String> {
             note.push_str(&format!("; no answer {} times in a row", s.errors));
         }
     }
-    Some(note)
+    note
 }
 
 /// Records in `ev` what the webhook asks for once its gates were reached: the POST when due and not
 /// made, the record when this pass's call changed it, and the `WebhookErrors` / `ApprovalTimeout`
 /// records (written when nothing else is recorded; removed once no longer true).
-pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
-    let Some(r) = run(input) else {
-        return;
-    };
+pub(super) fn effects(input: &GateInput<'_>, config: &WebhookConfig, ev: &mut Evaluation) {
+    let r = run(input, config);
     if r.pods.is_empty() {
         return;
     }

@@ -3,7 +3,10 @@
 use jiff::SignedDuration;
 use k8s_openapi::api::apps::v1::StatefulSet;
 
-use super::{GateInput, pause_points};
+use super::approval::webhook::unknown_webhook;
+use super::check::http::unknown_check;
+use super::input::GateInput;
+use super::pause_points;
 use crate::model::fields::{Field, set as of_set};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
@@ -71,7 +74,7 @@ pub fn paused(input: &GateInput<'_>) -> Result<(), Blocked> {
 pub fn invalid_annotation(input: &GateInput<'_>) -> Result<(), Blocked> {
     match &input.config.invalid {
         Some(detail) => Err(Blocked::new(Reason::InvalidAnnotation, detail.to_string())),
-        None => match super::unknown_check(input).or_else(|| super::unknown_webhook(input)) {
+        None => match unknown_check(input).or_else(|| unknown_webhook(input)) {
             Some(detail) => Err(Blocked::new(Reason::InvalidAnnotation, detail)),
             None => Ok(()),
         },

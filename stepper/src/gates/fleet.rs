@@ -5,7 +5,8 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
-use super::{GateInput, OwnerProbe};
+use super::input::GateInput;
+use super::probes::OwnerProbe;
 use crate::model::fields::{Field, set as of_set};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;

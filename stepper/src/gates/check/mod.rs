@@ -1,5 +1,7 @@
-//! The counting of a gated check, whatever it asks (PromQL queries today; an HTTP endpoint can reuse
-//! it): its stored state, and what one more check — or none — means for the step.
+//! The gated checks — the Prometheus check ([`prometheus`], gate `PrometheusCheck`) and the HTTP check
+//! ([`http`], gate `HttpCheck`) — and the counting they share, whatever they ask: a check's stored
+//! state, and what one more check — or none — means for the step (what that asks the pass to write is
+//! [`effects`]'s).
 //!
 //! After Argo Rollouts' analysis: a check **passes** (every measurement said yes), **fails** (a
 //! measurement answered no: an empty PromQL result) or **errs** (a measurement could not be made: a
@@ -15,6 +17,10 @@
 //! pinned to the partition and `updateRevision` they were counted for, so a CronJob pass and a
 //! restarted `watch` continue where the last one stopped, and a step or a new revision starts over.
 //! Plain functions over plain data.
+
+mod effects;
+pub mod http;
+pub mod prometheus;
 
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 //! The approval webhook's request (docs/approvals.md, "Webhook"): the versioned JSON the stepper POSTs,
-//! built from the set and the pods its next step would replace ([`super::approval::step_pods`]). Pure:
+//! built from the set and the pods its next step would replace ([`crate::gates::approval::step::step_pods`]). Pure:
 //! the client only sends it.
 //!
 //! Its `requestId` is a hash of what the request asks (namespace, name, `updateRevision`, the partition
@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use serde_json::{Value, json};
 
-use super::approval::{Phase, StepPod};
+use crate::gates::approval::step::{Phase, StepPod};
 use crate::model::set;
 
 /// The request's `apiVersion`.
@@ -23,7 +23,7 @@ pub const KIND: &str = "UpdateApprovalRequest";
 pub struct Question<'a> {
     /// The set as read.
     pub set: &'a StatefulSet,
-    /// The pods the step replaces, in the controller's order ([`super::approval::step_pods`]).
+    /// The pods the step replaces, in the controller's order ([`crate::gates::approval::step::step_pods`]).
     pub pods: &'a [StepPod<'a>],
     /// The partition now, and after the step.
     pub partition: (i32, i32),

@@ -8,16 +8,29 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 
-use super::GateInput;
+use super::input::GateInput;
 use crate::model::fields::{Field, pdb, pod, set as of_set};
 use crate::model::pods::{PdbView, pod_revision, pod_unready_cause, start_ordinal};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 
 /// Gate `PodNotReady` ([`check_pods_ready`]), not counting the pods the step replaces while they are
-/// already down ([`GateInput::down`]).
+/// already down ([`down`]).
 pub fn pod_not_ready(input: &GateInput<'_>) -> Result<(), Blocked> {
-    check_pods_ready_except(input.set, input.pods, input.now, &input.down())
+    check_pods_ready_except(input.set, input.pods, input.now, &down(input))
+}
+
+/// The ordinals the next step replaces when all of them are already down ([`replaced_while_down`] from
+/// the set's partition to [`GateInput::target`]); they count for neither `PodNotReady` nor
+/// `PdbBlocked`.
+pub fn down(input: &GateInput<'_>) -> BTreeSet<u32> {
+    replaced_while_down(
+        input.set,
+        input.pods,
+        input.partition(),
+        input.target(),
+        input.now,
+    )
 }
 
 /// Gate `StepInProgress` ([`check_step_done`] at the set's partition).
@@ -59,7 +72,7 @@ pub const PDB_READS: &[Field] = &[
 /// by the very pods the step replaces: replacing pods that are all already down disrupts no healthy
 /// one (the eviction API's `unhealthyPodEvictionPolicy: AlwaysAllow`), so the gate then passes.
 pub fn pdb_blocked(input: &GateInput<'_>) -> Result<(), Blocked> {
-    if !input.opts.pdb_gate || !input.down().is_empty() {
+    if !input.opts.pdb_gate || !down(input).is_empty() {
         return Ok(());
     }
     check_pdbs(input.set, input.pods, input.pdbs)

@@ -5,8 +5,10 @@
 
 use sts_safe_rollout_rules::annotations::TRUE;
 
-use super::{Evaluation, GateInput, Need};
-use crate::gates::check::{CheckResult, CheckState};
+use super::{CheckResult, CheckState};
+use crate::gates::input::GateInput;
+use crate::gates::probes::Need;
+use crate::gates::verdict::Evaluation;
 use crate::model::reasons::degraded_kind::{self, CHECK_ERRORS, FAILURE_LIMIT};
 
 /// One check at its gate: what differs between the kinds of check.

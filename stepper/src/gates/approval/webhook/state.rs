@@ -4,12 +4,12 @@
 //! JSON), pinned to the request's id (revision, partition step, phase): when it was first asked (the
 //! `deadline` and the `ApprovalTimeout` count from it), the last decision and its reason, when the
 //! application asked to be called again (`retryAfterSeconds`), and consecutive errors (what an answer
-//! means: [`super::webhook_answer`]).
+//! means: [`super::answer`]).
 
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use super::webhook_answer::{Decision, WebhookAnswer};
+use super::answer::{Decision, WebhookAnswer};
 
 /// The webhook's record for the pending request, stored as JSON in `<prefix>/webhook-state`, e.g.
 /// `{"requestId":"5f0c…","updateRevision":"web-7d…","partition":5,"phase":"Update","pods":["web-4"],"firstAsked":"2026-11-23T01:20:00Z","decision":"Wait","reason":"draining","retryAt":"2026-11-23T01:21:00Z"}`
@@ -138,7 +138,7 @@ pub fn news(old: Option<&WebhookState>, new: &WebhookState) -> (bool, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gates::webhook_answer::Answer;
+    use crate::gates::approval::webhook::answer::Answer;
 
     fn decided(d: Decision, reason: &str, retry: Option<u32>) -> WebhookAnswer {
         WebhookAnswer::Decided(Answer {

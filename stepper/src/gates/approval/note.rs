@@ -9,7 +9,7 @@
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::webhook::WebhookState;
+use super::webhook::state::WebhookState;
 
 /// `t` to the second, RFC 3339 UTC (`2026-11-26T15:00:00Z`).
 fn second(t: Timestamp) -> String {
@@ -43,7 +43,7 @@ pub fn waiting(pods: &str, revision: &str, since: Timestamp, timeout_seconds: i6
 
 /// A set with nothing left to step (a rollback, a forced set) whose pods still carry requests, withdrawn
 /// in this pass: `withdrawing the requests on web-0: nothing left to step`. Kept until a pass finds no
-/// request left ([`super::withdraws_requests`] reads the pods while it is recorded).
+/// request left ([`crate::gates::withdraws_requests`] reads the pods while it is recorded).
 pub fn withdrawing(pods: &str) -> String {
     format!("withdrawing the requests on {pods}: nothing left to step")
 }
@@ -78,7 +78,7 @@ pub fn webhook(name: &str, pods: &str, state: &WebhookState, timeout_seconds: i6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gates::webhook_answer::Decision;
+    use crate::gates::approval::webhook::answer::Decision;
 
     fn at(s: &str) -> Timestamp {
         s.parse().expect("time")

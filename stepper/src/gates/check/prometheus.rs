@@ -7,39 +7,28 @@
 //! answer) is an error: the check could not be made. A check (every query once) passes when all
 //! queries succeed, fails when one answered empty, and errs otherwise when one got no answer. The
 //! counting — `success-threshold`, `failure-limit` (a pause), `check-error-limit` (Degraded, no pause)
-//! — is shared by every kind of check: [`crate::gates::check`].
+//! — is shared by every kind of check: [`crate::gates::check`]. Also here: gate `PrometheusCheck`, and
+//! the reads and annotation changes the check asks for.
 //!
 //! The annotations are read by [`crate::config`]; the query I/O is [`crate::cluster::prometheus`];
 //! everything here is plain functions over plain data.
 
 use jiff::Timestamp;
 
+use super::effects::{self, Reached};
+use super::{self as check, count};
+pub use super::{CheckResult, CheckState, Measured, current_state};
 pub use crate::config::check::{CheckConfig, Query};
-use crate::gates::check::{self, count};
-pub use crate::gates::check::{CheckResult, CheckState, Measured, current_state};
+use crate::gates::input::GateInput;
+use crate::gates::probes::Need;
+pub use crate::gates::probes::QueryOutcome;
+use crate::gates::verdict::Evaluation;
+use crate::model::fields::{Field, set as of_set};
+use crate::model::reasons::{Blocked, Reason};
+use crate::model::set;
 
 /// The gate's name in the check's messages.
 pub const KIND: &str = "PrometheusCheck";
-
-/// What one query returned.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum QueryOutcome {
-    /// Non-empty result: this many series (a scalar or string result counts as 1, but a NaN scalar —
-    /// `scalar()` of an empty vector — is [`QueryOutcome::Empty`]).
-    NonEmpty(usize),
-    /// The query ran and returned no series: a failure.
-    Empty,
-    /// No answer: the cause in one line (timeout, connection refused, HTTP 401 or 503, PromQL error, an
-    /// answer that is not the Prometheus API's, …): an error, not a failure.
-    Error(String),
-}
-
-impl QueryOutcome {
-    /// True for [`QueryOutcome::NonEmpty`].
-    pub fn passed(&self) -> bool {
-        matches!(self, QueryOutcome::NonEmpty(_))
-    }
-}
 
 /// What the check found, from the `outcomes` of its queries (in `config.queries` order; a query with
 /// no outcome was not run: an error). An empty result anywhere is a failure (an answer saying no
@@ -90,4 +79,66 @@ pub fn check_result(
 /// The `degraded-reason` this check records for `state` ([`check::degraded`]).
 pub fn degraded(config: &CheckConfig, state: &CheckState) -> Option<String> {
     check::degraded(KIND, &config.limits, state)
+}
+
+/// What `PrometheusCheck` reads of the set beside its annotations: the revision its state is pinned to and its
+/// queries name.
+pub const READS: &[Field] = &[of_set("status.updateRevision")];
+
+/// The check's config, its stored state for this observation, and its result at `input.now`; `None`
+/// when the set has no check.
+fn run<'a>(input: &GateInput<'a>) -> Option<(&'a CheckConfig, Option<CheckState>, CheckResult)> {
+    let check = input.config.prometheus.as_ref()?;
+    let revision = set::update_revision(input.set);
+    let partition = input.partition();
+    let stored = input.config.stamps.prometheus_check.as_deref();
+    let state = current_state(stored, partition, revision);
+    let result = check_result(
+        check,
+        state.as_ref(),
+        input.probes.prometheus.as_deref(),
+        partition,
+        revision,
+        input.now,
+    );
+    Some((check, state, result))
+}
+
+/// Gate `PrometheusCheck`: passes without a check, or when the check's result is
+/// [`CheckResult::Pass`]; a due check not run yet, a wait and a pause block.
+pub fn prometheus_check(input: &GateInput<'_>) -> Result<(), Blocked> {
+    let Some((check, _, result)) = run(input) else {
+        return Ok(());
+    };
+    let detail = match result {
+        CheckResult::Pass { .. } => return Ok(()),
+        CheckResult::Due => {
+            let n = check.queries.len();
+            let noun = if n == 1 { "query" } else { "queries" };
+            format!("check due ({n} {noun}), not run yet")
+        }
+        CheckResult::Wait { detail, .. } => detail,
+        CheckResult::Pause { reason } => format!("{reason}: rollout paused"),
+    };
+    Err(Blocked::new(
+        Reason::PrometheusCheck,
+        format!("{}: {detail}", set::name(input.set)),
+    ))
+}
+
+/// Records in `ev` what the check asks for once the gate was reached ([`effects::record`]): the
+/// queries to run when due, the counts, the pause after `failure-limit` failures, the `CheckErrors`
+/// record ([`degraded`]).
+pub(in crate::gates) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
+    let Some((check, state, result)) = run(input) else {
+        return;
+    };
+    let reached = Reached {
+        state_key: &input.config.keys.prometheus_check,
+        state,
+        result,
+        need: || Need::Queries(check.queries.clone()),
+        degraded: |s: &CheckState| degraded(check, s),
+    };
+    effects::record(input, ev, reached);
 }

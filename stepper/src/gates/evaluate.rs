@@ -1,0 +1,135 @@
+//! The gates for one StatefulSet: before any gate ([`before_gates`]: unguarded, idle), then
+//! [`GATES`] in order, then what the gates reached ask for ([`evaluate_input`]).
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Pod;
+
+use super::input::{FleetView, GateInput};
+use super::next_step::next_step;
+use super::options::GateOptions;
+use super::probes::{Need, Probes};
+use super::table::GATES;
+use super::verdict::{Evaluation, Idle, Verdict};
+use super::{approval, canary, check};
+use crate::config::{Answerer, SetConfig};
+use crate::model::pods::PdbView;
+use crate::model::reasons::{Blocked, Reason};
+use crate::model::set;
+
+/// The verdict before any gate: `Unguarded` (OnDelete, an unknown strategy, forced), `Idle` (nothing
+/// staged, or partition 0); `None` when the gates decide.
+pub fn before_gates(set: &StatefulSet, config: &SetConfig) -> Option<Verdict> {
+    if set::is_on_delete(set) {
+        return Some(Verdict::Unguarded("updateStrategy OnDelete"));
+    }
+    if !set::is_rolling_update(set) {
+        return Some(Verdict::Unguarded("unknown updateStrategy type"));
+    }
+    if config.forced {
+        return Some(Verdict::Unguarded("force-rolling-update"));
+    }
+    if !set::has_staged_update(set) {
+        return Some(Verdict::Idle(Idle::UpToDate));
+    }
+    if set::partition(set).unwrap_or(0) <= 0 {
+        return Some(Verdict::Idle(Idle::PartitionZero));
+    }
+    None
+}
+
+/// True for a set with nothing left to step ([`before_gates`]) whose pods must be read to withdraw the
+/// approval requests on them (a rollback, a forced set): the handshake is on and the rollout was
+/// blocked when last seen (`blocked-reason` recorded; a pass that writes a request always blocks, and
+/// only a step, which withdraws the others, clears it), or `approval-pending` is recorded (it stays,
+/// saying so, while a withdrawal is under way: a pod write lost in one pass is retried in the next,
+/// [`approval::note::withdrawing`]).
+pub fn withdraws_requests(config: &SetConfig) -> bool {
+    matches!(config.answerer, Some(Answerer::Pods(_)))
+        && (config.stamps.blocked_reason.is_some() || config.stamps.approval_pending.is_some())
+}
+
+/// The gates for one StatefulSet: [`before_gates`], then [`GATES`] in order; else a step to
+/// [`GateInput::target`]. When an I/O gate lacks its read, the evaluation is `Blocked` with
+/// [`Evaluation::need`] saying what to read.
+pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
+    if let Some(verdict) = before_gates(input.set, input.config) {
+        let mut ev = Evaluation::of(verdict);
+        canary::effects(input, &mut ev); // an idle set's plan pause is lifted
+        if matches!(input.config.answerer, Some(Answerer::Pods(_))) {
+            ev.pod_writes = approval::withdraw_all(input.pods, &input.config.keys, input.now);
+        }
+        return ev;
+    }
+    let blocked = GATES.iter().find_map(|g| (g.check)(input).err());
+    let blocked_by = blocked.as_ref().map(|b| b.reason);
+    // The step is pinned only for a set that takes it (a blocked one's is [`next_step`], on demand).
+    let mut ev = Evaluation::of(match blocked {
+        Some(b) => Verdict::Blocked(b),
+        None => match next_step(input.set, input.config) {
+            Ok(n) => Verdict::Step {
+                from: n.from,
+                to: n.to,
+                update_revision: n.update_revision,
+            },
+            // Unreachable: `InvalidAnnotation` and `NotObserved` block first; fail closed anyway.
+            Err(e) => Verdict::Blocked(Blocked::new(Reason::NotObserved, e.to_string())),
+        },
+    });
+    let reached = |reason: Reason| blocked_by.is_none_or(|r| r == reason);
+    if blocked_by == Some(Reason::OwnerNotHealthy) && input.probes.owner.is_none() {
+        ev.need = set::controller_owner(input.set).cloned().map(Need::Owner);
+    }
+    if reached(Reason::PrometheusCheck) {
+        check::prometheus::effects(input, &mut ev);
+    }
+    if reached(Reason::HttpCheck) {
+        check::http::effects(input, &mut ev);
+    }
+    if reached(Reason::PrimaryNotMoved) || blocked_by == Some(Reason::ApprovalPending) {
+        approval::effects(input, &mut ev);
+    }
+    canary::effects(input, &mut ev);
+    ev
+}
+
+/// The gates for one StatefulSet read on its own: its annotations parsed with `opts.keys`, then
+/// [`evaluate_input`]. `pods` are the set's pods by ordinal; `pdbs` the PDBs of its namespace; `fleet`
+/// the holder of its rollout group; `probes` what the pass read for the I/O gates so far.
+pub fn evaluate(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    pdbs: &[PdbView<'_>],
+    fleet: FleetView<'_>,
+    probes: &Probes,
+    opts: &GateOptions,
+    now: Timestamp,
+) -> Evaluation {
+    let config = SetConfig::parse(set, &opts.keys);
+    evaluate_input(&GateInput {
+        set,
+        config: &config,
+        pods,
+        pdbs,
+        fleet,
+        probes,
+        opts,
+        now,
+    })
+}
+
+/// The verdict for one StatefulSet with no fleet context and no I/O results: [`evaluate`] with an
+/// empty [`FleetView`] and empty [`Probes`] (a set with an owner condition or a due Prometheus check
+/// is then `Blocked`, saying what was not read).
+pub fn decide(
+    set: &StatefulSet,
+    pods: &BTreeMap<u32, &Pod>,
+    pdbs: &[PdbView<'_>],
+    opts: &GateOptions,
+    now: Timestamp,
+) -> Verdict {
+    let none = Probes::default();
+    evaluate(set, pods, pdbs, FleetView::default(), &none, opts, now).verdict
+}
