@@ -251,7 +251,7 @@ demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs
 
 SOAK_CASES ?= 100000
 soak: ## The simulation's property tests with $(SOAK_CASES) random rollouts each (optimized build)
-	time SIM_CASES=$(SOAK_CASES) $(CARGO) test --locked --profile soak -p sts-stepper --test sim_properties --test sim_canary --test sim_approvals
+	time SIM_CASES=$(SOAK_CASES) $(CARGO) test --locked --profile soak -p sts-stepper --test sim -- sim_properties:: sim_canary:: sim_approvals::
 
 install: ## Install sts-stepper and the kubectl plugin link kubectl-safe_rollout into $(PREFIX)/bin
 	$(CARGO) build --locked --profile $(INSTALL_PROFILE) -p sts-stepper

@@ -28,8 +28,8 @@ TOOLS=(
     "test musl-gcc        musl-tools       make stepper-static: ring's C code for x86_64-unknown-linux-musl"
     "test prometheus      prometheus       stepper/tests/prometheus_real_*.rs: the PrometheusCheck gate"
     "test promtool        prometheus       checking Prometheus rule files"
-    "test python3         python3          deploy/validate.sh, stepper/tests/example_webhook.rs"
-    "test kubectl         kubernetes-client stepper/tests/example_approve_pods.rs: docs/examples/approve-pods.sh"
+    "test python3         python3          deploy/validate.sh, stepper/tests/decisions/example_webhook.rs"
+    "test kubectl         kubernetes-client stepper/tests/decisions/example_approve_pods.rs: docs/examples/approve-pods.sh"
     "test python3:venv    python3-venv     deploy/validate.sh, scripts/monitoring-test.sh: a venv for their PyPI packages"
 )
 # Tools no Debian package provides, installed with `cargo install --locked --debug CRATE --version V` (into

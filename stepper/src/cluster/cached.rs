@@ -14,12 +14,12 @@
 //! reads ([`trim_pdb`]).
 //!
 //! What is kept is the union of what the pass's readers declare (`plan::fields::union`; each gate's
-//! beside it): `stepper/tests/fields.rs` fails when a reader declares a field kept here by none, or
+//! beside it): `stepper/tests/decisions/fields.rs` fails when a reader declares a field kept here by none, or
 //! reads one it does not declare.
 //!
 //! The fresh reads before a step, the owner GET and every command but `watch` read whole objects from
 //! the API server; nothing is ever written back from a cached object (writes are JSON Patches whose
-//! `test` ops pin the few fields read here). `stepper/tests/cached.rs` checks that a cached object gets
+//! `test` ops pin the few fields read here). `stepper/tests/decisions/cached.rs` checks that a cached object gets
 //! the same decisions as the whole one on the real fixtures.
 //!
 //! Kept, by reader:

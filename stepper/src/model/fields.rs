@@ -1,6 +1,6 @@
 //! Which fields of the API objects a decision reads: declared once, beside each reader (a gate, the
 //! annotations' parse, recovery, the figures), so that `watch`'s caches can keep exactly their union
-//! (`cluster::cached`) and a test can hold every reader to its declaration (`stepper/tests/fields.rs`:
+//! (`cluster::cached`) and a test can hold every reader to its declaration (`stepper/tests/decisions/fields.rs`:
 //! each decision made on the objects cut down to what its reader declares — [`project`] — equals the
 //! decision made on the whole objects; the caches keep every declared field).
 //!

@@ -2,7 +2,7 @@
 //! ([`union`]): what `watch`'s caches must keep of each StatefulSet, pod and PodDisruptionBudget
 //! (`cluster::cached`), so that a pass decides on the caches as on a LIST (docs/design.md, "`once`
 //! and `watch` decide the same"). Each reader declares its fields beside its code (the gates in
-//! [`crate::gates::GATES`]); `stepper/tests/fields.rs` holds each to its declaration and the caches to
+//! [`crate::gates::GATES`]); `stepper/tests/decisions/fields.rs` holds each to its declaration and the caches to
 //! the union.
 
 use crate::config;

@@ -3,7 +3,7 @@
 //! the world's changes as watch events that arrive `lag` seconds late; its writes, the owner read and
 //! the fresh reads before a step go to the simulated API server ([`CachedCluster`] over
 //! [`SimCluster`]). So one scenario plays the same cluster history to `once` (a LIST per pass) and to
-//! `watch`, and the two can be compared (`stepper/tests/sim_modes.rs`).
+//! `watch`, and the two can be compared (`stepper/tests/sim/sim_modes.rs`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! The approval webhook's gate on the real "1-staged" moment (a 5-replica set staged at partition 5:
-//! the next step 5→4 replaces web-4), for tests/webhook.rs and tests/webhook_records.rs: the set asking
+//! the next step 5→4 replaces web-4), for tests/decisions/webhook.rs and tests/decisions/webhook_records.rs: the set asking
 //! webhook `db` (with annotations and pod labels added), one evaluation with a given answer, a plan's
 //! snapshot and probes, and readers of what the evaluation asks for (the record, the changes, the call).
 #![allow(dead_code)] // each test crate uses a subset

@@ -1,0 +1,47 @@
+//! The pure decisions over the recorded API fixtures and small builders: gates, plans, patches, configuration, records.
+//!
+//! One test binary of modules, one per former file (cargo's guide on test organisation): the
+//! stepper's crates are compiled and linked once for all of them instead of once per file
+//! (BENCHMARKS.md, "A fresh machine"). Run one file's tests with `cargo test --test decisions NAME::`.
+
+#[path = "../canary_support/mod.rs"]
+mod canary_support;
+#[path = "../common/mod.rs"]
+mod common;
+
+mod approval_pending;
+mod approvals;
+mod cached;
+mod check_errors;
+mod config_errors;
+mod degraded;
+mod example_approve_pods;
+mod example_webhook;
+mod fields;
+mod fixture_moments;
+mod gates_on_pods;
+mod gates_on_set;
+mod health;
+mod metrics;
+mod namespace;
+mod owner_check;
+mod owner_condition;
+mod partition_steps;
+mod pause_at_config;
+mod pause_plan_status;
+mod pause_points;
+mod pause_points_restart;
+mod plan;
+mod prometheus_check_config;
+mod prometheus_check_pause;
+mod prometheus_check_plan;
+mod prometheus_check_result;
+mod rbac;
+mod reasons;
+mod recovery;
+mod rejected_record;
+mod release_policy;
+mod rollout_group;
+mod throttle;
+mod webhook;
+mod webhook_records;

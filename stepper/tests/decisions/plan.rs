@@ -1,0 +1,220 @@
+//! The plan as pure data: which patches and Events a set gets, and their exact shape.
+
+use crate::common::*;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+use sts_stepper::config::{Keys, SetConfig};
+use sts_stepper::gates::{GateOptions, Verdict};
+use sts_stepper::model::pods;
+use sts_stepper::model::reasons::Reason;
+use sts_stepper::plan::events::EventType;
+use sts_stepper::plan::patch::stamp;
+use sts_stepper::plan::{self, SetPlan, Snapshot};
+
+/// The set's annotations as the stepper reads them (default prefix).
+fn config_of(set: &k8s_openapi::api::apps::v1::StatefulSet) -> SetConfig {
+    SetConfig::parse(set, &Arc::new(Keys::default()))
+}
+
+fn plan_one(v: Value, pods: Vec<k8s_openapi::api::core::v1::Pod>) -> SetPlan {
+    let snap = Snapshot {
+        statefulsets: vec![set_from(v).into()],
+        pods,
+        ..Snapshot::default()
+    };
+    plan::plan(&snap, &GateOptions::default(), now())
+        .pop()
+        .expect("one plan")
+}
+
+fn to_json(p: &Option<json_patch::Patch>) -> Value {
+    serde_json::to_value(p).expect("json")
+}
+
+#[test]
+fn absent_annotations_are_added_as_a_whole_map_pinned_by_resource_version() {
+    let mut v = set_json("web", 3, Some(3), 0);
+    v["metadata"]
+        .as_object_mut()
+        .expect("meta")
+        .remove("annotations");
+    v["status"]["currentRevision"] = json!("b"); // nothing staged, fully Ready
+    v["status"]["updatedReplicas"] = json!(3);
+    let p = plan_one(v.clone(), vec![]);
+    assert_eq!(
+        to_json(&p.status_annotations),
+        json!([
+            {"op": "test", "path": "/metadata/resourceVersion", "value": "100"},
+            {"op": "add", "path": "/metadata/annotations",
+             "value": {"safe-rollout.dev/initialized": "true"}}
+        ])
+    );
+    // The step patch on a set without annotations: same pin, whole map.
+    let mut v = set_json("web", 3, Some(3), 0);
+    v["metadata"]
+        .as_object_mut()
+        .expect("meta")
+        .remove("annotations");
+    v["status"]["readyReplicas"] = json!(2); // not fully Ready: no initialized stamp
+    let p = plan_one(v, pods("web", 3, 3));
+    assert!(p.status_annotations.is_none());
+    assert_eq!(
+        to_json(&p.step),
+        json!([
+            {"op": "test", "path": "/spec/updateStrategy/rollingUpdate/partition", "value": 3},
+            {"op": "test", "path": "/status/updateRevision", "value": "b"},
+            {"op": "replace", "path": "/spec/updateStrategy/rollingUpdate/partition", "value": 2},
+            {"op": "test", "path": "/metadata/resourceVersion", "value": "100"},
+            {"op": "add", "path": "/metadata/annotations",
+             "value": {"safe-rollout.dev/last-partition-update": "2026-11-23T01:20:00Z"}}
+        ])
+    );
+}
+
+#[test]
+fn the_stamp_always_changes_even_within_one_second() {
+    let t = at("2026-11-23T01:20:00.250Z");
+    let mut v = set_json("web", 3, Some(3), 0);
+    assert_eq!(
+        stamp(&config_of(&set_from(v.clone())), t),
+        "2026-11-23T01:20:00Z"
+    );
+    v["metadata"]["annotations"]["safe-rollout.dev/last-partition-update"] =
+        json!("2026-11-23T01:20:00Z");
+    assert_eq!(
+        stamp(&config_of(&set_from(v)), t),
+        "2026-11-23T01:20:00.25Z"
+    );
+}
+
+#[test]
+fn a_new_blocked_reason_is_announced_and_recorded_an_old_one_is_not() {
+    let mut v = set_json("web", 5, Some(4), 1);
+    v["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
+    v["metadata"]["annotations"]["safe-rollout.dev/paused"] = json!("true");
+    let p = plan_one(v.clone(), pods("web", 5, 4));
+    assert!(matches!(&p.verdict, Verdict::Blocked(b) if b.reason == Reason::Paused));
+    assert_eq!(
+        to_json(&p.status_annotations),
+        json!([{"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason",
+                "value": "Paused"}])
+    );
+    assert_eq!(p.status_events.len(), 1);
+    assert_eq!(p.status_events[0].reason, "Blocked");
+    assert_eq!(
+        p.status_events[0].type_,
+        EventType::Normal,
+        "a pause is expected"
+    );
+    assert!(p.step.is_none());
+    v["metadata"]["annotations"]["safe-rollout.dev/blocked-reason"] = json!("Paused");
+    let p = plan_one(v.clone(), pods("web", 5, 4));
+    assert!(p.status_annotations.is_none() && p.status_events.is_empty());
+    // Unpaused but a pod below the partition is missing: a new reason, a Warning.
+    v["metadata"]["annotations"]["safe-rollout.dev/paused"] = json!("false");
+    let mut missing_2 = pods("web", 5, 4);
+    missing_2.remove(2);
+    let p = plan_one(v, missing_2);
+    assert_eq!(p.status_events[0].type_, EventType::Warning);
+    assert_eq!(p.status_events[0].note, "PodNotReady web-2: missing");
+}
+
+#[test]
+fn idle_and_unguarded_sets_drop_a_stale_reason_and_unguarded_are_not_stamped() {
+    let mut v = set_json("web", 3, Some(0), 3);
+    v["status"]["currentRevision"] = json!("b");
+    v["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
+    v["metadata"]["annotations"]["safe-rollout.dev/blocked-reason"] = json!("PodNotReady");
+    let p = plan_one(v, vec![]);
+    assert_eq!(
+        to_json(&p.status_annotations),
+        json!([{"op": "remove", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason"}])
+    );
+    assert!(p.status_events.is_empty());
+    let mut v = set_json("web", 3, Some(3), 3);
+    v["status"]["currentRevision"] = json!("b");
+    v["metadata"]["annotations"]["safe-rollout.dev/force-rolling-update"] = json!("true");
+    let p = plan_one(v, vec![]);
+    assert!(matches!(p.verdict, Verdict::Unguarded(_)));
+    assert!(
+        p.status_annotations.is_none(),
+        "a forced set is not stamped initialized"
+    );
+}
+
+#[test]
+fn needs_pods_only_for_staged_guarded_sets_above_partition_zero() {
+    let staged = set("web", 3, Some(3), 0);
+    let at_zero = set("web", 3, Some(0), 1);
+    let mut done = set_json("web", 3, Some(3), 3);
+    done["status"]["currentRevision"] = json!("b");
+    assert!(plan::needs_pods(
+        std::slice::from_ref(&staged),
+        &Arc::new(Keys::default())
+    ));
+    assert!(!plan::needs_pods(
+        &[at_zero, set_from(done)],
+        &Arc::new(Keys::default())
+    ));
+}
+
+#[test]
+fn pods_are_grouped_by_owner_uid_across_many_sets() {
+    // Sets named web, web-1, web-1-0 and db: names that prefix each other must not mix their pods.
+    let names = ["web", "web-1", "web-1-0", "db"];
+    let sets: Vec<_> = names.iter().map(|n| set(n, 2, Some(2), 0)).collect();
+    let all: Vec<_> = names.iter().flat_map(|n| pods(n, 2, 2)).collect();
+    for s in &sets {
+        let by = pods::pods_by_ordinal(s, all.iter());
+        assert_eq!(by.len(), 2, "{:?}", s.metadata.name);
+    }
+    let snap = Snapshot {
+        statefulsets: sets.into_iter().map(Arc::new).collect(),
+        pods: all,
+        ..Snapshot::default()
+    };
+    for p in plan::plan(&snap, &GateOptions::default(), now()) {
+        assert!(
+            matches!(p.verdict, Verdict::Step { from: 2, to: 1, .. }),
+            "{}: {:?}",
+            p.name,
+            p.verdict
+        );
+    }
+}
+
+#[test]
+fn a_set_with_zero_replicas_is_not_stamped_initialized() {
+    let mut v = set_json("web", 0, Some(0), 0);
+    v["status"]["currentRevision"] = json!("b");
+    let p = plan_one(v, vec![]);
+    assert!(p.status_annotations.is_none(), "{:?}", p.status_annotations);
+    let mut v = set_json("web", 1, Some(0), 1);
+    v["status"]["currentRevision"] = json!("b");
+    let p = plan_one(v, vec![]);
+    assert_eq!(
+        to_json(&p.status_annotations),
+        json!([{"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1initialized", "value": "true"}])
+    );
+}
+
+#[test]
+fn a_pod_being_replaced_by_the_step_is_a_normal_event_a_pod_below_the_partition_a_warning() {
+    let mut v = set_json("web", 5, Some(4), 1);
+    v["metadata"]["annotations"]["safe-rollout.dev/initialized"] = json!("true");
+    // web-4 (index >= partition 4) is being recreated by the last step.
+    let mut p = pods("web", 5, 4);
+    p[4].metadata.deletion_timestamp =
+        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now()));
+    let plan = plan_one(v.clone(), p);
+    assert_eq!(plan.status_events[0].note, "PodNotReady web-4: terminating");
+    assert_eq!(plan.status_events[0].type_, EventType::Normal);
+    // web-1 (below the partition: untouched by any step) is down: Warning.
+    let mut p = pods("web", 5, 4);
+    p[1].metadata.deletion_timestamp =
+        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now()));
+    let plan = plan_one(v, p);
+    assert_eq!(plan.status_events[0].note, "PodNotReady web-1: terminating");
+    assert_eq!(plan.status_events[0].type_, EventType::Warning);
+}
