@@ -7,7 +7,7 @@
 //! stepper: one pass".
 //!
 //! One folder per layer, each importing only the layers below it (ARCHITECTURE.md, "Layers", checked by
-//! `tests/layers.rs`), from the bottom: the pure [`model`], [`config`], [`gates`], [`rollout`], [`plan`];
+//! `tests/layers/`), from the bottom: the pure [`model`], [`config`], [`gates`], [`rollout`], [`plan`];
 //! then the I/O [`cluster`], [`leader`], [`pass`], [`serve`], [`sim`], [`cli`] and, on top, [`commands`].
 #![warn(missing_docs)]
 
