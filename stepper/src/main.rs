@@ -9,7 +9,7 @@ use sts_stepper::commands::alloc::Global;
 use sts_stepper::commands::{self, Exit};
 use tracing_subscriber::EnvFilter;
 
-/// The allocator `benches/watch_memory.rs` measures (`commands::alloc`).
+/// The allocator `benches/watch_memory/` measures (`commands::alloc`).
 #[global_allocator]
 static ALLOCATOR: Global = Global;
 

@@ -1,5 +1,5 @@
 //! The process's memory allocator: `main.rs` installs [`Global`] as `#[global_allocator]`, and
-//! `benches/watch_memory.rs` measures `watch`'s caches with the same one.
+//! `benches/watch_memory/` measures `watch`'s caches with the same one.
 //!
 //! The platform's own: glibc's malloc in a `x86_64-unknown-linux-gnu` build, musl's mallocng in the
 //! image's static `x86_64-unknown-linux-musl` build (the binary users run). Chosen by measurement
