@@ -171,16 +171,9 @@ pub fn http_check(input: &GateInput<'_>) -> Result<(), Blocked> {
     let Some((check, _, result)) = run(input) else {
         return Ok(());
     };
-    let detail = match result {
-        CheckResult::Pass { .. } => return Ok(()),
-        CheckResult::Due => format!("check due ({}), not run yet", check.name),
-        CheckResult::Wait { detail, .. } => detail,
-        CheckResult::Pause { reason } => format!("{reason}: rollout paused"),
-    };
-    Err(Blocked::new(
-        Reason::HttpCheck,
-        format!("{}: {detail}", set::name(input.set)),
-    ))
+    check::gate_answer(set::name(input.set), Reason::HttpCheck, result, || {
+        format!("check due ({}), not run yet", check.name)
+    })
 }
 
 /// Records in `ev` what the check asks for once the gate was reached ([`effects::record`]): the

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::config::check::CheckLimits;
 use crate::model::reasons::degraded_kind::CHECK_ERRORS;
+use crate::model::reasons::{Blocked, Reason};
 
 /// What one check (every measurement of it once) found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -240,4 +241,22 @@ fn progress(limits: &CheckLimits, s: &CheckState, next: &str) -> String {
         "{} of {} consecutive checks passed, {} failed{limit}{errors}{last}; {next}",
         s.successes, limits.success_threshold, s.failures
     )
+}
+
+/// A check gate's answer from its check's `result` (`reason`: `PrometheusCheck` or `HttpCheck`, for
+/// the set named `set_name`): passes on [`CheckResult::Pass`]; else blocks with one line — `due()` while
+/// a check is due and not run yet, the counts while waiting, the pause after `failure-limit` failures.
+fn gate_answer(
+    set_name: &str,
+    reason: Reason,
+    result: CheckResult,
+    due: impl FnOnce() -> String,
+) -> Result<(), Blocked> {
+    let detail = match result {
+        CheckResult::Pass { .. } => return Ok(()),
+        CheckResult::Due => due(),
+        CheckResult::Wait { detail, .. } => detail,
+        CheckResult::Pause { reason } => format!("{reason}: rollout paused"),
+    };
+    Err(Blocked::new(reason, format!("{set_name}: {detail}")))
 }

@@ -110,20 +110,16 @@ pub fn prometheus_check(input: &GateInput<'_>) -> Result<(), Blocked> {
     let Some((check, _, result)) = run(input) else {
         return Ok(());
     };
-    let detail = match result {
-        CheckResult::Pass { .. } => return Ok(()),
-        CheckResult::Due => {
+    check::gate_answer(
+        set::name(input.set),
+        Reason::PrometheusCheck,
+        result,
+        || {
             let n = check.queries.len();
             let noun = if n == 1 { "query" } else { "queries" };
             format!("check due ({n} {noun}), not run yet")
-        }
-        CheckResult::Wait { detail, .. } => detail,
-        CheckResult::Pause { reason } => format!("{reason}: rollout paused"),
-    };
-    Err(Blocked::new(
-        Reason::PrometheusCheck,
-        format!("{}: {detail}", set::name(input.set)),
-    ))
+        },
+    )
 }
 
 /// Records in `ev` what the check asks for once the gate was reached ([`effects::record`]): the
