@@ -120,8 +120,7 @@ pub fn degraded(config: &HttpCheckConfig, state: &CheckState) -> Option<String> 
     check::degraded(KIND, &config.limits, state)
 }
 
-/// What `HttpCheck` reads of the set beside its annotations: the revision its state is pinned to and its
-/// queries name.
+/// What `HttpCheck` reads of the set beside its annotations: the revision its state is pinned to.
 pub const READS: &[Field] = &[of_set("status.updateRevision")];
 
 /// The check's config, its stored state for this observation, and its result at `input.now`; `None`
