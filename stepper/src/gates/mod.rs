@@ -8,7 +8,7 @@
 //! (`PrometheusCheck`, `HttpCheck`), [`approval`] (`PrimaryNotMoved`, `ApprovalPending`); the fleet's
 //! step budget (`Throttled`) is [`throttle`], over all sets. One [`GateInput`] carries everything a
 //! gate may read; [`evaluate_input`] skips unguarded and idle sets, runs [`GATES`] in order and returns
-//! the [`Evaluation`]. The canary plan is [`pause_points`] (its effects [`canary`]), stuck-pod
+//! the [`Evaluation`], whose writes on the set are typed [`Effect`]s. The canary plan is [`pause_points`] (its effects [`canary`]), stuck-pod
 //! recovery's decision [`recovery`]. Nothing here reads a clock or talks to the API server.
 //!
 //! This file only names the modules and what they offer; no module of `gates` imports it.
@@ -18,6 +18,7 @@
 pub mod approval;
 mod canary;
 pub mod check;
+mod effect;
 mod evaluate;
 pub mod fleet;
 mod input;
@@ -33,6 +34,7 @@ pub mod throttle;
 mod verdict;
 
 pub use approval::{approval_pending, primary_not_moved};
+pub use effect::{DegradedOwner, Effect, StateKey, held_by_a_gate};
 pub use evaluate::{before_gates, decide, evaluate, evaluate_input, withdraws_requests};
 pub use fleet::{check_group, check_owner, group_busy, group_holder, owner_not_healthy};
 pub use input::{FleetView, Gate, GateInput};

@@ -2,6 +2,7 @@
 //! [`Idle`]), and the whole [`Evaluation`] with what the gates ask the pass to read and write.
 
 use super::approval::writes::PodWrite;
+use super::effect::Effect;
 use super::pause_points;
 use super::probes::Need;
 use crate::model::reasons::Blocked;
@@ -44,9 +45,9 @@ pub struct Evaluation {
     pub verdict: Verdict,
     /// A read that would let the verdict go further.
     pub need: Option<Need>,
-    /// Annotation changes the gates ask for (`Some` sets, `None` removes), by full key: the Prometheus
-    /// check's state, or the pause after `failure-limit` failures.
-    pub changes: Vec<(String, Option<String>)>,
+    /// What the gates reached ask the pass to write on the set, in gate order (`plan::effects` turns
+    /// them into annotation changes, `test` guards and Events).
+    pub effects: Vec<Effect>,
     /// The block is part of the rollout's normal rhythm even though its reason may not be
     /// ([`Reason::is_expected_wait`]): a Prometheus check counting up its successes.
     pub expected_wait: bool,
@@ -57,13 +58,6 @@ pub struct Evaluation {
     pub pod_writes: Vec<PodWrite>,
     /// While the next step waits for the application: (seconds waited, `approval-timeout-seconds`).
     pub approval_wait: Option<(i64, i64)>,
-    /// What the approval gates wait for, in one stable line ([`super::approval::note`]): the value of
-    /// `<prefix>/approval-pending` while they hold the step.
-    pub approval_note: Option<String>,
-    /// A pod's denial (name, reason) that answers no request of this pass (the pod denied before it
-    /// was asked): announced `ApprovalDenied` when [`Evaluation::approval_note`] becomes it. A denial
-    /// answering a request is announced with the request's withdrawal instead.
-    pub unasked_denial: Option<(String, String)>,
 }
 
 impl Evaluation {
@@ -72,13 +66,23 @@ impl Evaluation {
         Evaluation {
             verdict,
             need: None,
-            changes: Vec::new(),
+            effects: Vec::new(),
             expected_wait: false,
             canary: None,
             pod_writes: Vec::new(),
             approval_wait: None,
-            approval_note: None,
-            unasked_denial: None,
         }
+    }
+
+    /// The line `<prefix>/approval-pending` records and the denial it announces, when an approval gate
+    /// asked for one ([`Effect::ApprovalNote`]).
+    pub fn approval_note(&self) -> Option<(&str, Option<&(String, String)>)> {
+        self.effects.iter().find_map(|e| match e {
+            Effect::ApprovalNote {
+                note,
+                unasked_denial,
+            } => Some((note.as_str(), unasked_denial.as_ref())),
+            _ => None,
+        })
     }
 }

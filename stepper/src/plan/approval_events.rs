@@ -102,16 +102,11 @@ impl EventNote {
     }
 }
 
-/// The Events of a new `webhook-state` among the gates' `changes` (against the one `config` read):
-/// `ApprovalRequested` for the first call of a request, `ApprovalDenied` when a denial episode starts.
-pub fn webhook_events(config: &SetConfig, changes: &[(String, Option<String>)]) -> Vec<EventNote> {
+/// The Events of a new `webhook-state` record (`new`, as the gate made it) against the one `config`
+/// read: `ApprovalRequested` for the first call of a request, `ApprovalDenied` when a denial episode
+/// starts.
+pub fn webhook_events(config: &SetConfig, new: &WebhookState) -> Vec<EventNote> {
     let Some(Answerer::Webhook(webhook)) = &config.answerer else {
-        return Vec::new();
-    };
-    let Some(new) = changes.iter().find_map(|(k, v)| match v {
-        Some(v) if *k == config.keys.webhook_state => WebhookState::parse(v),
-        _ => None,
-    }) else {
         return Vec::new();
     };
     let old = config
@@ -119,13 +114,13 @@ pub fn webhook_events(config: &SetConfig, changes: &[(String, Option<String>)]) 
         .webhook_state
         .as_deref()
         .and_then(WebhookState::parse);
-    let (first_call, new_denial) = news(old.as_ref(), &new);
+    let (first_call, new_denial) = news(old.as_ref(), new);
     let mut events = Vec::new();
     if first_call {
-        events.push(EventNote::webhook_requested(&webhook.name, &new));
+        events.push(EventNote::webhook_requested(&webhook.name, new));
     }
     if new_denial {
-        events.push(EventNote::webhook_denied(&webhook.name, &new));
+        events.push(EventNote::webhook_denied(&webhook.name, new));
     }
     events
 }

@@ -3,50 +3,26 @@
 //!
 //! The value is `<Kind>: <detail>` ([`sts_safe_rollout_rules::annotations::DEGRADED_REASON`]); the GitOps
 //! health ([`crate::rollout::health`]) reports any value as Degraded. The status annotations own two
-//! kinds: [`FAILURE_LIMIT`] (written with the Prometheus check's pause, by
-//! [`crate::gates::on_prometheus`]; kept while the set stays paused, removed by `resume` or once a
-//! person removes `paused`) and [`STUCK_POD`] (a stuck pod past its recovery time that recovery did
-//! not delete; removed once the pass reads the set's pods and finds none). [`CHECK_ERRORS`] is the
-//! check's own (written and removed by [`crate::gates::on_prometheus`], announced here by
-//! [`announced_by_gates`]; removed by a step, [`is_check_errors`], and once no step is pending, [`check_errors_cleared`]).
+//! kinds: [`FAILURE_LIMIT`] (written with a check's pause, [`crate::gates::Effect::Pause`]; kept while
+//! the set stays paused, removed by `resume` or once a person removes `paused`) and [`STUCK_POD`] (a
+//! stuck pod past its recovery time that recovery did not delete; removed once the pass reads the
+//! set's pods and finds none). The records a gate holds the step on (`CheckErrors`, `ApprovalTimeout`,
+//! `WebhookErrors`: [`crate::gates::DegradedOwner`]) are the gates' own, written and removed by the one
+//! rule of [`crate::plan::effects`]; a step removes them, and so does a pass with nothing left to step
+//! ([`held_by_gate_cleared`]).
 //! A value of another kind (e.g. `StepRejected`, recorded by a pass's write) is never touched here.
 
 use crate::config::SetConfig;
-use crate::gates::Verdict;
 use crate::gates::recovery::{self, Action, Finding};
-pub use crate::model::reasons::degraded_kind::{
-    APPROVAL_TIMEOUT, CHECK_ERRORS, FAILURE_LIMIT, STUCK_POD, WEBHOOK_ERRORS, of as kind,
-};
+use crate::gates::{Verdict, held_by_a_gate};
+pub use crate::model::reasons::degraded_kind::{FAILURE_LIMIT, STUCK_POD, of as kind};
 use crate::plan::events::EventNote;
 
-/// True when `recorded` (the `degraded-reason` as read) is a record a gate holds the step on: a check's
-/// `CheckErrors`, the approval's `ApprovalTimeout`, the webhook's `WebhookErrors`. A step removes it (the
-/// gate passed).
-pub fn is_check_errors(recorded: Option<&str>) -> bool {
-    matches!(
-        recorded.map(kind),
-        Some(CHECK_ERRORS | APPROVAL_TIMEOUT | WEBHOOK_ERRORS)
-    )
-}
-
-/// True when a pass with `verdict` (not a step) removes a `CheckErrors` record `recorded`: nothing is
-/// left to step (`Idle`, `Unguarded`), so no check holds it.
-pub fn check_errors_cleared(recorded: Option<&str>, verdict: &Verdict) -> bool {
-    is_check_errors(recorded) && matches!(verdict, Verdict::Idle(_) | Verdict::Unguarded(_))
-}
-
-/// The `RolloutDegraded` Event of a `degraded-reason` the gates set among `changes` (`key`: its full
-/// key), when it is a `CheckErrors`, `ApprovalTimeout` or `WebhookErrors` record (a `FailureLimit` record is announced by its pause's
-/// `RolloutPaused`).
-pub fn announced_by_gates(key: &str, changes: &[(String, Option<String>)]) -> Option<EventNote> {
-    changes.iter().find_map(|(k, v)| match v {
-        Some(v)
-            if k == key && matches!(kind(v), CHECK_ERRORS | APPROVAL_TIMEOUT | WEBHOOK_ERRORS) =>
-        {
-            Some(EventNote::degraded(v))
-        }
-        _ => None,
-    })
+/// True when a pass with `verdict` (not a step) removes a record a gate holds the step on
+/// ([`held_by_a_gate`]: `CheckErrors`, `ApprovalTimeout`, `WebhookErrors`): nothing is left to step
+/// (`Idle`, `Unguarded`), so no gate holds it.
+pub fn held_by_gate_cleared(recorded: Option<&str>, verdict: &Verdict) -> bool {
+    held_by_a_gate(recorded) && matches!(verdict, Verdict::Idle(_) | Verdict::Unguarded(_))
 }
 
 /// The value `<kind>: <detail>`.

@@ -8,6 +8,7 @@
 pub mod approval_events;
 pub mod canary;
 pub mod degraded;
+pub mod effects;
 pub mod events;
 pub mod fields;
 pub mod figures;

@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 use crate::config::SetConfig;
 use crate::gates::approval::PodWrite;
-use crate::gates::throttle;
-use crate::plan::{degraded, rejected};
+use crate::gates::{StateKey, held_by_a_gate, throttle};
+use crate::plan::rejected;
 
 /// The JSON Pointer of `tokens` (escaped: `/` in an annotation key becomes `~1`).
 pub fn ptr(tokens: &[&str]) -> PointerBuf {
@@ -121,7 +121,7 @@ pub fn stamp(config: &SetConfig, now: Timestamp) -> String {
 /// 4. `remove` `<prefix>/blocked-reason`, the checks' states and `<prefix>/webhook-state` if the set
 ///    carries them (the rollout moved on; the next step's checks count from zero, its request is
 ///    new), and `<prefix>/degraded-reason` when it records a refused write
-///    ([`crate::plan::rejected::cleared_by_step`]) or a check's errors ([`degraded::is_check_errors`]:
+///    ([`crate::plan::rejected::cleared_by_step`]) or a check's errors ([`held_by_a_gate`]:
 ///    the check passed).
 pub fn step_patch(
     set: &StatefulSet,
@@ -146,13 +146,12 @@ pub fn step_patch(
             Some(stamp(config, now)),
         ),
         (config.keys.blocked_reason.clone(), None),
-        (config.keys.prometheus_check.clone(), None),
-        (config.keys.http_check_state.clone(), None),
-        (config.keys.webhook_state.clone(), None),
-        (config.keys.approval_pending.clone(), None),
     ];
+    // Every gate's state: the next step's checks count from zero, its request is new.
+    changes.extend(StateKey::ALL.map(|k| (k.key(&config.keys).to_string(), None)));
+    changes.push((config.keys.approval_pending.clone(), None));
     let degraded_now = config.stamps.degraded_reason.as_deref();
-    if rejected::cleared_by_step(degraded_now) || degraded::is_check_errors(degraded_now) {
+    if rejected::cleared_by_step(degraded_now) || held_by_a_gate(degraded_now) {
         changes.push((config.keys.degraded_reason.clone(), None));
     }
     ops.extend(annotation_ops(&set.metadata, &changes));

@@ -252,7 +252,9 @@ impl<'s> Planner<'s> {
             ev.verdict = Verdict::Blocked(blocked);
         }
         ev.need = None;
-        ev.changes.clear();
+        // The gates' writes on the set wait for a pass that read its pods; the approval note stays.
+        ev.effects
+            .retain(|e| matches!(e, gates::Effect::ApprovalNote { .. }));
         // A pause now or a lift is judged from the list alone; a step's effects are not.
         ev.canary = ev
             .canary

@@ -10,7 +10,6 @@ use jiff::Timestamp;
 use json_patch::Patch;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
-use serde_json::json;
 use sts_safe_rollout_rules::annotations::TRUE;
 
 use crate::config::SetConfig;
@@ -19,8 +18,8 @@ use crate::model::reasons::Reason;
 use crate::model::set;
 use crate::plan::degraded::{self, StuckPods};
 use crate::plan::events::EventNote;
-use crate::plan::patch::{annotation_patch, ptr, test};
-use crate::plan::{approval_events, rejected};
+use crate::plan::patch::annotation_patch;
+use crate::plan::{effects, rejected};
 
 /// The status annotations of one evaluated set, as plain changes: what [`status_annotations`] writes,
 /// and what a step folds into its own patch (so a step is one write, issue 12 item 5).
@@ -71,8 +70,9 @@ pub fn status_annotations(
 ///   holds the step; for a set with nothing left to step whose requests this pass withdraws, that
 ///   (so the next pass reads its pods again, and retries a lost pod write); written when it changes,
 ///   removed otherwise (a step's own patch removes it);
-/// - the gates' changes ([`Evaluation::changes`]) unless a step follows (a step starts the check's
-///   counts over), pinned by a `test` op so two steppers never both count one period's check;
+/// - the gates' writes ([`Evaluation::effects`], [`effects::gate_writes`]) unless a step follows (a
+///   step starts the check's counts over), pinned by a `test` op so two steppers never both count one
+///   period's check;
 /// - `completed-revision` with its `RolloutComplete` Event, once per revision;
 /// - `degraded-reason` removed when it records a refused write this pass clears
 ///   ([`rejected::cleared_without_step`]: a refused status write, by this status write; a refused
@@ -122,7 +122,7 @@ pub fn status_changes(
         Verdict::Blocked(b)
             if matches!(b.reason, Reason::ApprovalPending | Reason::PrimaryNotMoved) =>
         {
-            ev.approval_note.clone()
+            ev.approval_note().map(|(note, _)| note.to_string())
         }
         Verdict::Idle(_) | Verdict::Unguarded(_) if !ev.pod_writes.is_empty() => {
             let pods: Vec<String> = ev.pod_writes.iter().map(|w| w.name.clone()).collect();
@@ -136,54 +136,23 @@ pub fn status_changes(
         && note.as_deref() != config.stamps.approval_pending.as_deref()
     {
         // A denial the pod gave before it was asked: announced once, as the line changes to it.
-        if let (Some(_), Some((pod, reason))) = (&note, &ev.unasked_denial) {
+        if let (Some(_), Some(Some((pod, reason)))) = (&note, ev.approval_note().map(|(_, d)| d)) {
             events.push(EventNote::approval_denied(pod, reason));
         }
         changes.push((keys.approval_pending.clone(), note));
     }
     let degraded_now = config.stamps.degraded_reason.as_deref();
     if rejected::cleared_without_step(degraded_now, verdict)
-        || degraded::check_errors_cleared(degraded_now, verdict)
+        || degraded::held_by_gate_cleared(degraded_now, verdict)
     {
         changes.push((keys.degraded_reason.clone(), None));
     }
     let mut guards = Vec::new();
-    if !matches!(verdict, Verdict::Step { .. }) && !ev.changes.is_empty() {
-        let checks = [
-            (&keys.prometheus_check, &config.stamps.prometheus_check),
-            (&keys.http_check_state, &config.stamps.http_check_state),
-            (&keys.webhook_state, &config.stamps.webhook_state),
-        ];
-        for (check_key, stored) in checks {
-            if ev.changes.iter().any(|(k, _)| k == check_key) {
-                guards.push(match stored {
-                    Some(old) => test(ptr(&["metadata", "annotations", check_key]), json!(old)),
-                    None => test(
-                        ptr(&["metadata", "resourceVersion"]),
-                        json!(set.metadata.resource_version.clone().unwrap_or_default()),
-                    ),
-                });
-            }
-        }
-        if ev
-            .changes
-            .iter()
-            .any(|(k, v)| *k == keys.paused && v.is_some())
-        {
-            let reason = ev
-                .changes
-                .iter()
-                .find(|(k, _)| *k == keys.paused_reason)
-                .and_then(|(_, v)| v.clone())
-                .unwrap_or_default();
-            events.push(EventNote::paused(&reason));
-        }
-        events.extend(approval_events::webhook_events(config, &ev.changes));
-        events.extend(degraded::announced_by_gates(
-            &keys.degraded_reason,
-            &ev.changes,
-        ));
-        changes.extend(ev.changes.iter().cloned());
+    if !matches!(verdict, Verdict::Step { .. }) {
+        let gate = effects::gate_writes(set, config, &ev.effects);
+        changes.extend(gate.changes);
+        guards = gate.guards;
+        events.extend(gate.events);
     }
     if !changes.iter().any(|(k, _)| *k == keys.degraded_reason) {
         let (change, event) = degraded::degraded_change(config, stuck);

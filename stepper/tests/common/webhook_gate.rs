@@ -11,12 +11,13 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
+use sts_stepper::config::{Keys, SetConfig};
 use sts_stepper::gates::approval::webhook::answer::{Answer, Decision, WebhookAnswer};
 use sts_stepper::gates::approval::webhook::state::WebhookState;
-use sts_stepper::gates::{self, Evaluation, FleetView, GateOptions, Need, Probes, Verdict};
+use sts_stepper::gates::{self, Effect, Evaluation, FleetView, GateOptions, Need, Probes, Verdict};
 use sts_stepper::model::pods;
 use sts_stepper::model::reasons::Reason;
-use sts_stepper::plan::Snapshot;
+use sts_stepper::plan::{self, Snapshot};
 
 use super::staged_with;
 
@@ -81,29 +82,41 @@ pub fn blocked_detail(ev: &Evaluation, reason: Reason) -> String {
     }
 }
 
-/// The value the gates set for annotation `name` (`Some(None)`: removed; `None`: unchanged).
-pub fn change(ev: &Evaluation, name: &str) -> Option<Option<String>> {
-    ev.changes
-        .iter()
-        .find(|(k, _)| *k == key(name))
-        .map(|(_, v)| v.clone())
+/// What the gates' effects write on `set` (the set `ev` was evaluated on), as the plan writes them
+/// without a step ([`plan::effects::gate_writes`]).
+pub fn gate_changes(set: &StatefulSet, ev: &Evaluation) -> Vec<(String, Option<String>)> {
+    let config = SetConfig::parse(set, &Arc::new(Keys::new(P)));
+    plan::effects::gate_writes(set, &config, &ev.effects).changes
 }
 
+/// The value the gates set on `set` for annotation `name` (`Some(None)`: removed; `None`: unchanged).
+pub fn change(set: &StatefulSet, ev: &Evaluation, name: &str) -> Option<Option<String>> {
+    gate_changes(set, ev)
+        .into_iter()
+        .find(|(k, _)| *k == key(name))
+        .map(|(_, v)| v)
+}
+
+/// The webhook's record the gates wrote.
 pub fn state(ev: &Evaluation) -> WebhookState {
-    let value = change(ev, "webhook-state")
-        .flatten()
-        .expect("webhook-state written");
-    WebhookState::parse(&value).expect("a record")
+    ev.effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::WebhookState(s) => Some((**s).clone()),
+            _ => None,
+        })
+        .expect("webhook-state written")
 }
 
 /// The set with the record `ev` wrote stored on it (and `extra` annotations).
 pub fn with_record(set: &StatefulSet, ev: &Evaluation) -> StatefulSet {
     let mut s = set.clone();
+    let changes = gate_changes(set, ev);
     let a = s.metadata.annotations.get_or_insert_with(Default::default);
-    for (k, v) in &ev.changes {
+    for (k, v) in changes {
         match v {
-            Some(v) => a.insert(k.clone(), v.clone()),
-            None => a.remove(k),
+            Some(v) => a.insert(k, v),
+            None => a.remove(&k),
         };
     }
     s

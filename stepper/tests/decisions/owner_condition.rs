@@ -116,7 +116,7 @@ fn evaluate_owner_condition(
     let ev = eval_set(&v, &pods("web", 3, 3), FleetView::default(), &probes);
     assert_eq!(ev.verdict, want);
     assert_eq!(ev.need, want_need);
-    assert!(ev.changes.is_empty(), "{:?}", ev.changes);
+    assert!(ev.effects.is_empty(), "{:?}", ev.effects);
 }
 
 #[test]

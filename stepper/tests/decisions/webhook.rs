@@ -141,14 +141,15 @@ fn wait_holds_and_retry_after_delays_the_next_call() {
     assert!(matches!(ev.need, Some(Need::Webhook { .. })));
     let (plain, _) = staged(&[], &[]);
     let first = evaluate(&plain, &pods, decided(Decision::Wait, "x", None), now());
+    let recorded = with_record(&plain, &first);
     let again = evaluate(
-        &with_record(&plain, &first),
+        &recorded,
         &pods,
         decided(Decision::Wait, "x", None),
         at("2026-11-23T01:20:05Z"),
     );
     assert_eq!(
-        change(&again, "webhook-state"),
+        change(&recorded, &again, "webhook-state"),
         None,
         "an unchanged record is not rewritten"
     );

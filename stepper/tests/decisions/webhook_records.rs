@@ -24,17 +24,13 @@ fn errors_are_counted_apart_and_the_limit_records_webhook_errors() {
                 .contains("no answer 1 times in a row (webhook-error-limit 2): connection refused"),
         "{detail}"
     );
-    assert_eq!(change(&first, "degraded-reason"), None);
+    assert_eq!(change(&set, &first, "degraded-reason"), None);
     let s = state(&first);
     assert_eq!((s.errors, s.decision), (1, None));
     let t1 = at("2026-11-23T01:20:10Z");
-    let second = evaluate(
-        &with_record(&set, &first),
-        &pods,
-        error("HTTP 500: boom"),
-        t1,
-    );
-    let record = change(&second, "degraded-reason")
+    let recorded = with_record(&set, &first);
+    let second = evaluate(&recorded, &pods, error("HTTP 500: boom"), t1);
+    let record = change(&recorded, &second, "degraded-reason")
         .flatten()
         .expect("recorded");
     assert_eq!(
@@ -52,9 +48,9 @@ fn errors_are_counted_apart_and_the_limit_records_webhook_errors() {
         plan.status_events
     );
     // A decision clears the errors and the record.
-    let degraded = with_record(&set, &second);
+    let degraded = with_record(&recorded, &second);
     let wait = evaluate(&degraded, &pods, decided(Decision::Wait, "", None), t1);
-    assert_eq!(change(&wait, "degraded-reason"), Some(None));
+    assert_eq!(change(&degraded, &wait, "degraded-reason"), Some(None));
     assert_eq!(state(&wait).errors, 0);
     // A step removes it too (and the record of the request).
     let ok = evaluate(&degraded, &pods, decided(Decision::Approve, "", None), t1);
@@ -88,7 +84,7 @@ fn no_approval_by_the_deadline_is_an_approval_timeout() {
         "{detail}"
     );
     assert_eq!(
-        change(&ev, "degraded-reason").flatten().as_deref(),
+        change(&stored, &ev, "degraded-reason").flatten().as_deref(),
         Some(
             format!(
                 "ApprovalTimeout: no approval of web-4 on {REV_NEW} within 60 s from webhook db"

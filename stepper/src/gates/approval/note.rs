@@ -10,6 +10,7 @@
 use jiff::{SignedDuration, Timestamp};
 
 use super::webhook::state::WebhookState;
+use crate::model::reasons::degraded_kind::APPROVAL_TIMEOUT;
 
 /// `t` to the second, RFC 3339 UTC (`2026-11-26T15:00:00Z`).
 fn second(t: Timestamp) -> String {
@@ -46,6 +47,21 @@ pub fn waiting(pods: &str, revision: &str, since: Timestamp, timeout_seconds: i6
 /// request left ([`crate::gates::withdraws_requests`] reads the pods while it is recorded).
 pub fn withdrawing(pods: &str) -> String {
     format!("withdrawing the requests on {pods}: nothing left to step")
+}
+
+/// The `ApprovalTimeout` line, the gate's detail and the `degraded-reason` record alike: `ApprovalTimeout:
+/// no approval of web-4 on web-7d7598bf9d within 600 s` (`pods` the names waited for, `timeout_seconds`
+/// the set's `approval-timeout-seconds`), ending `from webhook NAME` when a webhook (`webhook`) was asked.
+pub fn timed_out(
+    pods: &str,
+    revision: &str,
+    timeout_seconds: i64,
+    webhook: Option<&str>,
+) -> String {
+    let from = webhook.map_or_else(String::new, |name| format!(" from webhook {name}"));
+    format!(
+        "{APPROVAL_TIMEOUT}: no approval of {pods} on {revision} within {timeout_seconds} s{from}"
+    )
 }
 
 /// A pod denied: `web-4 denied the update: replica lagging`.

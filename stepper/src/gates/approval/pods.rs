@@ -7,9 +7,9 @@ use super::note::{self, names};
 use super::step::pods_of;
 use super::writes::{PodWriteKind, pod_writes, withdraw_answered};
 use crate::config::ApprovalConfig;
+use crate::gates::effect::{DegradedOwner, Effect};
 use crate::gates::input::GateInput;
 use crate::gates::verdict::{Evaluation, Verdict};
-use crate::model::reasons::degraded_kind::{self, APPROVAL_TIMEOUT};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 
@@ -20,16 +20,12 @@ pub(super) fn pending(input: &GateInput<'_>, config: &ApprovalConfig) -> Result<
     let revision = set::update_revision(input.set);
     let detail = match handshake(&pods, input.now, config.timeout_seconds) {
         Handshake::Approved => return Ok(()),
-        Handshake::Denied { pod, reason } => format!("{pod} denied the update: {reason}"),
+        Handshake::Denied { pod, reason } => note::denied(&pod, &reason),
         Handshake::Waiting {
             pods,
             timed_out: true,
             ..
-        } => format!(
-            "{APPROVAL_TIMEOUT}: no approval of {} on {revision} within {} s",
-            names(&pods),
-            config.timeout_seconds
-        ),
+        } => note::timed_out(&names(&pods), revision, config.timeout_seconds, None),
         Handshake::Waiting { pods, waited, .. } => format!(
             "waiting {waited} s of {} s for approval of {} on {revision}",
             config.timeout_seconds,
@@ -63,45 +59,44 @@ pub(super) fn effects(input: &GateInput<'_>, config: &ApprovalConfig, ev: &mut E
     if let Handshake::Waiting { waited, .. } = handshake {
         ev.approval_wait = Some((waited, config.timeout_seconds));
     }
-    ev.approval_note = match &handshake {
+    let approval_note = match &handshake {
         Handshake::Approved => None,
         Handshake::Denied { pod, reason } => {
             let withdrawn = ev
                 .pod_writes
                 .iter()
                 .any(|w| &w.name == pod && matches!(w.kind, PodWriteKind::Denied(_)));
-            if !withdrawn {
-                ev.unasked_denial = Some((pod.clone(), reason.clone()));
-            }
-            Some(note::denied(pod, reason))
+            Some(Effect::ApprovalNote {
+                note: note::denied(pod, reason),
+                unasked_denial: (!withdrawn).then(|| (pod.clone(), reason.clone())),
+            })
         }
-        Handshake::Waiting { pods, since, .. } => Some(note::waiting(
-            &names(pods),
-            revision,
-            since.unwrap_or(input.now),
-            config.timeout_seconds,
-        )),
+        Handshake::Waiting { pods, since, .. } => Some(Effect::ApprovalNote {
+            note: note::waiting(
+                &names(pods),
+                revision,
+                since.unwrap_or(input.now),
+                config.timeout_seconds,
+            ),
+            unasked_denial: None,
+        }),
     };
+    ev.effects.extend(approval_note);
     let wanted = match handshake {
         Handshake::Waiting {
             pods,
             timed_out: true,
             ..
-        } => Some(format!(
-            "{APPROVAL_TIMEOUT}: no approval of {} on {revision} within {} s",
-            names(&pods),
-            config.timeout_seconds
+        } => Some(note::timed_out(
+            &names(&pods),
+            revision,
+            config.timeout_seconds,
+            None,
         )),
         _ => None,
     };
-    let recorded = input.config.stamps.degraded_reason.as_deref();
-    match wanted {
-        Some(value) if recorded.is_none() => {
-            ev.changes.push((keys.degraded_reason.clone(), Some(value)));
-        }
-        None if recorded.map(degraded_kind::of) == Some(APPROVAL_TIMEOUT) => {
-            ev.changes.push((keys.degraded_reason.clone(), None));
-        }
-        _ => {}
-    }
+    ev.effects.push(Effect::Degraded {
+        owner: DegradedOwner::Handshake,
+        wanted,
+    });
 }

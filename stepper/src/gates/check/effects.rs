@@ -3,18 +3,16 @@
 //! `failure-limit` failures, and the `degraded-reason: CheckErrors: …` record after `check-error-limit`
 //! errors in a row.
 
-use sts_safe_rollout_rules::annotations::TRUE;
-
 use super::{CheckResult, CheckState};
+use crate::gates::effect::{DegradedOwner, Effect, StateKey};
 use crate::gates::input::GateInput;
 use crate::gates::probes::Need;
 use crate::gates::verdict::Evaluation;
-use crate::model::reasons::degraded_kind::{self, CHECK_ERRORS, FAILURE_LIMIT};
 
 /// One check at its gate: what differs between the kinds of check.
-pub(super) struct Reached<'a, N, D> {
+pub(super) struct Reached<N, D> {
     /// The annotation holding the check's counts (`prometheus-check`, `http-check-state`).
-    pub state_key: &'a str,
+    pub state_key: StateKey,
     /// The stored counts for this observation (partition and `updateRevision`).
     pub state: Option<CheckState>,
     /// The check's result at `input.now`.
@@ -27,19 +25,18 @@ pub(super) struct Reached<'a, N, D> {
 
 /// Records in `ev` what `reached` asks for: the read when due, the counts to write, or the pause
 /// (`paused`, `paused-reason`, and `degraded-reason: FailureLimit: …`) after `failure-limit` failures.
-pub(super) fn record<N, D>(input: &GateInput<'_>, ev: &mut Evaluation, reached: Reached<'_, N, D>)
+pub(super) fn record<N, D>(input: &GateInput<'_>, ev: &mut Evaluation, reached: Reached<N, D>)
 where
     N: FnOnce() -> Need,
     D: Fn(&CheckState) -> Option<String>,
 {
-    let keys = &input.config.keys;
-    let state_key = reached.state_key.to_string();
+    let key = reached.state_key;
     match reached.result {
         CheckResult::Pass { state: recorded } => {
             let now = recorded.as_ref().or(reached.state.as_ref());
-            check_errors(input, now.and_then(&reached.degraded), ev);
-            if let Some(s) = recorded {
-                ev.changes.push((state_key, Some(s.to_annotation())));
+            check_errors(now.and_then(&reached.degraded), ev);
+            if let Some(state) = recorded {
+                ev.effects.push(Effect::CheckState { key, state });
             }
         }
         CheckResult::Due => ev.need = Some((reached.need)()),
@@ -49,38 +46,28 @@ where
             // The state this pass recorded, else the stored one the check waited on.
             let now = recorded.as_ref().or(reached.state.as_ref());
             ev.expected_wait = !now.is_some_and(CheckState::last_did_not_pass);
-            check_errors(input, now.and_then(&reached.degraded), ev);
-            if let Some(s) = recorded {
-                ev.changes.push((state_key, Some(s.to_annotation())));
+            check_errors(now.and_then(&reached.degraded), ev);
+            if let Some(state) = recorded {
+                ev.effects.push(Effect::CheckState { key, state });
             }
         }
         CheckResult::Pause { reason } => {
-            ev.changes.push((state_key, None));
-            ev.changes.push((keys.paused.clone(), Some(TRUE.into())));
-            ev.changes.push((
-                keys.paused_reason.clone(),
-                Some(format!("{reason} (at {})", input.now)),
-            ));
-            // The record GitOps tools report as Degraded; `resume` removes it with the pause.
-            ev.changes.push((
-                keys.degraded_reason.clone(),
-                Some(format!("{FAILURE_LIMIT}: {reason}")),
-            ));
+            ev.effects.push(Effect::ClearState(key));
+            // With the `FailureLimit` record GitOps tools report as Degraded; `resume` removes both.
+            ev.effects.push(Effect::Pause {
+                reason,
+                at: input.now,
+            });
         }
     }
 }
 
-/// The `degraded-reason: CheckErrors: …` record: `wanted` written when nothing else is recorded (the
-/// value stays as first written until cleared: one `RolloutDegraded` Event per outage), removed once the
-/// check got an answer again (`wanted` is `None`). Another kind of record is left alone.
-fn check_errors(input: &GateInput<'_>, wanted: Option<String>, ev: &mut Evaluation) {
-    let recorded = input.config.stamps.degraded_reason.as_deref();
-    let key = &input.config.keys.degraded_reason;
-    match wanted {
-        Some(value) if recorded.is_none() => ev.changes.push((key.clone(), Some(value))),
-        None if recorded.map(degraded_kind::of) == Some(CHECK_ERRORS) => {
-            ev.changes.push((key.clone(), None));
-        }
-        _ => {}
-    }
+/// The `degraded-reason: CheckErrors: …` record the counts call for (`wanted`), or its removal once
+/// the check got an answer again (`None`); `plan::effects` applies the rule every holder of a record
+/// shares ([`Effect::Degraded`]).
+fn check_errors(wanted: Option<String>, ev: &mut Evaluation) {
+    ev.effects.push(Effect::Degraded {
+        owner: DegradedOwner::Check,
+        wanted,
+    });
 }

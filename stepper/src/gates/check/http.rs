@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::effects::{self, Reached};
 use super::{self as check, CheckResult, CheckState, Measured, count, current_state};
 use crate::config::http_check::{Expect, HttpCheckConfig};
+use crate::gates::effect::StateKey;
 use crate::gates::input::GateInput;
 pub use crate::gates::probes::HttpAnswer;
 use crate::gates::probes::Need;
@@ -182,7 +183,7 @@ pub(in crate::gates) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
         return;
     };
     let reached = Reached {
-        state_key: &input.config.keys.http_check_state,
+        state_key: StateKey::HttpCheck,
         state,
         result,
         need: || Need::Http(check.name.clone()),

@@ -19,6 +19,7 @@ use super::effects::{self, Reached};
 use super::{self as check, count};
 pub use super::{CheckResult, CheckState, Measured, current_state};
 pub use crate::config::check::{CheckConfig, Query};
+use crate::gates::effect::StateKey;
 use crate::gates::input::GateInput;
 use crate::gates::probes::Need;
 pub use crate::gates::probes::QueryOutcome;
@@ -130,7 +131,7 @@ pub(in crate::gates) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
         return;
     };
     let reached = Reached {
-        state_key: &input.config.keys.prometheus_check,
+        state_key: StateKey::PrometheusCheck,
         state,
         result,
         need: || Need::Queries(check.queries.clone()),

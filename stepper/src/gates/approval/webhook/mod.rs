@@ -18,10 +18,11 @@ use state::{WebhookState, current_state, next_state};
 use super::note as approval_note;
 use super::step::{StepPod, pods_of};
 use crate::config::{Answerer, WebhookConfig};
+use crate::gates::effect::{DegradedOwner, Effect};
 use crate::gates::input::GateInput;
 use crate::gates::probes::Need;
 use crate::gates::verdict::Evaluation;
-use crate::model::reasons::degraded_kind::{self, APPROVAL_TIMEOUT, WEBHOOK_ERRORS};
+use crate::model::reasons::degraded_kind::WEBHOOK_ERRORS;
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 
@@ -118,9 +119,7 @@ fn detail(input: &GateInput<'_>, r: &Run<'_>, now: Timestamp) -> String {
     };
     let timed_out = s.timed_out(now, timeout);
     let mut text = if timed_out {
-        format!(
-            "{APPROVAL_TIMEOUT}: no approval of {pods} on {revision} within {timeout} s from webhook {name}; "
-        )
+        approval_note::timed_out(&pods, revision, timeout, Some(name)) + "; "
     } else {
         String::new()
     };
@@ -221,7 +220,6 @@ pub(super) fn effects(input: &GateInput<'_>, config: &WebhookConfig, ev: &mut Ev
     if r.pods.iter().any(|p| p.primary) {
         ev.expected_wait = true;
     }
-    let keys = &input.config.keys;
     match &r.answered {
         None if r.stored.as_ref().is_none_or(|s| s.due(input.now)) => {
             ev.need = Some(Need::Webhook {
@@ -230,12 +228,15 @@ pub(super) fn effects(input: &GateInput<'_>, config: &WebhookConfig, ev: &mut Ev
             });
         }
         None => {}
-        Some((_, state)) => {
-            let value = state.to_annotation();
-            if input.config.stamps.webhook_state.as_deref() != Some(value.as_str()) {
-                ev.changes.push((keys.webhook_state.clone(), Some(value)));
-            }
+        // Written when this pass's call changed it.
+        Some((_, state))
+            if input.config.stamps.webhook_state.as_deref()
+                != Some(state.to_annotation().as_str()) =>
+        {
+            ev.effects
+                .push(Effect::WebhookState(Box::new(state.clone())));
         }
+        Some(_) => {}
     }
     let (name, revision) = (&r.config.name, set::update_revision(input.set));
     // An approval answers the timeout (a step follows, or the role is still to move).
@@ -243,12 +244,10 @@ pub(super) fn effects(input: &GateInput<'_>, config: &WebhookConfig, ev: &mut Ev
     if let Some(s) = r.state().filter(|s| !approved(s)) {
         let waited = input.now.duration_since(s.first_asked).as_secs().max(0);
         ev.approval_wait = Some((waited, r.config.timeout_seconds));
-        ev.approval_note = Some(approval_note::webhook(
-            name,
-            &r.names(),
-            s,
-            r.config.timeout_seconds,
-        ));
+        ev.effects.push(Effect::ApprovalNote {
+            note: approval_note::webhook(name, &r.names(), s, r.config.timeout_seconds),
+            unasked_denial: None,
+        });
     }
     let wanted = r.state().filter(|s| !approved(s)).and_then(|s| {
         if s.errors >= r.config.error_limit {
@@ -259,24 +258,18 @@ pub(super) fn effects(input: &GateInput<'_>, config: &WebhookConfig, ev: &mut Ev
                 s.last_error.as_deref().unwrap_or("-")
             ))
         } else if s.timed_out(input.now, r.config.timeout_seconds) {
-            Some(format!(
-                "{APPROVAL_TIMEOUT}: no approval of {} on {revision} within {} s from webhook {name}",
-                r.names(),
-                r.config.timeout_seconds
+            Some(approval_note::timed_out(
+                &r.names(),
+                revision,
+                r.config.timeout_seconds,
+                Some(name),
             ))
         } else {
             None
         }
     });
-    let recorded = input.config.stamps.degraded_reason.as_deref();
-    let ours = |v: &str| matches!(degraded_kind::of(v), WEBHOOK_ERRORS | APPROVAL_TIMEOUT);
-    match wanted {
-        Some(value) if recorded.is_none() => {
-            ev.changes.push((keys.degraded_reason.clone(), Some(value)));
-        }
-        None if recorded.is_some_and(ours) => {
-            ev.changes.push((keys.degraded_reason.clone(), None));
-        }
-        _ => {}
-    }
+    ev.effects.push(Effect::Degraded {
+        owner: DegradedOwner::Webhook,
+        wanted,
+    });
 }

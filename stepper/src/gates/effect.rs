@@ -1,0 +1,142 @@
+//! What a gate asks the pass to write on its StatefulSet, typed ([`Effect`]): a gate says what it wants
+//! done; `plan::effects` alone turns it into annotation changes, `test` guards and Events by matching on
+//! the enum (no key is scanned, no value a gate wrote is parsed back).
+//!
+//! Two other kinds of write keep their own types: the approval handshake's pod writes
+//! ([`super::approval::PodWrite`], on the pods, not the set) and the canary plan's
+//! ([`super::pause_points::PlanEffect`], folded into the step).
+
+use jiff::Timestamp;
+
+use super::approval::webhook::state::WebhookState;
+use super::check::CheckState;
+use crate::config::{Keys, SetConfig};
+use crate::model::reasons::degraded_kind::{self, APPROVAL_TIMEOUT, CHECK_ERRORS, WEBHOOK_ERRORS};
+
+/// A gate's own state annotation on the set, kept from pass to pass for one step and removed by the
+/// step (the next step's checks count from zero, its request is new).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateKey {
+    /// `<prefix>/prometheus-check`: the Prometheus check's counts (`gates::check::prometheus`).
+    PrometheusCheck,
+    /// `<prefix>/http-check-state`: the HTTP check's counts (`gates::check::http`).
+    HttpCheck,
+    /// `<prefix>/webhook-state`: the approval webhook's record (`gates::approval::webhook`).
+    Webhook,
+}
+
+impl StateKey {
+    /// Every state annotation, in the order their `test` guards are written.
+    pub const ALL: [StateKey; 3] = [
+        StateKey::PrometheusCheck,
+        StateKey::HttpCheck,
+        StateKey::Webhook,
+    ];
+
+    /// The full annotation key under `keys`' prefix.
+    pub fn key(self, keys: &Keys) -> &str {
+        match self {
+            StateKey::PrometheusCheck => &keys.prometheus_check,
+            StateKey::HttpCheck => &keys.http_check_state,
+            StateKey::Webhook => &keys.webhook_state,
+        }
+    }
+
+    /// The value stored on the set as read (`None`: absent).
+    pub fn stored(self, config: &SetConfig) -> Option<&str> {
+        let stamps = &config.stamps;
+        match self {
+            StateKey::PrometheusCheck => stamps.prometheus_check.as_deref(),
+            StateKey::HttpCheck => stamps.http_check_state.as_deref(),
+            StateKey::Webhook => stamps.webhook_state.as_deref(),
+        }
+    }
+}
+
+/// A gate that holds the step on a `degraded-reason` record of its own (docs/annotations.md,
+/// `degraded-reason`): the kinds it writes, and so the kinds it may remove.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DegradedOwner {
+    /// A check (Prometheus, HTTP): `CheckErrors` after `check-error-limit` errors in a row.
+    Check,
+    /// The approval handshake on the pods: `ApprovalTimeout`.
+    Handshake,
+    /// The approval webhook: `WebhookErrors` after `webhook-error-limit` calls without a decision, or
+    /// `ApprovalTimeout`.
+    Webhook,
+}
+
+impl DegradedOwner {
+    /// The `degraded-reason` kinds this owner writes.
+    pub fn kinds(self) -> &'static [&'static str] {
+        match self {
+            DegradedOwner::Check => &[CHECK_ERRORS],
+            DegradedOwner::Handshake => &[APPROVAL_TIMEOUT],
+            DegradedOwner::Webhook => &[WEBHOOK_ERRORS, APPROVAL_TIMEOUT],
+        }
+    }
+
+    /// True when `recorded` (a `degraded-reason` value) is of a kind this owner writes.
+    pub fn owns(self, recorded: &str) -> bool {
+        self.kinds().contains(&degraded_kind::of(recorded))
+    }
+}
+
+/// True when `recorded` (the `degraded-reason` as read) is a record some gate holds the step on
+/// ([`DegradedOwner`]: `CheckErrors`, `ApprovalTimeout`, `WebhookErrors`): a step removes it (every gate
+/// passed), and so does a pass with nothing left to step.
+pub fn held_by_a_gate(recorded: Option<&str>) -> bool {
+    let owners = [
+        DegradedOwner::Check,
+        DegradedOwner::Handshake,
+        DegradedOwner::Webhook,
+    ];
+    recorded.is_some_and(|r| owners.iter().any(|o| o.owns(r)))
+}
+
+/// What a gate asks the pass to write on the set once the gate was reached.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    /// Write a check's counts (`state`) under its state annotation (`key`:
+    /// [`StateKey::PrometheusCheck`] or [`StateKey::HttpCheck`]), pinned by a `test` op on the value
+    /// read so two steppers never both count one period's check.
+    CheckState {
+        /// The check's state annotation.
+        key: StateKey,
+        /// The counts to record.
+        state: CheckState,
+    },
+    /// Remove a gate's state annotation (a check that paused the rollout), pinned as
+    /// [`Effect::CheckState`].
+    ClearState(StateKey),
+    /// Write the approval webhook's record (`webhook-state`), pinned as [`Effect::CheckState`]; its
+    /// news against the record read (a first call, a new denial) are announced.
+    WebhookState(Box<WebhookState>),
+    /// Pause the rollout after `failure-limit` failures: `paused: "true"`, `paused-reason:
+    /// "<reason> (at <at>)"`, `degraded-reason: FailureLimit: <reason>`, announced `RolloutPaused`.
+    Pause {
+        /// Why, in one line (the check's last failure).
+        reason: String,
+        /// When the pass decided it.
+        at: Timestamp,
+    },
+    /// A `degraded-reason` record the gate holds the step on: `Some(value)` is written when nothing is
+    /// recorded (the first value stays until removed: one `RolloutDegraded` Event per episode);
+    /// `None` removes a record of one of `owner`'s kinds. A record of another kind is never touched.
+    Degraded {
+        /// The gate that holds the record.
+        owner: DegradedOwner,
+        /// The record the gate's state calls for now, `<Kind>: <detail>`.
+        wanted: Option<String>,
+    },
+    /// The line `<prefix>/approval-pending` records while an approval gate holds the step
+    /// (`gates::approval::note`).
+    ApprovalNote {
+        /// The line.
+        note: String,
+        /// A pod's denial (name, reason) that answers no request of this pass (the pod denied before
+        /// it was asked): announced `ApprovalDenied` when the line becomes `note`. A denial answering a
+        /// request is announced with the request's withdrawal instead.
+        unasked_denial: Option<(String, String)>,
+    },
+}

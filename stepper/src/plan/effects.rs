@@ -1,0 +1,102 @@
+//! The gates' effects on the set ([`Effect`]) as annotation changes, `test` guards and Events: the one
+//! place that knows what each kind of effect writes, by matching on the enum.
+//!
+//! The rule every holder of a `degraded-reason` record shares is here once ([`Effect::Degraded`]): its
+//! record is written when nothing is recorded, removed when it is of the holder's kinds and no longer
+//! called for, and a record of another kind is never touched.
+
+use json_patch::PatchOperation;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use serde_json::json;
+use sts_safe_rollout_rules::annotations::TRUE;
+
+use crate::config::SetConfig;
+use crate::gates::{Effect, StateKey};
+use crate::model::reasons::degraded_kind::FAILURE_LIMIT;
+use crate::plan::approval_events;
+use crate::plan::degraded;
+use crate::plan::events::EventNote;
+use crate::plan::patch::{ptr, test};
+
+/// What the gates' effects write on the set in a pass without a step (a step starts the checks'
+/// counts over and removes the gates' state itself, `plan::patch::step_patch`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GateWrites {
+    /// Annotation changes by full key (`Some` sets, `None` removes), in the effects' order.
+    pub changes: Vec<(String, Option<String>)>,
+    /// One `test` op per gate state annotation written or removed: its value as read, or — when the
+    /// set had none — the set's `resourceVersion` as read, so two steppers never both count one
+    /// period's check or both record one webhook call.
+    pub guards: Vec<PatchOperation>,
+    /// The Events announcing them: `RolloutPaused` for a pause, `RolloutDegraded` for a new
+    /// `degraded-reason` record, the webhook's `ApprovalRequested` / `ApprovalDenied`.
+    pub events: Vec<EventNote>,
+}
+
+/// The writes of `effects` on `set` as read (`config`: its parsed annotations). The approval note
+/// ([`Effect::ApprovalNote`]) is left to `plan::status_annotations`, which writes
+/// `approval-pending` by the verdict.
+pub fn gate_writes(set: &StatefulSet, config: &SetConfig, effects: &[Effect]) -> GateWrites {
+    let keys = &config.keys;
+    let mut w = GateWrites::default();
+    let mut pinned: Vec<StateKey> = Vec::new();
+    // Each holder judges the record as read; the first record this pass sets wins, so the patch and
+    // its Event say the same.
+    let recorded = config.stamps.degraded_reason.as_deref();
+    let mut set_now = false;
+    for effect in effects {
+        match effect {
+            Effect::CheckState { key, state } => {
+                w.changes
+                    .push((key.key(keys).to_string(), Some(state.to_annotation())));
+                pinned.push(*key);
+            }
+            Effect::ClearState(key) => {
+                w.changes.push((key.key(keys).to_string(), None));
+                pinned.push(*key);
+            }
+            Effect::WebhookState(state) => {
+                w.changes
+                    .push((keys.webhook_state.clone(), Some(state.to_annotation())));
+                pinned.push(StateKey::Webhook);
+                w.events
+                    .extend(approval_events::webhook_events(config, state));
+            }
+            Effect::Pause { reason, at } => {
+                let why = format!("{reason} (at {at})");
+                w.changes.push((keys.paused.clone(), Some(TRUE.into())));
+                w.changes
+                    .push((keys.paused_reason.clone(), Some(why.clone())));
+                // The record GitOps tools report as Degraded; `resume` removes it with the pause.
+                let record = degraded::value(FAILURE_LIMIT, reason);
+                w.changes.push((keys.degraded_reason.clone(), Some(record)));
+                set_now = true;
+                w.events.push(EventNote::paused(&why));
+            }
+            Effect::Degraded { owner, wanted } => match (wanted, recorded) {
+                (Some(value), None) if !set_now => {
+                    w.changes
+                        .push((keys.degraded_reason.clone(), Some(value.clone())));
+                    w.events.push(EventNote::degraded(value));
+                    set_now = true;
+                }
+                (None, Some(recorded)) if owner.owns(recorded) => {
+                    w.changes.push((keys.degraded_reason.clone(), None));
+                }
+                _ => {}
+            },
+            Effect::ApprovalNote { .. } => {}
+        }
+    }
+    for key in StateKey::ALL.into_iter().filter(|k| pinned.contains(k)) {
+        let path = ptr(&["metadata", "annotations", key.key(keys)]);
+        w.guards.push(match key.stored(config) {
+            Some(old) => test(path, json!(old)),
+            None => test(
+                ptr(&["metadata", "resourceVersion"]),
+                json!(set.metadata.resource_version.clone().unwrap_or_default()),
+            ),
+        });
+    }
+    w
+}
