@@ -10,10 +10,10 @@ use k8s_openapi::api::core::v1::Pod;
 use super::input::{FleetView, GateInput};
 use super::next_step::next_step;
 use super::options::GateOptions;
-use super::probes::{Need, Probes};
+use super::probes::Probes;
 use super::table::GATES;
 use super::verdict::{Evaluation, Idle, Verdict};
-use super::{approval, canary, check};
+use super::{approval, canary};
 use crate::config::{Answerer, SetConfig};
 use crate::model::pods::PdbView;
 use crate::model::reasons::{Blocked, Reason};
@@ -78,18 +78,10 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
             Err(e) => Verdict::Blocked(Blocked::new(Reason::NotObserved, e.to_string())),
         },
     });
-    let reached = |reason: Reason| blocked_by.is_none_or(|r| r == reason);
-    if blocked_by == Some(Reason::OwnerNotHealthy) && input.probes.owner.is_none() {
-        ev.need = set::controller_owner(input.set).cloned().map(Need::Owner);
-    }
-    if reached(Reason::PrometheusCheck) {
-        check::prometheus::effects(input, &mut ev);
-    }
-    if reached(Reason::HttpCheck) {
-        check::http::effects(input, &mut ev);
-    }
-    if reached(Reason::PrimaryNotMoved) || blocked_by == Some(Reason::ApprovalPending) {
-        approval::effects(input, &mut ev);
+    for g in GATES.iter().filter(|g| g.reached(blocked_by)) {
+        if let Some(effects) = g.effects {
+            (effects.record)(input, &mut ev);
+        }
     }
     canary::effects(input, &mut ev);
     ev

@@ -6,7 +6,8 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use super::input::GateInput;
-use super::probes::OwnerProbe;
+use super::probes::{Need, OwnerProbe};
+use super::verdict::{Evaluation, Verdict};
 use crate::model::fields::{Field, set as of_set};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
@@ -180,4 +181,13 @@ pub fn check_owner(
         ));
     }
     Ok(())
+}
+
+/// What `OwnerNotHealthy` asks the pass to read once it blocks without its read: GET the controller
+/// owner ([`Need::Owner`]).
+pub(super) fn owner_need(input: &GateInput<'_>, ev: &mut Evaluation) {
+    let blocked = matches!(&ev.verdict, Verdict::Blocked(b) if b.reason == Reason::OwnerNotHealthy);
+    if blocked && input.probes.owner.is_none() {
+        ev.need = set::controller_owner(input.set).cloned().map(Need::Owner);
+    }
 }

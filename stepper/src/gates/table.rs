@@ -10,6 +10,7 @@ use super::pods::{self, pdb_blocked, pod_not_ready, step_in_progress};
 use super::recovery;
 use super::set::{self, invalid_annotation, not_observed, paused, settling};
 use super::throttle;
+use super::verdict::Evaluation;
 use crate::model::fields::{Field, Reader};
 use crate::model::reasons::{Blocked, Reason};
 
@@ -41,6 +42,39 @@ pub struct GateEntry {
     /// What blocks, in `sts-stepper --help`'s words: lines of at most 78 characters, `\n` between
     /// them ([`help`]).
     pub help: &'static str,
+    /// What the gate asks the pass to read and write once reached, if anything.
+    pub effects: Option<Effects>,
+}
+
+/// What a gate asks the pass for beside its verdict: the read that lets it decide ([`Evaluation::need`])
+/// and its writes ([`Evaluation::effects`], [`Evaluation::pod_writes`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Effects {
+    /// Records the gate's read and writes in the evaluation (its verdict already in it).
+    pub record: fn(&GateInput<'_>, &mut Evaluation),
+    /// The gate is reached when no gate blocked or the first to block is its own; for a family, also
+    /// when it is one of these (the family's later gates, one answerer behind them).
+    pub also_at: &'static [Reason],
+}
+
+impl GateEntry {
+    /// True when the gate was reached in an evaluation whose first block is `blocked_by` (`None`: every
+    /// gate passed): its effects are then recorded.
+    pub fn reached(&self, blocked_by: Option<Reason>) -> bool {
+        let also_at = self.effects.map_or(&[][..], |e| e.also_at);
+        blocked_by.is_none_or(|r| r == self.reason || also_at.contains(&r))
+    }
+
+    const fn with_effects(
+        self,
+        record: fn(&GateInput<'_>, &mut Evaluation),
+        also_at: &'static [Reason],
+    ) -> Self {
+        GateEntry {
+            effects: Some(Effects { record, also_at }),
+            ..self
+        }
+    }
 }
 
 const fn gate(
@@ -56,6 +90,7 @@ const fn gate(
         check,
         fields,
         help,
+        effects: None,
     }
 }
 
@@ -126,28 +161,32 @@ pub const GATES: &[GateEntry] = &[
         owner_not_healthy,
         &[fleet::OWNER_READS],
         "the controller owner's condition <prefix>/owner-condition is not True",
-    ),
+    )
+    .with_effects(fleet::owner_need, &[]),
     gate(
         Reason::PrometheusCheck,
         Reads::Probe,
         prometheus::prometheus_check,
         &[prometheus::READS],
         "<prefix>/prometheus-query* not yet non-empty success-threshold times in a\nrow; failure-limit failures pause the rollout",
-    ),
+    )
+    .with_effects(prometheus::effects, &[]),
     gate(
         Reason::HttpCheck,
         Reads::Probe,
         http::http_check,
         &[http::READS],
         "the value at <prefix>/http-check-jsonpath of the --http-check endpoint that\n<prefix>/http-check names not yet <prefix>/http-check-expect\nsuccess-threshold times in a row",
-    ),
+    )
+    .with_effects(http::effects, &[]),
     gate(
         Reason::PrimaryNotMoved,
         Reads::Pods,
         approval::primary_not_moved,
         APPROVAL_GATE,
         "a pod <prefix>/primary-selector selects would be replaced: the role moves\nfirst (the application is asked to switch over, with an answerer)",
-    ),
+    )
+    .with_effects(approval::effects, &[Reason::ApprovalPending]),
     gate(
         Reason::ApprovalPending,
         Reads::Pods,

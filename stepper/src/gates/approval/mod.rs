@@ -77,7 +77,7 @@ pub fn approval_pending(input: &GateInput<'_>) -> Result<(), Blocked> {
 /// Records in `ev` what the set's answerer asks for once the approval gates were reached (requests
 /// and withdrawals on the pods, the webhook's call and record, the `degraded-reason` records, the line
 /// `approval-pending` records).
-pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
+pub(in crate::gates) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
     match &input.config.answerer {
         None => {}
         Some(Answerer::Pods(config)) => pods::effects(input, config, ev),
