@@ -29,6 +29,7 @@ use sts_stepper::plan::set_status::{
 };
 use sts_stepper::serve::metrics::Metrics;
 
+mod gate_list;
 mod links;
 
 fn root() -> PathBuf {
