@@ -60,6 +60,15 @@ pub const FAILURE_LIMIT: &str = "failure-limit";
 /// unreadable answer) that record the rollout as Degraded (`degraded-reason: CheckErrors: …`), without
 /// pausing it; default 4. Such an error holds the step but never counts toward [`FAILURE_LIMIT`].
 pub const CHECK_ERROR_LIMIT: &str = "check-error-limit";
+/// What the stepper does when a rollout fails — a check reaches its [`FAILURE_LIMIT`], or a step is not
+/// done within [`PROGRESS_DEADLINE_SECONDS`]: `pause` (the default) holds the set ([`PAUSED`]);
+/// `rollback` writes back `.spec.template` from the ControllerRevision of `status.currentRevision` (as
+/// `kubectl rollout undo` does), records [`FAILED_REVISION`], and the policy stages the revert like any
+/// template change for the stepper to step back (issue 36).
+pub const ON_FAILURE: &str = "on-failure";
+/// Seconds within which each step must be done before the rollout counts as failed ([`ON_FAILURE`]
+/// says what then; a Deployment's `progressDeadlineSeconds`); a whole number ≥ 1; absent: no deadline.
+pub const PROGRESS_DEADLINE_SECONDS: &str = "progress-deadline-seconds";
 /// Written by the stepper: the Prometheus check's counts as JSON, pinned to a partition and revision.
 pub const PROMETHEUS_CHECK: &str = "prometheus-check";
 /// The name of an HTTP check configured on the stepper (`--http-check NAME=URL`) that must answer
@@ -83,6 +92,10 @@ pub const COMPLETED_REVISION: &str = "completed-revision";
 /// `<Kind>: <detail>`, e.g. `StepRejected: admission webhook "x" denied the request: …`. Read by the
 /// GitOps health checks (Degraded) and `status`; a changed value is announced by one Warning Event.
 pub const DEGRADED_REASON: &str = "degraded-reason";
+/// Written by the stepper with a rollback ([`ON_FAILURE`] `rollback`): `<updateRevision>: <reason>`, the
+/// revision that failed and why (split at the first `": "`: a ControllerRevision's name never holds a
+/// `:`). A re-apply of that revision's template is held until the template changes or `resume --retry`.
+pub const FAILED_REVISION: &str = "failed-revision";
 
 /// Seconds a pod must have been not Ready, on a revision its ordinal should no longer run, before the
 /// stepper deletes it with `--recover-stuck-pods` (default 300 with the flag on; stuck-rollout recovery,
@@ -136,7 +149,7 @@ pub const APPROVAL_PENDING: &str = "approval-pending";
 /// Every annotation name the policy and the stepper read or write (the user-facing API;
 /// docs/annotations.md lists the same names, checked by `make docs-check`). `prometheus-query-<N>` is the numbered form of
 /// [`PROMETHEUS_QUERY`].
-pub const ALL: [&str; 39] = [
+pub const ALL: [&str; 42] = [
     STEP,
     INITIAL_DELAY_SECONDS,
     PAUSED,
@@ -150,6 +163,8 @@ pub const ALL: [&str; 39] = [
     SUCCESS_THRESHOLD,
     FAILURE_LIMIT,
     CHECK_ERROR_LIMIT,
+    ON_FAILURE,
+    PROGRESS_DEADLINE_SECONDS,
     RECENT_STEPS,
     PROMETHEUS_CHECK,
     HTTP_CHECK,
@@ -164,6 +179,7 @@ pub const ALL: [&str; 39] = [
     BLOCKED_REASON,
     COMPLETED_REVISION,
     DEGRADED_REASON,
+    FAILED_REVISION,
     PRE_UPDATE_APPROVAL,
     APPROVAL_TIMEOUT_SECONDS,
     PRIMARY_SELECTOR,
