@@ -223,6 +223,22 @@ pub enum ConfigError {
         /// The value.
         value: String,
     },
+    /// `on-failure` is neither `pause` nor `rollback`.
+    #[error("{key}: {value:?} is not an action on failure; expected \"pause\" or \"rollback\"")]
+    OnFailure {
+        /// The annotation key.
+        key: String,
+        /// The value.
+        value: String,
+    },
+    /// `progress-deadline-seconds` is not a whole number of seconds ≥ 1.
+    #[error("{key}: {value:?} is not a deadline; expected a whole number of seconds ≥ 1 (\"600\")")]
+    ProgressDeadline {
+        /// The annotation key.
+        key: String,
+        /// The value.
+        value: String,
+    },
 }
 
 impl ConfigError {
@@ -251,6 +267,8 @@ impl ConfigError {
             ConfigError::WebhookName { .. } => "WebhookName",
             ConfigError::TwoAnswerers { .. } => "TwoAnswerers",
             ConfigError::WebhookErrorLimit { .. } => "WebhookErrorLimit",
+            ConfigError::OnFailure { .. } => "OnFailure",
+            ConfigError::ProgressDeadline { .. } => "ProgressDeadline",
         }
     }
 
@@ -278,7 +296,9 @@ impl ConfigError {
             | ConfigError::WebhookErrorLimitAlone { key, .. }
             | ConfigError::WebhookName { key, .. }
             | ConfigError::TwoAnswerers { key, .. }
-            | ConfigError::WebhookErrorLimit { key, .. } => key,
+            | ConfigError::WebhookErrorLimit { key, .. }
+            | ConfigError::OnFailure { key, .. }
+            | ConfigError::ProgressDeadline { key, .. } => key,
         }
     }
 }

@@ -17,6 +17,7 @@ mod group_owner;
 pub mod http_check;
 mod keys;
 pub mod pause_at;
+pub mod rollback;
 pub mod webhook;
 
 use std::sync::Arc;
@@ -33,6 +34,7 @@ pub use group_owner::{owner_condition, rollout_group};
 pub use http_check::{Expect, HttpCheckConfig};
 pub use keys::Keys;
 pub use pause_at::{PassedPoints, PausePlan, PausePoint, PointAt, pause_at};
+pub use rollback::{FailedRevision, OnFailure, on_failure, progress_deadline_seconds};
 pub use webhook::WebhookConfig;
 
 use crate::model::fields::{Field, set as of_set};
@@ -71,6 +73,14 @@ pub struct Stamps {
     pub pause_points_passed_raw: Option<String>,
     /// `pause-points-passed`, when present and readable (for any revision: the gates check which).
     pub pause_points_passed: Option<PassedPoints>,
+    /// `failed-revision` as written (`<updateRevision>: <reason>`), when present: what a `test` op pins
+    /// before the record is replaced or removed.
+    pub failed_revision_raw: Option<String>,
+    /// `failed-revision`, when present and readable ([`FailedRevision::parse`]). An unreadable record
+    /// is no record, as an unreadable `pause-points-passed` or `webhook-state` is (never
+    /// `InvalidAnnotation`: the stepper wrote it, a person has nothing to fix): what it would hold —
+    /// a re-apply of the failed template — is then stepped through the gates like any template change.
+    pub failed_revision: Option<FailedRevision>,
 }
 
 /// What the annotations' parse ([`SetConfig::parse`]) reads of a set: its annotations under the prefix,
@@ -120,11 +130,18 @@ pub struct SetConfig {
     /// when absent (the flag's default applies); an unreadable value is also [`SetConfig::invalid`], and
     /// no pod of the set is recovered.
     pub recover_after_seconds: Result<Option<i64>, ConfigError>,
+    /// What to do when the rollout fails, from `on-failure` ([`on_failure()`]): [`OnFailure::Pause`]
+    /// when absent, and when unreadable (then also [`SetConfig::invalid`], and the set is not stepped).
+    pub on_failure: OnFailure,
+    /// Seconds from `progress-deadline-seconds` ([`progress_deadline_seconds()`]) within which each step
+    /// must be done; `None` when absent (no deadline) or unreadable (then also [`SetConfig::invalid`]).
+    pub progress_deadline_seconds: Option<i64>,
     /// What the stepper wrote on the set.
     pub stamps: Stamps,
     /// The first unreadable annotation, in gate order (`step`, `pause-at`, `initial-delay-seconds`, with a delay
     /// `last-partition-update`, `rollout-group`, `owner-condition`, the Prometheus check, the HTTP check,
-    /// the handshake's timeout, the webhook, `primary-selector`, `recover-after-seconds`): its `Display`
+    /// the handshake's timeout, the webhook, `primary-selector`, `recover-after-seconds`, `on-failure`,
+    /// `progress-deadline-seconds`): its `Display`
     /// is the detail of gate `InvalidAnnotation`.
     pub invalid: Option<ConfigError>,
 }
@@ -166,6 +183,11 @@ impl SetConfig {
         if let Err(e) = &recover_after {
             errors.push(e.clone());
         }
+        let action = keep(&mut errors, on_failure(get(&keys.on_failure), keys));
+        let deadline = keep(
+            &mut errors,
+            progress_deadline_seconds(get(&keys.progress_deadline_seconds), keys),
+        );
         let owned = |key: &str| get(key).map(str::to_string);
         SetConfig {
             keys: keys.clone(),
@@ -184,6 +206,8 @@ impl SetConfig {
             answerer: Answerer::choose(approval, webhook),
             primary,
             recover_after_seconds: recover_after,
+            on_failure: action.unwrap_or_default(),
+            progress_deadline_seconds: deadline.flatten(),
             stamps: Stamps {
                 last_partition_update_raw: owned(&keys.last_partition_update),
                 last_partition_update: last,
@@ -202,6 +226,8 @@ impl SetConfig {
                 approval_pending: owned(&keys.approval_pending),
                 pause_points_passed_raw: owned(&keys.pause_points_passed),
                 pause_points_passed: get(&keys.pause_points_passed).and_then(PassedPoints::parse),
+                failed_revision_raw: owned(&keys.failed_revision),
+                failed_revision: get(&keys.failed_revision).and_then(FailedRevision::parse),
             },
             invalid: errors.into_iter().next(),
         }

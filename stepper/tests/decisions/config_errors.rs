@@ -91,6 +91,12 @@ const EXPECT_FORM: &str = "expected a value (\"green\"), a list \"in(green,yello
         problem: Box::new(ExpectError::NotANumber { operand: "x".into(), op: ">=" }),
     },
     "safe-rollout.dev/http-check-expect: \">= x\": \"x\" after >= is not a number; EXPECT_FORM")]
+#[case::on_failure(&[("on-failure", "undo")],
+    ConfigError::OnFailure { key: k("on-failure"), value: "undo".into() },
+    "safe-rollout.dev/on-failure: \"undo\" is not an action on failure; expected \"pause\" or \"rollback\"")]
+#[case::progress_deadline(&[("progress-deadline-seconds", "10m")],
+    ConfigError::ProgressDeadline { key: k("progress-deadline-seconds"), value: "10m".into() },
+    "safe-rollout.dev/progress-deadline-seconds: \"10m\" is not a deadline; expected a whole number of seconds ≥ 1 (\"600\")")]
 fn each_unreadable_annotation_is_its_own_variant(
     #[case] annotations: &[(&str, &str)],
     #[case] want: ConfigError,

@@ -41,6 +41,7 @@ mod reasons;
 mod recovery;
 mod rejected_record;
 mod release_policy;
+mod rollback;
 mod rollout_group;
 mod throttle;
 mod webhook;
