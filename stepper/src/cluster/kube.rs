@@ -1,7 +1,6 @@
 //! [`Cluster`] over a real API server with kube-rs: the only code in the stepper that talks to it.
 
 use std::collections::HashMap;
-use std::fmt::Display;
 use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -18,6 +17,7 @@ use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
 use crate::cluster::api_error;
+use crate::cluster::kube_error::{error, one_line};
 use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, PodPatched};
 use crate::plan::events::{EventNote, EventType};
 
@@ -129,40 +129,6 @@ impl KubeCluster {
         }
         Ok(items)
     }
-}
-
-fn error(action: String, e: kube::Error) -> ClusterError {
-    match e {
-        kube::Error::Api(status) => {
-            let answer = api_error::classify(&status);
-            let message = one_line(&answer);
-            let code = status.code;
-            if answer.is_refusal() {
-                ClusterError::Refused {
-                    action,
-                    code,
-                    message,
-                }
-            } else {
-                ClusterError::Api {
-                    action,
-                    code,
-                    message,
-                }
-            }
-        }
-        other => ClusterError::Transport {
-            action,
-            message: one_line(&other),
-        },
-    }
-}
-
-fn one_line(e: &impl Display) -> String {
-    e.to_string()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 impl Cluster for KubeCluster {

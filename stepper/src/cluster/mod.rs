@@ -24,6 +24,7 @@ pub mod error;
 pub mod forward;
 pub mod http_check;
 pub mod kube;
+mod kube_error;
 pub mod pod_index;
 pub mod prometheus;
 pub mod set_list;
