@@ -241,9 +241,7 @@ impl SimCluster {
         Ok(PatchOutcome::Applied(Box::new(stored)))
     }
 
-    /// The owner as MOCO would report it: generation 1, conditions `Healthy` and `Ready` `True` unless
-    /// the application-unhealthy signal is raised (`False`, reason `Unhealthy`). Only the set's own
-    /// ownerReference exists.
+    /// The owner a GET returns ([`World::owner`]), or an injected fault.
     fn do_get_owner(
         &self,
         namespace: &str,
@@ -255,28 +253,7 @@ impl SimCluster {
                 kind,
             ));
         }
-        let world = self.world();
-        let exists = world.set["metadata"]["ownerReferences"]
-            .as_array()
-            .is_some_and(|refs| refs.iter().any(|r| r["uid"] == owner.uid.as_str()));
-        if !exists || world.namespace() != namespace {
-            return Ok(None);
-        }
-        let (status, reason) = if world.app_unhealthy {
-            ("False", "Unhealthy")
-        } else {
-            ("True", "Healthy")
-        };
-        let condition = |type_: &str| {
-            serde_json::json!({"type": type_, "status": status, "reason": reason, "observedGeneration": 1,
-                "lastTransitionTime": "2026-11-23T00:00:00Z", "message": ""})
-        };
-        Ok(Some(serde_json::json!({
-            "apiVersion": owner.api_version,
-            "kind": owner.kind,
-            "metadata": {"name": owner.name, "namespace": namespace, "uid": owner.uid, "generation": 1},
-            "status": {"conditions": [condition("Healthy"), condition("Ready")]},
-        })))
+        Ok(self.world().owner(namespace, owner))
     }
 
     fn do_publish(&self, event: &EventNote) -> Result<(), ClusterError> {
