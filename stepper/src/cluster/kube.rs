@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -251,6 +251,30 @@ impl Cluster for KubeCluster {
                     })
             }
             Ok(None) => Ok(None),
+            Err(e) => Err(error(action(), e)),
+        }
+    }
+
+    /// One GET; a 403 names the rule the stepper's Role lacks and where it is granted.
+    async fn get_controller_revision(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<ControllerRevision>, ClusterError> {
+        let api: Api<ControllerRevision> = Api::namespaced(self.client.clone(), namespace);
+        let action = || format!("get controllerrevision {namespace}/{name}");
+        match api.get_opt(name).await {
+            Ok(found) => Ok(found),
+            Err(kube::Error::Api(status)) if status.code == 403 => Err(ClusterError::Refused {
+                action: action(),
+                code: 403,
+                message: format!(
+                    "{}; on-failure: rollback reads the ControllerRevision to roll back to: the \
+                     stepper's ClusterRole needs get on apps controllerrevisions \
+                     (deploy/stepper/base/rbac.yaml)",
+                    one_line(&api_error::classify(&status))
+                ),
+            }),
             Err(e) => Err(error(action(), e)),
         }
     }
