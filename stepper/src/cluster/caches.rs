@@ -272,7 +272,8 @@ where
 pub struct CachedCluster<'a, A: Cluster = KubeCluster> {
     /// The stores.
     pub caches: &'a Caches,
-    /// The API server, for writes, the owner reads and the fresh reads before a step.
+    /// The API server, for writes, the owner and ControllerRevision reads and the fresh reads before a
+    /// step.
     pub api: &'a A,
 }
 
@@ -335,13 +336,15 @@ impl<A: Cluster> Cluster for CachedCluster<'_, A> {
         true
     }
 
-    // Writes, the owner read and the fresh reads before a step go to the API server; the uid +
-    // resourceVersion preconditions of `delete_pod` refuse a pod the cache saw stale.
+    // Writes, the owner and ControllerRevision reads (never cached) and the fresh reads before a step
+    // go to the API server; the uid + resourceVersion preconditions of `delete_pod` refuse a pod the
+    // cache saw stale.
     forward_cluster!(
         api => get_statefulset,
         list_set_pods_consistent,
         patch_statefulset,
         get_owner,
+        get_controller_revision,
         delete_pod,
         patch_pod,
         publish_event,

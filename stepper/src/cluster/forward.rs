@@ -139,6 +139,20 @@ macro_rules! forward_cluster {
             self.$field.get_owner(namespace, owner)
         }
     };
+    (@one $field:ident get_controller_revision) => {
+        fn get_controller_revision(
+            &self,
+            namespace: &str,
+            name: &str,
+        ) -> impl ::std::future::Future<
+            Output = Result<
+                Option<::k8s_openapi::api::apps::v1::ControllerRevision>,
+                $crate::cluster::ClusterError,
+            >,
+        > + Send {
+            self.$field.get_controller_revision(namespace, name)
+        }
+    };
     (@one $field:ident delete_pod) => {
         fn delete_pod(
             &self,

@@ -1,10 +1,9 @@
 //! [`Cluster`] over a real API server with kube-rs: the only code in the stepper that talks to it.
 
 use std::collections::HashMap;
-use std::fmt::Display;
 use std::sync::{Arc, Mutex};
 
-use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -18,6 +17,7 @@ use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
 use crate::cluster::api_error;
+use crate::cluster::kube_error::{error, one_line};
 use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, PodPatched};
 use crate::plan::events::{EventNote, EventType};
 
@@ -129,40 +129,6 @@ impl KubeCluster {
         }
         Ok(items)
     }
-}
-
-fn error(action: String, e: kube::Error) -> ClusterError {
-    match e {
-        kube::Error::Api(status) => {
-            let answer = api_error::classify(&status);
-            let message = one_line(&answer);
-            let code = status.code;
-            if answer.is_refusal() {
-                ClusterError::Refused {
-                    action,
-                    code,
-                    message,
-                }
-            } else {
-                ClusterError::Api {
-                    action,
-                    code,
-                    message,
-                }
-            }
-        }
-        other => ClusterError::Transport {
-            action,
-            message: one_line(&other),
-        },
-    }
-}
-
-fn one_line(e: &impl Display) -> String {
-    e.to_string()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 impl Cluster for KubeCluster {
@@ -285,6 +251,30 @@ impl Cluster for KubeCluster {
                     })
             }
             Ok(None) => Ok(None),
+            Err(e) => Err(error(action(), e)),
+        }
+    }
+
+    /// One GET; a 403 names the rule the stepper's Role lacks and where it is granted.
+    async fn get_controller_revision(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<ControllerRevision>, ClusterError> {
+        let api: Api<ControllerRevision> = Api::namespaced(self.client.clone(), namespace);
+        let action = || format!("get controllerrevision {namespace}/{name}");
+        match api.get_opt(name).await {
+            Ok(found) => Ok(found),
+            Err(kube::Error::Api(status)) if status.code == 403 => Err(ClusterError::Refused {
+                action: action(),
+                code: 403,
+                message: format!(
+                    "{}; on-failure: rollback reads the ControllerRevision to roll back to: the \
+                     stepper's ClusterRole needs get on apps controllerrevisions \
+                     (deploy/stepper/base/rbac.yaml)",
+                    one_line(&api_error::classify(&status))
+                ),
+            }),
             Err(e) => Err(error(action(), e)),
         }
     }

@@ -24,6 +24,7 @@ pub mod error;
 pub mod forward;
 pub mod http_check;
 pub mod kube;
+mod kube_error;
 pub mod pod_index;
 pub mod prometheus;
 pub mod set_list;
@@ -33,7 +34,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use ::kube::core::{Selector, SelectorExt};
-use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -213,6 +214,19 @@ pub trait Cluster: Sync {
         namespace: &str,
         owner: &OwnerReference,
     ) -> impl Future<Output = Result<Option<serde_json::Value>, ClusterError>> + Send;
+
+    /// GET ControllerRevision `namespace/name` (`apps/v1` `controllerrevisions`) as of now, always from
+    /// the API server: `watch`'s caches keep no ControllerRevision (a rollback reads one, rarely; a
+    /// template is large). The rollback of `on-failure: rollback` reads the one `status.currentRevision`
+    /// names and writes back its `data.spec.template` ([`crate::plan::rollback::template_of`]), as
+    /// `kubectl rollout undo` does. `Ok(None)` when it does not exist (HTTP 404; e.g. pruned past
+    /// `spec.revisionHistoryLimit`). Needs `get` on `apps` `controllerrevisions`
+    /// (`deploy/stepper/base/rbac.yaml`).
+    fn get_controller_revision(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<ControllerRevision>, ClusterError>> + Send;
 
     /// DELETE pod `namespace/name` with preconditions `uid` and `resource_version` (`DeleteOptions`
     /// `preconditions`), so a pod recreated or changed since the snapshot is never deleted: stuck-pod

@@ -41,6 +41,7 @@ impl<C: Cluster> Cluster for LeaderCluster<'_, C> {
         get_statefulset,
         list_set_pods_consistent,
         get_owner,
+        get_controller_revision,
     );
 
     async fn patch_statefulset(

@@ -8,14 +8,14 @@
 use crate::config;
 use crate::gates;
 use crate::model::fields::{self, Field, Reader, set};
-use crate::plan::figures;
+use crate::plan::{figures, rollback};
 
 /// What the pass itself reads to find a candidate's pods: the set's `spec.selector`
 /// (`model::set::pod_selector`).
 pub const PASS_READS: &[Field] = &[set("spec.selector")];
 
 /// Every reader of a pass: the objects' identity and ownership, the annotations' parse, the gates and
-/// their helpers, the pass's pod reads, the figures.
+/// their helpers, the pass's pod reads, the figures, the rollback's pins.
 pub fn readers() -> Vec<Reader> {
     let mut all = vec![
         fields::IDENTITY,
@@ -31,6 +31,10 @@ pub fn readers() -> Vec<Reader> {
         Reader {
             name: "plan::figures",
             fields: figures::READS,
+        },
+        Reader {
+            name: "plan::rollback (its pins)",
+            fields: rollback::READS,
         },
     ];
     all.extend(gates::readers());

@@ -1,7 +1,7 @@
 //! Layer `plan` (pure): from one snapshot and the gates' verdicts to the writes and Events of a pass,
 //! as plain data — the planner, the figures reported per set, the status annotations (and
-//! `degraded-reason`), the JSON Patches (the step, `pause`/`resume`, `release`), the Events' wording
-//! and one set's status as `status` shows it.
+//! `degraded-reason`), the JSON Patches (the step, `pause`/`resume`, `release`, a rollback), the
+//! Events' wording and one set's status as `status` shows it.
 //!
 //! May import `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers"); never I/O.
 
@@ -18,6 +18,7 @@ pub mod pause;
 pub mod planner;
 pub mod rejected;
 pub mod release;
+pub mod rollback;
 pub mod set_plan;
 pub mod set_status;
 pub mod status_annotations;

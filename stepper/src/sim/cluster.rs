@@ -7,7 +7,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -241,9 +241,7 @@ impl SimCluster {
         Ok(PatchOutcome::Applied(Box::new(stored)))
     }
 
-    /// The owner as MOCO would report it: generation 1, conditions `Healthy` and `Ready` `True` unless
-    /// the application-unhealthy signal is raised (`False`, reason `Unhealthy`). Only the set's own
-    /// ownerReference exists.
+    /// The owner a GET returns ([`World::owner`]), or an injected fault.
     fn do_get_owner(
         &self,
         namespace: &str,
@@ -255,28 +253,26 @@ impl SimCluster {
                 kind,
             ));
         }
-        let world = self.world();
-        let exists = world.set["metadata"]["ownerReferences"]
-            .as_array()
-            .is_some_and(|refs| refs.iter().any(|r| r["uid"] == owner.uid.as_str()));
-        if !exists || world.namespace() != namespace {
-            return Ok(None);
+        Ok(self.world().owner(namespace, owner))
+    }
+
+    /// The ControllerRevision a GET returns ([`World::controller_revision`]), or an injected fault.
+    pub(super) fn do_get_revision(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<ControllerRevision>, ClusterError> {
+        let action = format!("get controllerrevision {namespace}/{name}");
+        if let Some(kind) = self.fault(Call::Any) {
+            return Err(Self::error(&action, kind));
         }
-        let (status, reason) = if world.app_unhealthy {
-            ("False", "Unhealthy")
-        } else {
-            ("True", "Healthy")
-        };
-        let condition = |type_: &str| {
-            serde_json::json!({"type": type_, "status": status, "reason": reason, "observedGeneration": 1,
-                "lastTransitionTime": "2026-11-23T00:00:00Z", "message": ""})
-        };
-        Ok(Some(serde_json::json!({
-            "apiVersion": owner.api_version,
-            "kind": owner.kind,
-            "metadata": {"name": owner.name, "namespace": namespace, "uid": owner.uid, "generation": 1},
-            "status": {"conditions": [condition("Healthy"), condition("Ready")]},
-        })))
+        self.world()
+            .controller_revision(namespace, name)
+            .map_err(|message| ClusterError::Api {
+                action,
+                message,
+                code: 500,
+            })
     }
 
     fn do_publish(&self, event: &EventNote) -> Result<(), ClusterError> {
@@ -329,6 +325,14 @@ impl Cluster for SimCluster {
     ) -> impl Future<Output = Result<Option<serde_json::Value>, ClusterError>> + Send {
         let r = self.do_get_owner(namespace, owner);
         async move { r }
+    }
+
+    fn get_controller_revision(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<ControllerRevision>, ClusterError>> + Send {
+        std::future::ready(self.do_get_revision(namespace, name))
     }
 
     fn delete_pod(

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -93,6 +93,20 @@ impl Cluster for Fleet {
             }
         }
         Ok(None)
+    }
+
+    /// From the member whose set the revision belongs to, by its name `<set>-<hash>` (the hash has no
+    /// `-`); `None` when no member has that set (HTTP 404).
+    async fn get_controller_revision(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<ControllerRevision>, ClusterError> {
+        let set = name.rsplit_once('-').map_or("", |(set, _)| set);
+        match self.member(namespace, set) {
+            Some(m) => m.do_get_revision(namespace, name),
+            None => Ok(None),
+        }
     }
 
     async fn delete_pod(

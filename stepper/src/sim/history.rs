@@ -3,6 +3,7 @@
 //! Upstream: `pkg/controller/history/controller_history.go` (`ControllerRevisionName`,
 //! `HashControllerRevision`) and `getStatefulSetRevisions` in `stateful_set_control.go`.
 
+use k8s_openapi::api::apps::v1::ControllerRevision;
 use serde_json::{Value, json};
 
 use super::world::World;
@@ -73,6 +74,57 @@ impl World {
         self.revisions.iter().find(|r| r.name == name)
     }
 
+    /// ControllerRevision `namespace/name` as the API server returns it (`GET
+    /// /apis/apps/v1/namespaces/{namespace}/controllerrevisions/{name}`), or `None` (404): shaped as
+    /// upstream's `newRevision` (`stateful_set_utils.go`) makes it — labels the template's and
+    /// `controller.kubernetes.io/hash`, the set as controller owner, `data` the strategic merge patch
+    /// `{"spec":{"template":{…,"$patch":"replace"}}}` (`getPatch`), `revision` its number (bumped when
+    /// a rollback reuses it). Not modelled: the set's annotations the revision copies, timestamps and
+    /// `resourceVersion`.
+    ///
+    /// # Errors
+    /// The object does not decode as a ControllerRevision (a bug in the simulation).
+    pub fn controller_revision(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<ControllerRevision>, String> {
+        let Some(r) = self
+            .revision(name)
+            .filter(|_| self.namespace() == namespace)
+        else {
+            return Ok(None);
+        };
+        let set_name = self.name();
+        let hash = name.strip_prefix(&format!("{set_name}-")).unwrap_or(name);
+        let mut labels = r.template["metadata"]["labels"].clone();
+        if !labels.is_object() {
+            labels = json!({});
+        }
+        labels["controller.kubernetes.io/hash"] = json!(hash);
+        let mut data = r.template.clone();
+        data["$patch"] = json!("replace");
+        let revision = json!({
+            "apiVersion": "apps/v1",
+            "kind": "ControllerRevision",
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "uid": format!("uid-{name}"),
+                "labels": labels,
+                "ownerReferences": [{
+                    "apiVersion": "apps/v1", "kind": "StatefulSet", "name": set_name,
+                    "uid": self.set["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true,
+                }],
+            },
+            "data": {"spec": {"template": data}},
+            "revision": r.number,
+        });
+        serde_json::from_value(revision)
+            .map(Some)
+            .map_err(|e| format!("ControllerRevision {name}: {e}"))
+    }
+
     /// True when the revision named `name` holds an image of [`World::bad_images`] (its pods never
     /// become Ready).
     pub fn revision_is_bad(&self, name: &str) -> bool {
@@ -113,5 +165,73 @@ impl World {
         let mut revs: Vec<&Revision> = self.revisions.iter().collect();
         revs.sort_by_key(|r| r.number);
         revs.iter().rev().nth(1).map(|r| r.template.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::kubelet::Timing;
+    use crate::sim::world::SetShape;
+
+    #[test]
+    fn a_revision_is_served_as_the_api_server_stores_it_and_renumbered_by_a_rollback() {
+        let shape = SetShape {
+            name: "web".into(),
+            namespace: "demo".into(),
+            replicas: 3,
+            pod_management_policy: "OrderedReady".into(),
+            min_ready_seconds: 0,
+            image: "v1".into(),
+        };
+        let mut w =
+            World::new(&shape, Timing::default(), false, "safe-rollout.dev", 1).expect("new");
+        let v1 = w.status_str("currentRevision");
+        let (undo, mut apply) = (w.set.clone(), w.set.clone());
+        apply["spec"]["template"] = template("web", "v2");
+        w.write(apply, "apply").expect("apply v2");
+        w.tick(1);
+        let got = w
+            .controller_revision("demo", &v1)
+            .expect("decodes")
+            .expect("found");
+        let wire = serde_json::to_value(&got).expect("json");
+        let hash = v1.strip_prefix("web-").expect("<set>-<hash>");
+        assert_eq!(wire["metadata"]["name"], json!(v1));
+        assert_eq!(wire["metadata"]["labels"]["app"], "web", "the template's");
+        assert_eq!(
+            wire["metadata"]["labels"]["controller.kubernetes.io/hash"],
+            hash
+        );
+        let owner = &wire["metadata"]["ownerReferences"][0];
+        assert_eq!(
+            (
+                &owner["kind"],
+                &owner["name"],
+                &owner["uid"],
+                &owner["controller"]
+            ),
+            (
+                &json!("StatefulSet"),
+                &json!("web"),
+                &json!("uid-web"),
+                &json!(true)
+            )
+        );
+        let mut stored = template("web", "v1");
+        stored["$patch"] = json!("replace");
+        assert_eq!(wire["data"], json!({"spec": {"template": stored}}));
+        assert_eq!(got.revision, 1);
+        assert_eq!(w.controller_revision("other", &v1), Ok(None), "namespaced");
+        assert_eq!(w.controller_revision("demo", "web-nosuch"), Ok(None));
+        // `kubectl rollout undo`: the old revision is the update revision again, with a new number.
+        w.write(undo, "undo").expect("undo");
+        w.tick(2);
+        assert_eq!(w.status_str("updateRevision"), v1);
+        let again = w
+            .controller_revision("demo", &v1)
+            .expect("decodes")
+            .expect("found");
+        assert_eq!(again.revision, 3);
     }
 }

@@ -1,4 +1,5 @@
-//! What the simulated API server returns on a GET or LIST: the set, its pods, its PDB, typed.
+//! What the simulated API server returns on a GET or LIST: the set, its pods, its PDB, typed; the
+//! set's controller owner.
 
 use std::collections::BTreeMap;
 
@@ -7,7 +8,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::kubelet::SimPod;
 use super::world::{World, timestamp};
@@ -145,5 +146,32 @@ impl World {
             }
             Err(_) => Vec::new(),
         }
+    }
+
+    /// The owner `owner` names in `namespace` as MOCO would report it: generation 1, conditions
+    /// `Healthy` and `Ready` `True` unless the application-unhealthy signal is raised (`False`, reason
+    /// `Unhealthy`). Only the set's own ownerReference exists; `None` for any other (HTTP 404).
+    pub fn owner(&self, namespace: &str, owner: &OwnerReference) -> Option<Value> {
+        let exists = self.set["metadata"]["ownerReferences"]
+            .as_array()
+            .is_some_and(|refs| refs.iter().any(|r| r["uid"] == owner.uid.as_str()));
+        if !exists || self.namespace() != namespace {
+            return None;
+        }
+        let (status, reason) = if self.app_unhealthy {
+            ("False", "Unhealthy")
+        } else {
+            ("True", "Healthy")
+        };
+        let condition = |type_: &str| {
+            json!({"type": type_, "status": status, "reason": reason, "observedGeneration": 1,
+                "lastTransitionTime": "2026-11-23T00:00:00Z", "message": ""})
+        };
+        Some(json!({
+            "apiVersion": owner.api_version,
+            "kind": owner.kind,
+            "metadata": {"name": owner.name, "namespace": namespace, "uid": owner.uid, "generation": 1},
+            "status": {"conditions": [condition("Healthy"), condition("Ready")]},
+        }))
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::lease_server::{Shared, candidate};
-use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -82,6 +82,14 @@ impl Cluster for LosesTheLeaseAfterOnePatch<'_> {
         owner: &OwnerReference,
     ) -> Result<Option<serde_json::Value>, ClusterError> {
         self.fleet.get_owner(namespace, owner).await
+    }
+
+    async fn get_controller_revision(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<ControllerRevision>, ClusterError> {
+        self.fleet.get_controller_revision(namespace, name).await
     }
 
     async fn delete_pod(

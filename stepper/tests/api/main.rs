@@ -27,6 +27,7 @@ mod kube_owner;
 mod kube_pass_errors;
 mod kube_pass_reads;
 mod kube_pass_writes;
+mod kube_revision;
 mod kube_single_set;
 mod leader;
 mod leader_cluster;

@@ -1,5 +1,6 @@
 //! The RBAC of deploy/stepper/: pod `delete` only in the opt-in Component `recovery/`, pod `patch` only
-//! in the opt-in Component `approvals/`, neither in the default ClusterRole; the Component turns `--recover-stuck-pods` on in both the Deployment and the
+//! in the opt-in Component `approvals/`, neither in the default ClusterRole, which reads
+//! ControllerRevisions by name only (`get`, for `on-failure: rollback`); the Component turns `--recover-stuck-pods` on in both the Deployment and the
 //! CronJob, with a flag the command line accepts after the manifest's subcommand.
 use serde_json::Value;
 use sts_stepper::cli::plugin::parse_from;
@@ -47,6 +48,22 @@ fn the_default_cluster_role_deletes_nothing() {
         base.iter().all(|(_, _, v)| v != "delete" && v != "*"),
         "{base:?}"
     );
+}
+
+#[test]
+fn the_default_cluster_role_gets_controller_revisions_by_name_and_nothing_more() {
+    // on-failure: rollback (issue 36) GETs the ControllerRevision of status.currentRevision; it never
+    // lists, watches or writes one.
+    let base = grants("base/rbac.yaml");
+    let on_revisions: Vec<&str> = base
+        .iter()
+        .filter(|(_, r, _)| r == "controllerrevisions")
+        .map(|(g, _, v)| {
+            assert_eq!(g, "apps");
+            v.as_str()
+        })
+        .collect();
+    assert_eq!(on_revisions, ["get"], "{base:?}");
 }
 
 #[test]
