@@ -20,6 +20,7 @@ mod sim_interference;
 mod sim_modes;
 mod sim_properties;
 mod sim_recovery;
+mod sim_rollback;
 mod sim_rollouts;
 mod sim_subcommand;
 mod sim_webhook;
