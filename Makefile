@@ -232,7 +232,7 @@ deploy-manifests: ## Render deploy/ for $(POLICY_REF) and $(IMAGE) (and deploy/n
 # `demo` Cargo profile (every dependency unoptimized) and the runner without its `signing` feature build in
 # 3 min 54 s cold where the dev profile took 6 min 29 s (BENCHMARKS.md); `make test` builds the dev profile.
 DEMO_BIN := $(TARGET_DIR)/demo
-demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs guarded, a canary plan, the primary last (pods, webhook)
+demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs guarded, a canary plan, the primary last (pods, webhook), a rollback by itself
 	scripts/setup.sh demo
 	$(MAKE) policy.wasm
 	$(CARGO) build --locked --profile demo -p runner -p sts-stepper --no-default-features
@@ -248,6 +248,9 @@ demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs
 	@echo
 	@echo "The same through the application's approval webhook (pre-update-webhook: app): each step approved by a POST's answer; web-2 asked to switch over; a denial, then 40 s of webhook errors: held, Degraded (WebhookErrors) after 3, then on"
 	$(DEMO_BIN)/sts-stepper simulate --scenario scenarios/primary-last-webhook.yaml
+	@echo
+	@echo "Rolling back by itself (on-failure: rollback): a Prometheus check fails after the second step; the stepper writes back v1 and steps the two updated pods back; a re-apply of v2 is held (FailedRevision)"
+	$(DEMO_BIN)/sts-stepper simulate --scenario scenarios/auto-rollback.yaml
 
 SOAK_CASES ?= 100000
 soak: ## The simulation's property tests with $(SOAK_CASES) random rollouts each (optimized build)

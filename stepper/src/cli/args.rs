@@ -170,7 +170,8 @@ pub enum Command {
 
     /// Resume the rollout of the named StatefulSet (like `kubectl rollout resume`): removes
     /// <prefix>/paused, <prefix>/paused-reason and the Prometheus check's counts
-    /// (<prefix>/prometheus-check), and records who in a RolloutResumed Event.
+    /// (<prefix>/prometheus-check), and records who in a RolloutResumed Event; with --retry, also the
+    /// record of a rollback, so the failed revision may be stepped again.
     Resume(ResumeArgs),
 
     /// Which existing StatefulSets a scope of the policy would guard (the opt-in label by default;
@@ -357,6 +358,11 @@ pub struct ResumeArgs {
     /// The StatefulSet: NAME, sts/NAME, statefulset/NAME or NAMESPACE/NAME.
     #[arg(value_parser = parse_target)]
     pub target: TargetRef,
+
+    /// Also forget the rollback's record (<prefix>/failed-revision and a degraded-reason RolledBack):
+    /// the revision the stepper rolled back (on-failure: rollback) may be stepped again.
+    #[arg(long)]
+    pub retry: bool,
 
     /// Decide and report, write nothing (no patch, no Event).
     #[arg(long)]

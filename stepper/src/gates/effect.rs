@@ -10,7 +10,7 @@ use jiff::Timestamp;
 
 use super::approval::webhook::state::WebhookState;
 use super::check::CheckState;
-use crate::config::{Keys, SetConfig};
+use crate::config::{FailedRevision, Keys, SetConfig};
 use crate::model::reasons::degraded_kind::{self, APPROVAL_TIMEOUT, CHECK_ERRORS, WEBHOOK_ERRORS};
 
 /// A gate's own state annotation on the set, kept from pass to pass for one step and removed by the
@@ -112,13 +112,26 @@ pub enum Effect {
     /// Write the approval webhook's record (`webhook-state`), pinned as [`Effect::CheckState`]; its
     /// news against the record read (a first call, a new denial) are announced.
     WebhookState(Box<WebhookState>),
-    /// Pause the rollout after `failure-limit` failures: `paused: "true"`, `paused-reason:
-    /// "<reason> (at <at>)"`, `degraded-reason: FailureLimit: <reason>`, announced `RolloutPaused`.
+    /// Pause the rollout after a failure (`failure-limit` failures of a check, a step past
+    /// `progress-deadline-seconds`): `paused: "true"`, `paused-reason: "<reason> (at <at>)"`,
+    /// `degraded-reason: <kind>: <reason>`, announced `RolloutPaused`.
     Pause {
-        /// Why, in one line (the check's last failure).
+        /// The `degraded-reason` kind: `FailureLimit` or `ProgressDeadline`.
+        kind: &'static str,
+        /// Why, in one line (the check's last failure, the step's pods not Ready).
         reason: String,
         /// When the pass decided it.
         at: Timestamp,
+    },
+    /// Roll the set back after a failure (`on-failure: rollback`, `gates::rollback`): write back
+    /// `.spec.template` from the ControllerRevision `to` (`status.currentRevision`), record `failed`
+    /// in `failed-revision` and `degraded-reason: RolledBack: …`, announced `RolledBack`. The pass
+    /// reads the ControllerRevision and writes it all in one patch, pinned to the revisions read.
+    RollBack {
+        /// The failed `status.updateRevision` and why.
+        failed: FailedRevision,
+        /// The ControllerRevision to return to: `status.currentRevision`.
+        to: String,
     },
     /// A `degraded-reason` record the gate holds the step on: `Some(value)` is written when nothing is
     /// recorded (the first value stays until removed: one `RolloutDegraded` Event per episode);

@@ -1,7 +1,8 @@
 //! Rolling back by itself (docs/rollback.md): what a failure does — a check at its `failure-limit`, or a
-//! step not done within `progress-deadline-seconds` — by `<prefix>/on-failure` ([`on_failure`]), gate
-//! `FailedRevision` over a revision recorded as failed ([`failed_revision`]), and the steps back to the
-//! last good revision, which the application checks that just failed do not gate ([`stepping_back`]).
+//! step not done within `progress-deadline-seconds` — by `<prefix>/on-failure`, gate
+//! `FailedRevision` over a revision recorded as failed ([`failed_revision`]), where a failure returns the
+//! set ([`rolls_back_to`]; what it writes is `gates::failure`'s), and the steps back to the last good
+//! revision, which the application checks that just failed do not gate ([`stepping_back`]).
 //!
 //! A rollback writes back `.spec.template` from the ControllerRevision of `status.currentRevision`
 //! (what `kubectl rollout undo` does: kubectl's `statefulSetRollbacker`); the admission policy stages it
@@ -9,15 +10,9 @@
 //! application's approvals. Argo Rollouts' `progressDeadlineAbort` and Deployment's
 //! `progressDeadlineSeconds` are the models of the deadline.
 
-use jiff::SignedDuration;
-
-use super::effect::Effect;
 use super::input::GateInput;
-use super::pods::pods_below_partition_ready;
-use super::verdict::{Evaluation, Verdict};
-use crate::config::{FailedRevision, OnFailure};
+use crate::config::OnFailure;
 use crate::model::fields::{Field, set as of_set};
-use crate::model::reasons::degraded_kind::PROGRESS_DEADLINE;
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 
@@ -66,57 +61,14 @@ pub fn stepping_back(input: &GateInput<'_>) -> bool {
         && update == set::current_revision(input.set)
 }
 
-/// What a failure of kind `kind` (`FailureLimit`, `ProgressDeadline`) with `reason` does: with
-/// `on-failure: rollback`, a rollback to `status.currentRevision` ([`Effect::RollBack`]) — unless the
-/// set is already stepping back, or has no other revision to return to —; else the pause
-/// ([`Effect::Pause`]).
-pub fn on_failure(input: &GateInput<'_>, kind: &'static str, reason: String) -> Effect {
+/// The revision a failure now returns the set to: `status.currentRevision`, with `on-failure: rollback`,
+/// unless the set is already stepping back ([`stepping_back`]) or has no other revision to return to
+/// (`None`: the failure pauses it).
+pub fn rolls_back_to<'a>(input: &GateInput<'a>) -> Option<&'a str> {
     let (update, current) = (
         set::update_revision(input.set),
         set::current_revision(input.set),
     );
-    let can_roll_back = !stepping_back(input) && !current.is_empty() && update != current;
-    if input.config.on_failure == OnFailure::Rollback && can_roll_back {
-        Effect::RollBack {
-            failed: FailedRevision {
-                revision: update.to_string(),
-                reason: format!("{kind}: {reason}"),
-            },
-            to: current.to_string(),
-        }
-    } else {
-        Effect::Pause {
-            kind,
-            reason,
-            at: input.now,
-        }
-    }
-}
-
-/// The effects of `PodNotReady` and `StepInProgress` with `progress-deadline-seconds`: a step of this
-/// rollout (partition below `spec.replicas`) whose own pods are still not Ready on the new revision (the
-/// pods below the partition are) that long after it was written (`last-partition-update`) is a failure
-/// ([`on_failure`]).
-pub(super) fn progress_deadline(input: &GateInput<'_>, ev: &mut Evaluation) {
-    let (Some(deadline), Some(stepped)) = (
-        input.config.progress_deadline_seconds,
-        input.config.stamps.last_partition_update,
-    ) else {
-        return;
-    };
-    let Verdict::Blocked(b) = &ev.verdict else {
-        return;
-    };
-    let stepped_here = set::partition(input.set).unwrap_or(0) < set::replicas(input.set);
-    let late = input.now.duration_since(stepped) >= SignedDuration::from_secs(deadline);
-    if !(stepped_here && late && pods_below_partition_ready(input.set, input.pods, input.now)) {
-        return;
-    }
-    let reason = format!(
-        "the step at {stepped} not done within {deadline} s on revision {}: {}",
-        set::update_revision(input.set),
-        b.detail
-    );
-    ev.effects
-        .push(on_failure(input, PROGRESS_DEADLINE, reason));
+    let can = !stepping_back(input) && !current.is_empty() && update != current;
+    (input.config.on_failure == OnFailure::Rollback && can).then_some(current)
 }

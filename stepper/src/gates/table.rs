@@ -4,10 +4,12 @@
 
 use super::approval;
 use super::check::{http, prometheus};
+use super::failure;
 use super::fleet::{self, group_busy, owner_not_healthy};
 use super::input::{Gate, GateInput};
 use super::pods::{self, pdb_blocked, pod_not_ready, step_in_progress};
 use super::recovery;
+use super::rollback;
 use super::set::{self, invalid_annotation, not_observed, paused, settling};
 use super::throttle;
 use super::verdict::Evaluation;
@@ -114,6 +116,13 @@ pub const GATES: &[GateEntry] = &[
         "a stepper annotation that cannot be read (<prefix>/step, ...)",
     ),
     gate(
+        Reason::FailedRevision,
+        Reads::List,
+        rollback::failed_revision,
+        &[rollback::READS],
+        "status.updateRevision is the revision <prefix>/failed-revision records: the\nstepper rolled it back (<prefix>/on-failure: rollback); held until the\ntemplate changes or resume --retry",
+    ),
+    gate(
         Reason::NotObserved,
         Reads::List,
         not_observed,
@@ -126,14 +135,16 @@ pub const GATES: &[GateEntry] = &[
         pod_not_ready,
         POD_GATE,
         "a pod in [0, replicas) missing, terminating, not Running and Ready,\nor Ready for less than spec.minReadySeconds",
-    ),
+    )
+    .with_effects(failure::progress_deadline, &[]),
     gate(
         Reason::StepInProgress,
         Reads::Pods,
         step_in_progress,
         POD_GATE,
         "a pod with ordinal >= partition not yet on status.updateRevision",
-    ),
+    )
+    .with_effects(failure::progress_deadline, &[]),
     gate(
         Reason::Settling,
         Reads::List,

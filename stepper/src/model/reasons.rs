@@ -11,6 +11,10 @@ pub enum Reason {
     /// A stepper annotation (`step`, `initial-delay-seconds`, `last-partition-update`) has a value the
     /// stepper cannot read; the detail names it and the expected form.
     InvalidAnnotation,
+    /// `status.updateRevision` is the revision `<prefix>/failed-revision` records: the stepper rolled it
+    /// back after a failure (`on-failure: rollback`) and it was applied again; held until the template
+    /// changes to another revision or a person retries it (`resume --retry`).
+    FailedRevision,
     /// The StatefulSet controller has not observed the current spec yet
     /// (`status.observedGeneration < metadata.generation`, or no `status.updateRevision`).
     NotObserved,
@@ -56,9 +60,10 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in gate order (the order [`crate::gates::GATES`] checks them), `ApiError` last.
-    pub const ALL: [Reason; 15] = [
+    pub const ALL: [Reason; 16] = [
         Reason::Paused,
         Reason::InvalidAnnotation,
+        Reason::FailedRevision,
         Reason::NotObserved,
         Reason::PodNotReady,
         Reason::StepInProgress,
@@ -79,6 +84,7 @@ impl Reason {
         match self {
             Reason::Paused => "Paused",
             Reason::InvalidAnnotation => "InvalidAnnotation",
+            Reason::FailedRevision => "FailedRevision",
             Reason::NotObserved => "NotObserved",
             Reason::PodNotReady => "PodNotReady",
             Reason::StepInProgress => "StepInProgress",
@@ -153,6 +159,12 @@ impl fmt::Display for Blocked {
 pub mod degraded_kind {
     /// A Prometheus check reached its `failure-limit` and paused the rollout.
     pub const FAILURE_LIMIT: &str = "FailureLimit";
+    /// A step was not done within `progress-deadline-seconds` (its pods not Ready on the new revision)
+    /// and the set does not roll back by itself (`on-failure: pause`): the rollout is paused.
+    pub const PROGRESS_DEADLINE: &str = "ProgressDeadline";
+    /// The stepper rolled the set back to its last good revision after a failure (`on-failure:
+    /// rollback`): kept while `failed-revision` is recorded.
+    pub const ROLLED_BACK: &str = "RolledBack";
     /// A stuck pod past its `recover-after-seconds` that recovery did not delete.
     pub const STUCK_POD: &str = "StuckPod";
     /// A check (Prometheus) got no answer `check-error-limit` times in a row: the rollout is held, not

@@ -84,6 +84,15 @@ pub fn update_revision(set: &StatefulSet) -> &str {
         .unwrap_or_default()
 }
 
+/// `status.currentRevision` (the revision of the pods below the partition: the last good one), `""`
+/// before the controller reported one.
+pub fn current_revision(set: &StatefulSet) -> &str {
+    set.status
+        .as_ref()
+        .and_then(|s| s.current_revision.as_deref())
+        .unwrap_or_default()
+}
+
 /// True when the StatefulSet controller has seen the set's generation (`status.observedGeneration >=
 /// metadata.generation`) and reported `status.updateRevision` (gate `NotObserved` says why not).
 pub fn observed(set: &StatefulSet) -> bool {

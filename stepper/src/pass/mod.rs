@@ -13,6 +13,7 @@ pub mod reads;
 pub mod recovery;
 pub mod rejected;
 pub mod report;
+pub mod rollback;
 pub mod run;
 
 pub use options::{DEFAULT_MAX_DECISION_AGE, PassOptions, PodReads};

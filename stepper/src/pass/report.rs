@@ -34,6 +34,11 @@ pub enum Outcome {
     Unguarded(&'static str),
     /// A write's `test` op failed: the set changed since the snapshot; re-read next pass.
     Conflict(String),
+    /// `on-failure: rollback`: the template of the last good revision was written back
+    /// ([`crate::pass::rollback`]); the string is `failed → last good` (`web-7d… → web-6d…`).
+    RolledBack(String),
+    /// `--dry-run`: the set would be rolled back (`failed → last good`).
+    WouldRollBack(String),
     /// This replica lost the Lease mid-pass ([`ClusterError::NotLeader`]): the set's write was not
     /// sent, and nothing more is written this pass; the replica that leads now decides again. Not an
     /// error (logged at INFO, not counted in `sts_safe_rollout_errors_total`, not recorded on the
@@ -53,6 +58,10 @@ impl std::fmt::Display for Outcome {
             }
             Outcome::Unguarded(why) => write!(f, "Unguarded ({why})"),
             Outcome::Conflict(msg) => write!(f, "Conflict (re-read next pass): {msg}"),
+            Outcome::RolledBack(revisions) => write!(f, "RolledBack {revisions}"),
+            Outcome::WouldRollBack(revisions) => {
+                write!(f, "WouldRollBack {revisions} (dry run)")
+            }
             Outcome::NotLeader(action) => write!(
                 f,
                 "NotLeader (lost the Lease mid-pass: {action} not sent, nothing more written)"

@@ -22,6 +22,7 @@ use crate::pass::reads;
 use crate::pass::recovery;
 use crate::pass::rejected::{self, refusal};
 use crate::pass::report::{Outcome, PassReport, SetReport};
+use crate::pass::rollback::{self, RollbackWrite};
 use crate::plan::approval_events::pod_write_events;
 use crate::plan::events::EventNote;
 use crate::plan::patch::pod_patch;
@@ -182,6 +183,11 @@ pub async fn plan_pass<C: Cluster, P: Prometheus>(
     planner.plan(now, &probes)
 }
 
+/// `web-7d… → web-6d…`: a rollback's revisions, failed → last good.
+fn rollback_label(rb: &crate::plan::effects::Rollback) -> String {
+    format!("{} → {}", rb.failed.revision, rb.to)
+}
+
 /// The outcome of a write that failed with `e`: blocked `ApiError` with the error, except a write not
 /// sent because this replica lost the Lease ([`ClusterError::NotLeader`]): [`Outcome::NotLeader`],
 /// no error.
@@ -239,6 +245,9 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
     let mut wrote = dry_run && !p.writes_nothing();
     let (outcome, error) = 'outcome: {
         if dry_run {
+            if let Some(rb) = &p.rollback {
+                break 'outcome (Outcome::WouldRollBack(rollback_label(rb)), None);
+            }
             break 'outcome (verdict_outcome(&p.verdict, true), None);
         }
         // The approval handshake's pod writes first: a request stands whatever becomes of the set's
@@ -261,7 +270,12 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                 publish(cluster, &p, &ev, &mut event_errors).await;
             }
         }
-        if let Some(patch) = &p.status_annotations {
+        // A rollback carries the status annotations in its own write (below).
+        if let Some(patch) = p
+            .status_annotations
+            .as_ref()
+            .filter(|_| p.rollback.is_none())
+        {
             match cluster
                 .patch_statefulset(&p.namespace, &p.name, patch)
                 .await
@@ -278,6 +292,17 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                     break 'outcome write_failed(e);
                 }
             }
+        }
+        if let Some(rb) = &p.rollback {
+            break 'outcome match rollback::roll_back(cluster, &p, rb).await {
+                Ok(RollbackWrite::Written(errors)) => {
+                    wrote = true;
+                    event_errors.extend(errors);
+                    (Outcome::RolledBack(rollback_label(rb)), None)
+                }
+                Ok(RollbackWrite::Conflict(msg)) => (Outcome::Conflict(msg), None),
+                Err(e) => write_failed(e),
+            };
         }
         let (Some(patch), Verdict::Step { from, to, .. }) = (&p.step, &p.verdict) else {
             break 'outcome (verdict_outcome(&p.verdict, false), None);

@@ -15,7 +15,16 @@
 use crate::config::SetConfig;
 use crate::gates::recovery::{self, Action, Finding};
 use crate::gates::{Verdict, held_by_a_gate};
-pub use crate::model::reasons::degraded_kind::{FAILURE_LIMIT, STUCK_POD, of as kind};
+pub use crate::model::reasons::degraded_kind::{
+    FAILURE_LIMIT, PROGRESS_DEADLINE, STUCK_POD, of as kind,
+};
+
+/// True when `recorded` (a `degraded-reason` as read) is the record of a failure's pause
+/// ([`crate::gates::Effect::Pause`]: `FailureLimit`, `ProgressDeadline`): kept while the set stays
+/// paused, removed with the pause by `resume`.
+pub fn paused_by_failure(recorded: Option<&str>) -> bool {
+    matches!(recorded.map(kind), Some(FAILURE_LIMIT | PROGRESS_DEADLINE))
+}
 use crate::plan::events::EventNote;
 
 /// True when a pass with `verdict` (not a step) removes a record a gate holds the step on
@@ -61,8 +70,8 @@ pub fn stuck_pod(config: &SetConfig, finding: &Finding) -> Option<String> {
 
 /// The `degraded-reason` change of one pass that did not set it through the gates (`Some(None)`:
 /// remove it, `Some(Some(v))`: set `v`; `None`: leave it), and the Warning Event announcing a new
-/// value. A value of a kind other than [`FAILURE_LIMIT`] and [`STUCK_POD`] is left alone; a
-/// `FailureLimit` value stays while the set is paused; else a stuck pod past its recovery time is
+/// value. A value of a kind other than a failure's pause ([`paused_by_failure`]) and [`STUCK_POD`] is
+/// left alone; a failure's pause record stays while the set is paused; else a stuck pod past its recovery time is
 /// recorded, and removed once the pods read show none.
 pub fn degraded_change(
     config: &SetConfig,
@@ -70,10 +79,10 @@ pub fn degraded_change(
 ) -> (Option<Option<String>>, Option<EventNote>) {
     let current = config.stamps.degraded_reason.as_deref();
     let current_kind = current.map(kind);
-    if current_kind.is_some_and(|k| k != FAILURE_LIMIT && k != STUCK_POD) {
+    if current_kind.is_some_and(|k| k != STUCK_POD) && !paused_by_failure(current) {
         return (None, None);
     }
-    let wanted = if current_kind == Some(FAILURE_LIMIT) && config.paused {
+    let wanted = if paused_by_failure(current) && config.paused {
         current.map(str::to_string)
     } else {
         match stuck {

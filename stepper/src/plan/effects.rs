@@ -10,9 +10,8 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use serde_json::json;
 use sts_safe_rollout_rules::annotations::TRUE;
 
-use crate::config::SetConfig;
+use crate::config::{FailedRevision, SetConfig};
 use crate::gates::{Effect, StateKey};
-use crate::model::reasons::degraded_kind::FAILURE_LIMIT;
 use crate::plan::approval_events;
 use crate::plan::degraded;
 use crate::plan::events::EventNote;
@@ -31,6 +30,17 @@ pub struct GateWrites {
     /// The Events announcing them: `RolloutPaused` for a pause, `RolloutDegraded` for a new
     /// `degraded-reason` record, the webhook's `ApprovalRequested` / `ApprovalDenied`.
     pub events: Vec<EventNote>,
+    /// The rollback a failure asks for ([`Effect::RollBack`]), written by the pass apart.
+    pub rollback: Option<Rollback>,
+}
+
+/// A rollback to write: back to the template of ControllerRevision `to`, `failed` recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rollback {
+    /// The failed `status.updateRevision` and why (the `failed-revision` record).
+    pub failed: FailedRevision,
+    /// The ControllerRevision to return to: `status.currentRevision` as read.
+    pub to: String,
 }
 
 /// The writes of `effects` on `set` as read (`config`: its parsed annotations). The approval note
@@ -62,13 +72,13 @@ pub fn gate_writes(set: &StatefulSet, config: &SetConfig, effects: &[Effect]) ->
                 w.events
                     .extend(approval_events::webhook_events(config, state));
             }
-            Effect::Pause { reason, at } => {
+            Effect::Pause { kind, reason, at } => {
                 let why = format!("{reason} (at {at})");
                 w.changes.push((keys.paused.clone(), Some(TRUE.into())));
                 w.changes
                     .push((keys.paused_reason.clone(), Some(why.clone())));
                 // The record GitOps tools report as Degraded; `resume` removes it with the pause.
-                let record = degraded::value(FAILURE_LIMIT, reason);
+                let record = degraded::value(kind, reason);
                 w.changes.push((keys.degraded_reason.clone(), Some(record)));
                 set_now = true;
                 w.events.push(EventNote::paused(&why));
@@ -85,6 +95,13 @@ pub fn gate_writes(set: &StatefulSet, config: &SetConfig, effects: &[Effect]) ->
                 }
                 _ => {}
             },
+            // The pass reads the ControllerRevision and writes the rollback in one patch of its own.
+            Effect::RollBack { failed, to } => {
+                w.rollback = Some(Rollback {
+                    failed: failed.clone(),
+                    to: to.clone(),
+                });
+            }
             Effect::ApprovalNote { .. } => {}
         }
     }

@@ -9,7 +9,7 @@ pub const STATUS_WRITE_REJECTED: &str = "StatusWriteRejected";
 
 /// Every Event `reason` the stepper publishes (docs/events.md lists the same, checked by
 /// `tests/docs/`).
-pub const REASONS: [&str; 13] = [
+pub const REASONS: [&str; 14] = [
     "Stepped",
     "Blocked",
     "RolloutPaused",
@@ -23,6 +23,7 @@ pub const REASONS: [&str; 13] = [
     "ApprovalRequested",
     "Approved",
     "ApprovalDenied",
+    "RolledBack",
 ];
 
 /// The Event's `type` (Kubernetes `core/v1` Event: `Normal` or `Warning`).
@@ -106,6 +107,18 @@ impl EventNote {
             "RolloutDegraded",
             "Degrade",
             value.to_string(),
+        )
+    }
+
+    /// The `RolledBack` Event (`Warning`): the stepper wrote back the template of revision `to` after
+    /// revision `failed` failed (`why`: the failure, `FailureLimit: …` or `ProgressDeadline: …`); the
+    /// policy stages the revert and the stepper steps it back.
+    pub fn rolled_back(failed: &str, to: &str, why: &str) -> Self {
+        EventNote::new(
+            EventType::Warning,
+            "RolledBack",
+            "RollBack",
+            format!("revision {failed} failed ({why}): template of revision {to} written back"),
         )
     }
 

@@ -14,7 +14,9 @@ use serde_json::{Value, json};
 use crate::config::SetConfig;
 use crate::gates::approval::PodWrite;
 use crate::gates::{StateKey, held_by_a_gate, throttle};
-use crate::plan::rejected;
+use crate::model::reasons::degraded_kind::ROLLED_BACK;
+use crate::model::set;
+use crate::plan::{degraded, rejected};
 
 /// The JSON Pointer of `tokens` (escaped: `/` in an annotation key becomes `~1`).
 pub fn ptr(tokens: &[&str]) -> PointerBuf {
@@ -122,7 +124,7 @@ pub fn stamp(config: &SetConfig, now: Timestamp) -> String {
 ///    carries them (the rollout moved on; the next step's checks count from zero, its request is
 ///    new), and `<prefix>/degraded-reason` when it records a refused write
 ///    ([`crate::plan::rejected::cleared_by_step`]) or a check's errors ([`held_by_a_gate`]:
-///    the check passed).
+///    the check passed); and a rollback's record when the step is a new revision's ([`ends_rollback`]).
 pub fn step_patch(
     set: &StatefulSet,
     config: &SetConfig,
@@ -151,11 +153,32 @@ pub fn step_patch(
     changes.extend(StateKey::ALL.map(|k| (k.key(&config.keys).to_string(), None)));
     changes.push((config.keys.approval_pending.clone(), None));
     let degraded_now = config.stamps.degraded_reason.as_deref();
-    if rejected::cleared_by_step(degraded_now) || held_by_a_gate(degraded_now) {
+    let new_revision = ends_rollback(set, config, update_revision);
+    if new_revision {
+        changes.push((config.keys.failed_revision.clone(), None));
+    }
+    if rejected::cleared_by_step(degraded_now)
+        || held_by_a_gate(degraded_now)
+        || (new_revision && degraded_now.map(degraded::kind) == Some(ROLLED_BACK))
+    {
         changes.push((config.keys.degraded_reason.clone(), None));
     }
     ops.extend(annotation_ops(&set.metadata, &changes));
     Patch(ops)
+}
+
+/// True when a step of `update_revision` ends a rollback's record (`failed-revision`, and its
+/// `degraded-reason: RolledBack: …`): a revision other than the failed one and other than the one the
+/// set was rolled back to (`status.currentRevision`) — a new template, applied by a person or a sync.
+/// The steps back to the last good revision keep it (a re-apply of the failed template stays held).
+pub fn ends_rollback(set: &StatefulSet, config: &SetConfig, update_revision: &str) -> bool {
+    config.stamps.failed_revision_raw.is_some()
+        && config
+            .stamps
+            .failed_revision
+            .as_ref()
+            .is_none_or(|f| f.revision != update_revision)
+        && update_revision != set::current_revision(set)
 }
 
 /// Adds to a step patch the op recording this step in `<prefix>/recent-steps` (the pruned list plus

@@ -12,7 +12,8 @@ use serde_json::json;
 use sts_safe_rollout_rules::annotations::TRUE;
 
 use crate::config::SetConfig;
-use crate::model::reasons::degraded_kind;
+use crate::model::reasons::degraded_kind::ROLLED_BACK;
+use crate::plan::degraded;
 use crate::plan::patch::{annotation_ops, annotation_patch, ptr, test};
 
 /// The pause patch: `paused: "true"` and `paused-reason: <who>: <reason>` (an existing reason is
@@ -39,6 +40,17 @@ pub fn pause_patch(set: &StatefulSet, config: &SetConfig, who: &str, reason: &st
 /// A `degraded-reason` of kind `FailureLimit` goes with the pause; another kind stays (its condition
 /// is not the pause).
 pub fn resume_patch(set: &StatefulSet, config: &SetConfig) -> Option<Patch> {
+    resume_or_retry(set, config, false)
+}
+
+/// `resume --retry`: the resume patch ([`resume_patch`]) that also forgets the rollback's record —
+/// `failed-revision` and a `degraded-reason` of kind `RolledBack` — so the revision the stepper rolled
+/// back may be stepped again (gate `FailedRevision` passes). `None` when there is nothing to remove.
+pub fn retry_patch(set: &StatefulSet, config: &SetConfig) -> Option<Patch> {
+    resume_or_retry(set, config, true)
+}
+
+fn resume_or_retry(set: &StatefulSet, config: &SetConfig, retry: bool) -> Option<Patch> {
     let keys = &config.keys;
     let annotations = set.metadata.annotations.as_ref()?;
     let mut removed = vec![
@@ -47,9 +59,13 @@ pub fn resume_patch(set: &StatefulSet, config: &SetConfig) -> Option<Patch> {
         &keys.prometheus_check,
         &keys.http_check_state,
     ];
+    if retry {
+        removed.push(&keys.failed_revision);
+    }
+    let rolled_back = |v: &String| retry && degraded::kind(v) == ROLLED_BACK;
     if annotations
         .get(&keys.degraded_reason)
-        .is_some_and(|v| degraded_kind::of(v) == degraded_kind::FAILURE_LIMIT)
+        .is_some_and(|v| degraded::paused_by_failure(Some(v)) || rolled_back(v))
     {
         removed.push(&keys.degraded_reason);
     }

@@ -61,7 +61,7 @@ pub enum ReleasePlan {
 /// their state, removed by `release`. `paused` is yours too; it goes only with `paused-reason`, which the
 /// stepper (or `pause`) writes beside it. Your configuration (`step`, `pause-at`, the checks) stays: a
 /// GitOps tool may own it.
-pub fn written_by_us(keys: &Keys) -> [&str; 13] {
+pub fn written_by_us(keys: &Keys) -> [&str; 14] {
     [
         &keys.guarded,
         &keys.initialized,
@@ -76,6 +76,7 @@ pub fn written_by_us(keys: &Keys) -> [&str; 13] {
         &keys.prometheus_check,
         &keys.http_check_state,
         &keys.webhook_state,
+        &keys.failed_revision,
     ]
 }
 

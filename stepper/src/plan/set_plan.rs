@@ -49,6 +49,9 @@ pub struct SetPlan {
     /// The writes on the set's pods the approval handshake asks for (requests, answered and withdrawn
     /// requests: [`crate::gates::approval::pod_writes`]), each its own merge patch.
     pub pod_writes: Vec<gates::approval::PodWrite>,
+    /// The rollback a failure asks for (`on-failure: rollback`): the pass reads the ControllerRevision
+    /// and writes it in a patch of its own, after the status annotations.
+    pub rollback: Option<crate::plan::effects::Rollback>,
     /// `metadata.annotations` was present on the set as read (a refused write's record adds a key
     /// to it, or the whole map: [`crate::plan::rejected::record_patch`]).
     pub annotated: bool,
@@ -72,7 +75,10 @@ impl SetPlan {
     /// True when the plan has no write: no status annotations, no step (so a verdict that is not
     /// [`Verdict::Step`], which always has its patch), no pod write, hence no Event either.
     pub fn writes_nothing(&self) -> bool {
-        self.status_annotations.is_none() && self.step.is_none() && self.pod_writes.is_empty()
+        self.status_annotations.is_none()
+            && self.step.is_none()
+            && self.pod_writes.is_empty()
+            && self.rollback.is_none()
     }
 }
 
@@ -95,6 +101,7 @@ pub(super) fn plan_evaluated(
     // Before the pod writes are taken: a withdrawal under way is recorded (`approval-pending`).
     let mut status = status_annotations::status_changes(set, &config, pods, &ev, stuck_pods, now);
     let pod_writes = std::mem::take(&mut ev.pod_writes);
+    let rollback = status.rollback.take();
     let mut events = std::mem::take(&mut status.events);
     // A step carries its bookkeeping and the canary plan's writes ([`canary::writes`]) in its own
     // patch: one write, so its `test` pins hold for all of it; a pause without a step joins the
@@ -167,6 +174,7 @@ pub(super) fn plan_evaluated(
         step,
         recovery: stuck.map(Box::new),
         pod_writes,
+        rollback,
         annotated: set.metadata.annotations.is_some(),
     }
 }

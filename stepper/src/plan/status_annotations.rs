@@ -32,6 +32,8 @@ pub struct StatusChanges {
     pub guards: Vec<json_patch::PatchOperation>,
     /// The Events to publish once the changes are written.
     pub events: Vec<EventNote>,
+    /// The rollback the gates ask for ([`effects::Rollback`]): a write of its own.
+    pub rollback: Option<effects::Rollback>,
 }
 
 impl StatusChanges {
@@ -148,11 +150,13 @@ pub fn status_changes(
         changes.push((keys.degraded_reason.clone(), None));
     }
     let mut guards = Vec::new();
+    let mut rollback = None;
     if !matches!(verdict, Verdict::Step { .. }) {
         let gate = effects::gate_writes(set, config, &ev.effects);
         changes.extend(gate.changes);
         guards = gate.guards;
         events.extend(gate.events);
+        rollback = gate.rollback;
     }
     if !changes.iter().any(|(k, _)| *k == keys.degraded_reason) {
         let (change, event) = degraded::degraded_change(config, stuck);
@@ -178,5 +182,6 @@ pub fn status_changes(
         changes,
         guards,
         events,
+        rollback,
     }
 }

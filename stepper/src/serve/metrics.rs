@@ -4,7 +4,7 @@
 //! `_current_replicas`, `_updated_replicas`, `_partition`, `_last_partition_update_timestamp_seconds`
 //! (Unix seconds), `_approval_wait_seconds` and `_approval_timeout_seconds` (while a step waits for
 //! the application's approval), `_blocked{reason}` (1 for the current reason; the series of other
-//! reasons are removed), `_steps_total`. Per process: `_pass_duration_seconds` (histogram),
+//! reasons are removed), `_steps_total`, `_rollbacks_total` (`on-failure: rollback`). Per process: `_pass_duration_seconds` (histogram),
 //! `_passes_total{result}`, `_errors_total{reason}` (sets a pass could not handle, by
 //! [`crate::pass::SetReport::error_reason`]: `StepRejected`, `StatusWriteRejected`, `Refused`,
 //! `ApiStatus`, `Transport`, `WriteOverridden`), `_webhook_calls_total{webhook,result}`,
@@ -15,7 +15,6 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
 
-use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -26,59 +25,9 @@ use prometheus_client::registry::Registry;
 use crate::model::reasons::Reason;
 use crate::pass::PassReport;
 
-/// Labels of a per-StatefulSet series.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct SetLabels {
-    /// `metadata.namespace`.
-    pub namespace: String,
-    /// `metadata.name`.
-    pub statefulset: String,
-}
-
-/// Labels of `sts_safe_rollout_blocked`.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct BlockedLabels {
-    /// `metadata.namespace`.
-    pub namespace: String,
-    /// `metadata.name`.
-    pub statefulset: String,
-    /// The [`Reason`] name.
-    pub reason: String,
-}
-
-/// Labels of `sts_safe_rollout_watch_restarts_total`.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ResourceLabels {
-    /// The watched resource: `statefulsets`, `pods`, `poddisruptionbudgets`.
-    pub resource: String,
-}
-
-/// Labels of `sts_safe_rollout_errors_total`.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ErrorLabels {
-    /// [`crate::pass::SetReport::error_reason`]: `StepRejected` or `StatusWriteRejected` (the API
-    /// server refused the write: the Warning Event of that reason says why), else the
-    /// [`crate::cluster::ClusterError::reason`] of the error (`Refused`: a read refused; `ApiStatus`,
-    /// `Transport`, `WriteOverridden`). A lost Lease (`NotLeader`) is not an error: never counted.
-    pub reason: String,
-}
-
-/// Labels of `sts_safe_rollout_webhook_calls_total`.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct WebhookLabels {
-    /// The `--webhook` NAME.
-    pub webhook: String,
-    /// `Approve`, `Wait`, `Deny`, or `Error` (no decision: a timeout, a refused connection, a non-2xx,
-    /// a body without a decision).
-    pub result: String,
-}
-
-/// Labels of `sts_safe_rollout_passes_total`.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct PassLabels {
-    /// `ok`, `errored` (some StatefulSet hit an API error) or `failed` (a LIST failed).
-    pub result: String,
-}
+pub use super::labels::{
+    BlockedLabels, ErrorLabels, PassLabels, ResourceLabels, SetLabels, WebhookLabels,
+};
 
 type FloatGauge = Gauge<f64, AtomicU64>;
 
@@ -94,6 +43,7 @@ pub struct Metrics {
     approval_timeout: Family<SetLabels, Gauge>,
     blocked: Family<BlockedLabels, Gauge>,
     steps: Family<SetLabels, Counter>,
+    rollbacks: Family<SetLabels, Counter>,
     recovered_pods: Family<SetLabels, Counter>,
     pass_duration: Histogram,
     step_decision_age: Histogram,
@@ -126,6 +76,7 @@ impl Metrics {
             approval_timeout: Family::default(),
             blocked: Family::default(),
             steps: Family::default(),
+            rollbacks: Family::default(),
             recovered_pods: Family::default(),
             pass_duration: Histogram::new(exponential_buckets(0.01, 2.0, 14)),
             step_decision_age: Histogram::new(exponential_buckets(0.005, 2.0, 12)),
@@ -182,6 +133,11 @@ impl Metrics {
             "sts_safe_rollout_steps",
             "Steps taken by this process (partition lowered)",
             m.steps.clone(),
+        );
+        registry.register(
+            "sts_safe_rollout_rollbacks",
+            "Rollbacks written by this process (on-failure: rollback: the last good template back)",
+            m.rollbacks.clone(),
         );
         registry.register(
             "sts_safe_rollout_recovered_pods",
@@ -292,9 +248,11 @@ impl Metrics {
             if let Some(age) = s.decision_age_seconds {
                 self.step_decision_age.observe(age);
             }
-            if matches!(s.outcome, crate::pass::Outcome::Stepped { .. }) {
-                self.steps.get_or_create(&labels).inc();
-            }
+            match s.outcome {
+                crate::pass::Outcome::Stepped { .. } => self.steps.get_or_create(&labels).inc(),
+                crate::pass::Outcome::RolledBack(_) => self.rollbacks.get_or_create(&labels).inc(),
+                _ => 0,
+            };
             self.set_blocked(&labels, s.blocked_reason());
             if let Some(reason) = s.error_reason() {
                 self.errors
@@ -381,6 +339,7 @@ impl Metrics {
         self.approval_wait.remove(labels);
         self.approval_timeout.remove(labels);
         self.steps.remove(labels);
+        self.rollbacks.remove(labels);
         self.recovered_pods.remove(labels);
         self.set_blocked(labels, None);
     }

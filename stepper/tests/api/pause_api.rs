@@ -74,7 +74,7 @@ async fn run_resume(script: Vec<Expect>, dry_run: bool) -> (Result<String, Strin
     let (client, server) = mock_client(script);
     let cluster = only_web(client);
     let keys = Arc::new(Keys::default());
-    let out = resume_set(&cluster, &keys, &web(), "alice", dry_run)
+    let out = resume_set(&cluster, &keys, &web(), "alice", false, dry_run)
         .await
         .map_err(|e| e.to_string());
     drop(cluster);

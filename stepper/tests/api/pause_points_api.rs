@@ -266,7 +266,15 @@ async fn resume_lifts_the_pause_and_keeps_the_record_so_the_plan_goes_on() {
         post_event("demo"),
     ]);
     let cluster = only_web(client);
-    let out = resume_set(&cluster, &Arc::new(Keys::default()), &web(), "alice", false).await;
+    let out = resume_set(
+        &cluster,
+        &Arc::new(Keys::default()),
+        &web(),
+        "alice",
+        false,
+        false,
+    )
+    .await;
     drop(cluster);
     let seen = server.await.expect("script");
     assert!(

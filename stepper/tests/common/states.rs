@@ -122,6 +122,12 @@ pub fn states() -> Vec<(String, Snapshot)> {
     ];
     notes.push(json!({"safe-rollout.dev/initialized": "true",
                       "safe-rollout.dev/rollout-group": "db"}));
+    // A revision rolled back (`FailedRevision`: the new one, re-applied; the old one, stepping back).
+    for failed in [REV_NEW, REV_OLD] {
+        notes.push(json!({"safe-rollout.dev/initialized": "true",
+                          "safe-rollout.dev/on-failure": "rollback",
+                          "safe-rollout.dev/failed-revision": format!("{failed}: FailureLimit: x")}));
+    }
     let mut out = Vec::new();
     for moment in super::MOMENTS {
         for (n, a) in notes.iter().enumerate() {

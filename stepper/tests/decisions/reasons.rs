@@ -50,6 +50,7 @@ fn reads_list_is_true_for_the_gates_of_the_list_only() {
     let list = [
         Reason::Paused,
         Reason::InvalidAnnotation,
+        Reason::FailedRevision,
         Reason::NotObserved,
         Reason::Settling,
         Reason::GroupBusy,

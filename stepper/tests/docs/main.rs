@@ -130,7 +130,8 @@ fn the_flag_tables_list_each_subcommands_flags() {
 }
 
 /// A pass report that gives every per-set and per-pass family a series: a set stepped (with its
-/// decision's age), a set blocked by an API error (and waiting for an approval), a pod recovered.
+/// decision's age), a set blocked by an API error (and waiting for an approval), a set rolled back, a
+/// pod recovered.
 fn busy_report() -> PassReport {
     let set = |name: &str, outcome: Outcome| SetReport {
         namespace: "demo".into(),
@@ -158,6 +159,7 @@ fn busy_report() -> PassReport {
                 "blocked",
                 Outcome::Blocked(Blocked::new(Reason::ApiError, "x")),
             ),
+            set("rolled-back", Outcome::RolledBack("web-b → web-a".into())),
         ],
         recoveries: vec![RecoveryReport {
             namespace: "demo".into(),

@@ -11,6 +11,7 @@ mod support;
 
 mod sim_app_gates;
 mod sim_approvals;
+mod sim_auto_rollback;
 mod sim_bad_revisions;
 mod sim_canary;
 mod sim_canary_trial;

@@ -5,9 +5,11 @@
 
 use super::{CheckResult, CheckState};
 use crate::gates::effect::{DegradedOwner, Effect, StateKey};
+use crate::gates::failure;
 use crate::gates::input::GateInput;
 use crate::gates::probes::Need;
 use crate::gates::verdict::Evaluation;
+use crate::model::reasons::degraded_kind::FAILURE_LIMIT;
 
 /// One check at its gate: what differs between the kinds of check.
 pub(super) struct Reached<N, D> {
@@ -51,14 +53,16 @@ where
                 ev.effects.push(Effect::CheckState { key, state });
             }
         }
-        CheckResult::Pause { reason } => {
-            ev.effects.push(Effect::ClearState(key));
-            // With the `FailureLimit` record GitOps tools report as Degraded; `resume` removes both.
-            ev.effects.push(Effect::Pause {
-                reason,
-                at: input.now,
-            });
-        }
+        CheckResult::Pause { reason } => match failure::on_failure(input, FAILURE_LIMIT, reason) {
+            // The rollback's own patch removes the check's state: a rollback not written (its
+            // ControllerRevision unread, a conflict) is decided again next pass.
+            roll_back @ Effect::RollBack { .. } => ev.effects.push(roll_back),
+            pause => {
+                ev.effects.push(Effect::ClearState(key));
+                // With the `FailureLimit` record GitOps tools report as Degraded; `resume` removes both.
+                ev.effects.push(pause);
+            }
+        },
     }
 }
 

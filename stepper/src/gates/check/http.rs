@@ -129,6 +129,10 @@ pub const READS: &[Field] = &[of_set("status.updateRevision")];
 fn run<'a>(
     input: &GateInput<'a>,
 ) -> Option<(&'a HttpCheckConfig, Option<CheckState>, CheckResult)> {
+    // Stepping back after a rollback: the check that failed is not asked again.
+    if crate::gates::rollback::stepping_back(input) {
+        return None;
+    }
     let check = input.config.http_check.as_ref()?;
     let revision = set::update_revision(input.set);
     let partition = input.partition();
@@ -171,7 +175,7 @@ pub fn http_check(input: &GateInput<'_>) -> Result<(), Blocked> {
     let Some((check, _, result)) = run(input) else {
         return Ok(());
     };
-    check::gate_answer(set::name(input.set), Reason::HttpCheck, result, || {
+    check::gate_answer(input, Reason::HttpCheck, result, || {
         format!("check due ({}), not run yet", check.name)
     })
 }

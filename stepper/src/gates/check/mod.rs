@@ -26,8 +26,11 @@ use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::check::CheckLimits;
+use crate::gates::input::GateInput;
+use crate::gates::rollback;
 use crate::model::reasons::degraded_kind::CHECK_ERRORS;
 use crate::model::reasons::{Blocked, Reason};
+use crate::model::set;
 
 /// What one check (every measurement of it once) found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -244,10 +247,10 @@ fn progress(limits: &CheckLimits, s: &CheckState, next: &str) -> String {
 }
 
 /// A check gate's answer from its check's `result` (`reason`: `PrometheusCheck` or `HttpCheck`, for
-/// the set named `set_name`): passes on [`CheckResult::Pass`]; else blocks with one line — `due()` while
+/// the set of `input`): passes on [`CheckResult::Pass`]; else blocks with one line — `due()` while
 /// a check is due and not run yet, the counts while waiting, the pause after `failure-limit` failures.
 fn gate_answer(
-    set_name: &str,
+    input: &GateInput<'_>,
     reason: Reason,
     result: CheckResult,
     due: impl FnOnce() -> String,
@@ -256,7 +259,13 @@ fn gate_answer(
         CheckResult::Pass { .. } => return Ok(()),
         CheckResult::Due => due(),
         CheckResult::Wait { detail, .. } => detail,
-        CheckResult::Pause { reason } => format!("{reason}: rollout paused"),
+        CheckResult::Pause { reason } => match rollback::rolls_back_to(input) {
+            Some(to) => format!("{reason}: rolling back to revision {to}"),
+            None => format!("{reason}: rollout paused"),
+        },
     };
-    Err(Blocked::new(reason, format!("{set_name}: {detail}")))
+    Err(Blocked::new(
+        reason,
+        format!("{}: {detail}", set::name(input.set)),
+    ))
 }

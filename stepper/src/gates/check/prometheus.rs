@@ -89,6 +89,10 @@ pub const READS: &[Field] = &[of_set("status.updateRevision")];
 /// The check's config, its stored state for this observation, and its result at `input.now`; `None`
 /// when the set has no check.
 fn run<'a>(input: &GateInput<'a>) -> Option<(&'a CheckConfig, Option<CheckState>, CheckResult)> {
+    // Stepping back after a rollback: the check that failed is not asked again.
+    if crate::gates::rollback::stepping_back(input) {
+        return None;
+    }
     let check = input.config.prometheus.as_ref()?;
     let revision = set::update_revision(input.set);
     let partition = input.partition();
@@ -111,16 +115,11 @@ pub fn prometheus_check(input: &GateInput<'_>) -> Result<(), Blocked> {
     let Some((check, _, result)) = run(input) else {
         return Ok(());
     };
-    check::gate_answer(
-        set::name(input.set),
-        Reason::PrometheusCheck,
-        result,
-        || {
-            let n = check.queries.len();
-            let noun = if n == 1 { "query" } else { "queries" };
-            format!("check due ({n} {noun}), not run yet")
-        },
-    )
+    check::gate_answer(input, Reason::PrometheusCheck, result, || {
+        let n = check.queries.len();
+        let noun = if n == 1 { "query" } else { "queries" };
+        format!("check due ({n} {noun}), not run yet")
+    })
 }
 
 /// Records in `ev` what the check asks for once the gate was reached ([`effects::record`]): the
