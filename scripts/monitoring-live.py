@@ -45,6 +45,7 @@ EXPECTED = {
     "StsStepperApiErrors": {("sts-stepper", "sts-safe-rollout")},
     "StsSafeRolloutPodRecovered": {("demo", "cache")},
     "StsSafeRolloutApprovalOverdue": {("demo", "pg")},
+    "StsSafeRolloutRolledBack": {("demo", "cart")},
 }
 FAILURES = []
 
@@ -79,6 +80,9 @@ def sets(t, end):
         ("demo", "pg"): dict(replicas=3, updated=1, partition=2, last_step=end - 1200, steps=1,
                              blocked="ApprovalPending" if t >= end - 900 else None, ready=3,
                              approval=(t - (end - 900), 600) if t >= end - 900 else None),
+        # Rolled back by itself 10 minutes before the end (its counter appears then).
+        ("demo", "cart"): dict(replicas=3, updated=3, partition=0, last_step=end - 900, steps=1,
+                               blocked=None, ready=3, rollbacks=1 if t >= end - 600 else None),
         ("kafka", "kafka-b"): dict(replicas=3, updated=0, partition=3, last_step=None, steps=0,
                                    blocked="GroupBusy", ready=3),
     }
@@ -114,6 +118,8 @@ def synthetic_openmetrics(end):
                 add("sts_safe_rollout_approval_timeout_seconds", per_set, t, s["approval"][1])
             if s.get("recovered"):
                 add("sts_safe_rollout_recovered_pods_total", per_set, t, s["recovered"])
+            if s.get("rollbacks"):
+                add("sts_safe_rollout_rollbacks_total", per_set, t, s["rollbacks"])
             ksm = {"job": "kube-state-metrics", "namespace": ns, "statefulset": name}
             add("kube_statefulset_status_replicas_ready", ksm, t, s["ready"])
         # Stepper A passes every 30 s, errored ones since 20 minutes before the end; B hung 10 minutes ago.

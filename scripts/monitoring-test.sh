@@ -88,6 +88,8 @@ mutations=(
     's/unless sts_safe_rollout_recovered_pods_total offset 15m/unless sts_safe_rollout_recovered_pods_total/'
     's/_wait_seconds) > max by/_wait_seconds) >= max by/'                                 # ApprovalOverdue at the timeout
     's/for: 2m/for: 5m/'                                                                  # ApprovalOverdue too late
+    's/unless sts_safe_rollout_rollbacks_total offset 30m/unless sts_safe_rollout_rollbacks_total/'  # RolledBack: first missed
+    's/rollbacks_total\[30m\])) > 0/rollbacks_total[30m])) > 1/'                                 # RolledBack: second missed
 )
 for m in "${mutations[@]}"; do
     mkdir -p "$tmp/mutant"
