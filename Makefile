@@ -254,7 +254,7 @@ demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs
 
 SOAK_CASES ?= 100000
 soak: ## The simulation's property tests with $(SOAK_CASES) random rollouts each (optimized build)
-	time SIM_CASES=$(SOAK_CASES) $(CARGO) test --locked --profile soak -p sts-stepper --test sim -- sim_properties:: sim_canary:: sim_approvals::
+	time SIM_CASES=$(SOAK_CASES) $(CARGO) test --locked --profile soak -p sts-stepper --test sim -- sim_properties:: sim_canary:: sim_approvals:: sim_rollback_properties::
 
 install: ## Install sts-stepper and the kubectl plugin link kubectl-safe_rollout into $(PREFIX)/bin
 	$(CARGO) build --locked --profile $(INSTALL_PROFILE) -p sts-stepper

@@ -22,6 +22,7 @@ mod sim_modes;
 mod sim_properties;
 mod sim_recovery;
 mod sim_rollback;
+mod sim_rollback_properties;
 mod sim_rollouts;
 mod sim_subcommand;
 mod sim_webhook;
