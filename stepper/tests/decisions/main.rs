@@ -17,6 +17,7 @@ mod config_errors;
 mod degraded;
 mod example_approve_pods;
 mod example_webhook;
+mod failure;
 mod fields;
 mod fixture_moments;
 mod gates_on_pods;
