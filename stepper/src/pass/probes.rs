@@ -22,7 +22,10 @@ use tracing::{debug, warn};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 
-use crate::cluster::{Cluster, ClusterError, Prometheus};
+use crate::cluster::http_check::HttpGet;
+use crate::cluster::prometheus::PromQuery;
+use crate::cluster::webhook::{WebhookCall, WebhookPost};
+use crate::cluster::{AllProbes, Cluster, ClusterError, Probe};
 use crate::gates::approval::webhook::answer::WebhookAnswer;
 use crate::gates::check::http::HttpAnswer;
 use crate::gates::check::prometheus::QueryOutcome;
@@ -110,9 +113,9 @@ enum Read {
 /// Prometheus check is due, run as `opts` says. Only sets that pass every gate before come this far,
 /// so a cluster with nothing ready to step costs no read. Returns the reads by set index, and the API
 /// errors of failed owner reads by set index.
-pub async fn gather_probes<C: Cluster, P: Prometheus>(
+pub async fn gather_probes<C: Cluster, P: AllProbes>(
     cluster: &C,
-    prometheus: &P,
+    checks: &P,
     planner: &Planner<'_>,
     snap: &Snapshot,
     opts: &ProbeOptions,
@@ -164,7 +167,7 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
         if jobs.is_empty() {
             break; // only webhook calls this pass does not make: the next round would be the same
         }
-        let reads = run(cluster, prometheus, snap, jobs, opts.concurrency, deadline).await;
+        let reads = run(cluster, checks, snap, jobs, opts.concurrency, deadline).await;
         let mut outcomes: HashMap<usize, Vec<Option<QueryOutcome>>> = counts
             .iter()
             .map(|(&set, &n)| (set, vec![None; n]))
@@ -255,9 +258,9 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
 
 /// Runs `jobs`, at most `concurrency` at once, until they are done or `deadline` passes (the reads not
 /// done by then are left out).
-async fn run<C: Cluster, P: Prometheus>(
+async fn run<C: Cluster, P: AllProbes>(
     cluster: &C,
-    prometheus: &P,
+    checks: &P,
     snap: &Snapshot,
     jobs: Vec<Job>,
     concurrency: usize,
@@ -276,7 +279,7 @@ async fn run<C: Cluster, P: Prometheus>(
                     Read::Owner { set, result }
                 }
                 Job::Query { set, query, expr } => {
-                    let outcome = prometheus.query(&expr).await;
+                    let outcome = Probe::<PromQuery>::answer(checks, &expr).await;
                     if let QueryOutcome::Error(cause) = &outcome {
                         let s = &snap.statefulsets[set].metadata;
                         debug!(
@@ -294,7 +297,7 @@ async fn run<C: Cluster, P: Prometheus>(
                     }
                 }
                 Job::Http { set, name } => {
-                    let answer = prometheus.http_check(&name).await;
+                    let answer = Probe::<HttpGet>::answer(checks, &name).await;
                     if let HttpAnswer::Error(cause) = &answer {
                         let s = &snap.statefulsets[set].metadata;
                         debug!(
@@ -313,7 +316,14 @@ async fn run<C: Cluster, P: Prometheus>(
                     {
                         return Read::Skipped { set };
                     }
-                    let answer = prometheus.webhook(&name, &body).await;
+                    let answer = Probe::<WebhookPost>::answer(
+                        checks,
+                        &WebhookCall {
+                            name: name.clone(),
+                            body,
+                        },
+                    )
+                    .await;
                     if let WebhookAnswer::Error(cause) = &answer {
                         let s = &snap.statefulsets[set].metadata;
                         debug!(

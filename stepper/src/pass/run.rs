@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use tracing::{info, warn};
 
-use crate::cluster::{Cluster, ClusterError, NoPrometheus, PatchOutcome, PodPatched, Prometheus};
+use crate::cluster::{AllProbes, Checks, Cluster, ClusterError, PatchOutcome, PodPatched};
 use crate::config::Answerer;
 use crate::gates::Verdict;
 use crate::model::reasons::{Blocked, Reason};
@@ -28,8 +28,8 @@ use crate::plan::patch::pod_patch;
 use crate::plan::rejected::{RefusedWrite, Rejection};
 use crate::plan::{Planner, ProbeMap, SetPlan, Snapshot};
 
-/// Runs one pass at time `now` (from the caller's clock) with no Prometheus ([`NoPrometheus`]: a set
-/// with a Prometheus check never steps).
+/// Runs one pass at time `now` (from the caller's clock) with no check configured
+/// ([`Checks::default`]: every check's read is an error, so a set with a check never steps).
 ///
 /// # Errors
 /// See [`run_pass_with`].
@@ -38,7 +38,7 @@ pub async fn run_pass<C: Cluster>(
     opts: &PassOptions,
     now: Timestamp,
 ) -> Result<PassReport, ClusterError> {
-    run_pass_with(cluster, &NoPrometheus, opts, now).await
+    run_pass_with(cluster, &Checks::default(), opts, now).await
 }
 
 /// Runs one pass at time `now`: [`decide`] (snapshot, the I/O gates' reads, the pure
@@ -52,13 +52,13 @@ pub async fn run_pass<C: Cluster>(
 /// failed write; a failed owner read blocks its set `OwnerNotHealthy` and counts as errored. A write
 /// not sent because the Lease was lost ([`ClusterError::NotLeader`]) is no error: that set and every
 /// later one with a write are [`Outcome::NotLeader`], and nothing more is written.
-pub async fn run_pass_with<C: Cluster, P: Prometheus>(
+pub async fn run_pass_with<C: Cluster, P: AllProbes>(
     cluster: &C,
-    prometheus: &P,
+    checks: &P,
     opts: &PassOptions,
     now: Timestamp,
 ) -> Result<PassReport, ClusterError> {
-    let decided = decide(cluster, prometheus, opts, now).await?;
+    let decided = decide(cluster, checks, opts, now).await?;
     Ok(write(cluster, decided, opts, now).await)
 }
 
@@ -84,9 +84,9 @@ impl Decided {
 ///
 /// # Errors
 /// A failed StatefulSet LIST.
-pub async fn decide<C: Cluster, P: Prometheus>(
+pub async fn decide<C: Cluster, P: AllProbes>(
     cluster: &C,
-    prometheus: &P,
+    checks: &P,
     opts: &PassOptions,
     now: Timestamp,
 ) -> Result<Decided, ClusterError> {
@@ -97,7 +97,7 @@ pub async fn decide<C: Cluster, P: Prometheus>(
     } = reads::snapshot_parsed(cluster, opts, now).await?;
     let planner = Planner::with_configs(&snap, &opts.gates, configs);
     let (probes, probe_errors) =
-        gather_probes(cluster, prometheus, &planner, &snap, &opts.probes, now).await;
+        gather_probes(cluster, checks, &planner, &snap, &opts.probes, now).await;
     let plans = planner.plan(now, &probes);
     Ok(Decided {
         snap,
@@ -170,15 +170,15 @@ pub async fn write<C: Cluster>(
 
 /// The plan for `snap` after the I/O gates' reads ([`gather_probes`], errors dropped: for `status`
 /// and `step`, which show or take one decision).
-pub async fn plan_pass<C: Cluster, P: Prometheus>(
+pub async fn plan_pass<C: Cluster, P: AllProbes>(
     cluster: &C,
-    prometheus: &P,
+    checks: &P,
     snap: &Snapshot,
     opts: &PassOptions,
     now: Timestamp,
 ) -> Vec<SetPlan> {
     let planner = Planner::new(snap, &opts.gates);
-    let (probes, _) = gather_probes(cluster, prometheus, &planner, snap, &opts.probes, now).await;
+    let (probes, _) = gather_probes(cluster, checks, &planner, snap, &opts.probes, now).await;
     planner.plan(now, &probes)
 }
 
