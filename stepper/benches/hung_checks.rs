@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use sts_safe_rollout_rules::annotations;
+use sts_stepper::cluster::Checks;
 use sts_stepper::cluster::prometheus::{Auth, PrometheusClient, PrometheusConfig};
 use sts_stepper::gates::GateOptions;
 use sts_stepper::model::reasons::Reason;
@@ -86,6 +87,10 @@ fn main() {
             ca_file: None,
         })
         .expect("client");
+        let checks = Checks {
+            prometheus: Some(prometheus),
+            ..Checks::default()
+        };
         let fleet = fleet(sets);
         let opts = PassOptions {
             gates: GateOptions::default(),
@@ -104,7 +109,7 @@ fn main() {
             }
             let before = accepted.load(Ordering::SeqCst);
             let started = Instant::now();
-            let report = run_pass_with(&fleet, &prometheus, &opts, timestamp(t))
+            let report = run_pass_with(&fleet, &checks, &opts, timestamp(t))
                 .await
                 .expect("pass");
             let took = started.elapsed();

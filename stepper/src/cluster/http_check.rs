@@ -5,12 +5,39 @@
 //! ([`HttpAnswer::Json`]); anything else — a timeout, a refused connection, another status, a body
 //! that is not JSON — is [`HttpAnswer::Error`] with the cause in one line: an error of the check,
 //! never a failure. TLS is always verified against the built-in web PKI roots (rustls with ring, as
-//! the Prometheus client: [`super::prometheus`]).
+//! the Prometheus client: [`super::prometheus`]). The kind of read ([`HttpGet`]) and its client
+//! ([`HttpChecks`]) of the checks' [`Probe`] trait.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::time::Duration;
 
+use super::probe::{Kind, Probe};
 use crate::gates::check::http::HttpAnswer;
+
+/// The `HttpCheck` gate's kind of read: one GET of the URL configured under a `--http-check` NAME,
+/// the NAME asked, its [`HttpAnswer`] answered. Without any `--http-check` every GET is an error
+/// saying so.
+#[derive(Debug)]
+pub enum HttpGet {}
+
+impl Kind for HttpGet {
+    type Request = str;
+    type Answer = HttpAnswer;
+
+    fn unconfigured(name: &str) -> HttpAnswer {
+        HttpAnswer::Error(format!(
+            "no HTTP check configured (--http-check {name}=URL)"
+        ))
+    }
+}
+
+/// GETs of the configured URLs ([`HttpChecks::get`]).
+impl Probe<HttpGet> for HttpChecks {
+    fn answer(&self, name: &str) -> impl Future<Output = HttpAnswer> + Send {
+        self.get(name)
+    }
+}
 
 /// The checks configured on the stepper: name → URL, and one client for them all.
 #[derive(Clone, Debug)]

@@ -6,12 +6,13 @@
 //! StatefulSet controller with a virtual clock can implement it too (time is never read here: the
 //! caller passes `now`).
 //!
-//! Layer `cluster` (I/O): the [`Cluster`] and [`Prometheus`] traits, their kube-rs and HTTP
-//! implementations ([`kube`], [`prometheus`]), `watch`'s reflector caches ([`caches`], what they keep of
-//! each object: [`cached`], their pods by controller: [`pod_index`]), the API server's errors as it
-//! means them ([`api_error`]) and a failed request as a [`ClusterError`] with a stable reason
-//! ([`error`]). The only code that talks to the world. May import `plan`, `rollout`, `gates`,
-//! `config`, `model` (ARCHITECTURE.md, "Layers").
+//! Layer `cluster` (I/O): the [`Cluster`] trait and its kube-rs implementation ([`kube`]), the
+//! checks' outbound reads behind one [`Probe`] trait ([`probe`]) with a client per kind of read
+//! ([`prometheus`], [`http_check`], [`webhook`]) and the clients the flags configure ([`Checks`]),
+//! `watch`'s reflector caches ([`caches`], what they keep of each object: [`cached`], their pods by
+//! controller: [`pod_index`]), the API server's errors as it means them ([`api_error`]) and a failed
+//! request as a [`ClusterError`] with a stable reason ([`error`]). The only code that talks to the
+//! world. May import `plan`, `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers").
 
 pub mod api_error;
 mod ca_bundle;
@@ -26,6 +27,7 @@ pub mod http_check;
 pub mod kube;
 mod kube_error;
 pub mod pod_index;
+pub mod probe;
 pub mod prometheus;
 pub mod set_list;
 pub mod webhook;
@@ -42,8 +44,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use crate::config::{Keys, SetConfig};
 use crate::plan::events::EventNote;
 
-pub use checks::{Checks, NoPrometheus, Prometheus};
+pub use checks::{AllProbes, Checks};
 pub use error::ClusterError;
+pub use probe::{Kind, Probe};
 
 /// What became of a JSON Patch on a StatefulSet.
 #[derive(Clone, Debug, PartialEq)]

@@ -3,8 +3,10 @@
 //! `POST <url>/api/v1/query` (form `query=<expr>`, as Grafana sends long queries), answer
 //! `{"status":"success","data":{"resultType":…,"result":…}}`. Credentials are read from files on every
 //! query (mounted from a Secret, so a rotated Secret is picked up without a restart). TLS is always
-//! verified, against the built-in web PKI roots plus an optional CA file.
+//! verified, against the built-in web PKI roots plus an optional CA file. The kind of read
+//! ([`PromQuery`]) and its client ([`PrometheusClient`]) of the checks' [`Probe`] trait.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -12,7 +14,29 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::ca_bundle::trust_bundle;
+use super::probe::{Kind, Probe};
 use crate::gates::check::prometheus::QueryOutcome;
+
+/// The `PrometheusCheck` gate's kind of read: one PromQL instant query, its expression asked, its
+/// [`QueryOutcome`] answered. Without `--prometheus-url` every query is an error saying so.
+#[derive(Debug)]
+pub enum PromQuery {}
+
+impl Kind for PromQuery {
+    type Request = str;
+    type Answer = QueryOutcome;
+
+    fn unconfigured(_expr: &str) -> QueryOutcome {
+        QueryOutcome::Error("no Prometheus configured (--prometheus-url)".into())
+    }
+}
+
+/// Queries over the HTTP API ([`PrometheusClient::query`]).
+impl Probe<PromQuery> for PrometheusClient {
+    fn answer(&self, expr: &str) -> impl Future<Output = QueryOutcome> + Send {
+        self.query(expr)
+    }
+}
 
 /// How the stepper authenticates to Prometheus.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]

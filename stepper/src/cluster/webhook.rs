@@ -9,16 +9,53 @@
 //! built-in web PKI roots plus the CA bundle of `--webhook-ca-file` (rustls with ring, as the Prometheus
 //! client: [`super::prometheus`]). A file's `bearerTokenFile` is read at every call; an unreadable one
 //! is an error of that call, never a call without the token. What the answer means is the gates'
-//! ([`read_answer`]): this module only sends and receives.
+//! ([`read_answer`]): this module only sends and receives. The kind of read ([`WebhookPost`]) and
+//! its client ([`Webhooks`]) of the checks' [`Probe`] trait.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::ca_bundle::trust_bundle;
+use super::probe::{Kind, Probe};
 use super::prometheus::read_secret;
 
 use crate::gates::approval::webhook::answer::{WebhookAnswer, read_answer};
+
+/// The approval webhook's kind of read: one POST ([`WebhookCall`]: a `--webhook` NAME and the request
+/// body) asked, its [`WebhookAnswer`] answered. Without any `--webhook` every POST is an error saying
+/// so.
+#[derive(Debug)]
+pub enum WebhookPost {}
+
+/// One POST of the approval webhook: the body to the URL configured under the NAME.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WebhookCall {
+    /// The `--webhook` NAME (a set's `<prefix>/pre-update-webhook`).
+    pub name: String,
+    /// The request, an `UpdateApprovalRequest` ([`crate::gates::approval::webhook::request`]).
+    pub body: serde_json::Value,
+}
+
+impl Kind for WebhookPost {
+    type Request = WebhookCall;
+    type Answer = WebhookAnswer;
+
+    fn unconfigured(call: &WebhookCall) -> WebhookAnswer {
+        WebhookAnswer::Error(format!(
+            "no webhook configured (--webhook {}=URL)",
+            call.name
+        ))
+    }
+}
+
+/// POSTs to the configured URLs ([`Webhooks::post`]).
+impl Probe<WebhookPost> for Webhooks {
+    fn answer(&self, call: &WebhookCall) -> impl Future<Output = WebhookAnswer> + Send {
+        self.post(&call.name, &call.body)
+    }
+}
 
 /// One webhook the stepper may call: the name a set's `<prefix>/pre-update-webhook` selects, its URL,
 /// the bound of one call (connect, send and answer), and the file of its bearer token, if any.

@@ -22,9 +22,9 @@ pub async fn run(ctx: &Context, args: &OnceArgs) -> Result<Exit> {
         Some(&args.pass),
         args.dry_run,
     );
-    let prometheus = checks(&args.checks)?;
-    check_options(&args.checks, &prometheus, &mut opts);
-    let report = timed_pass(&cluster, &prometheus, &opts, None).await?;
+    let checks = checks(&args.checks)?;
+    check_options(&args.checks, &checks, &mut opts);
+    let report = timed_pass(&cluster, &checks, &opts, None).await?;
     Ok(if report.any_errored() {
         Exit::Failed
     } else {

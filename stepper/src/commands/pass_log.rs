@@ -7,7 +7,7 @@ use std::time::Instant;
 use jiff::Timestamp;
 use tracing::{debug, error, info, warn};
 
-use crate::cluster::{Cluster, ClusterError, Prometheus};
+use crate::cluster::{AllProbes, Cluster, ClusterError};
 use crate::pass::recovery::RecoveryOutcome;
 use crate::pass::{self, Outcome, PassOptions, PassReport, SetReport};
 use crate::serve::metrics::Metrics;
@@ -81,14 +81,14 @@ pub fn log_pass(report: &PassReport, seconds: f64) {
 }
 
 /// One pass at the clock's now, logged ([`log_pass`]), observed in `metrics` when given.
-pub(super) async fn timed_pass<C: Cluster, P: Prometheus>(
+pub(super) async fn timed_pass<C: Cluster, P: AllProbes>(
     cluster: &C,
-    prometheus: &P,
+    checks: &P,
     opts: &PassOptions,
     metrics: Option<&Metrics>,
 ) -> Result<PassReport, ClusterError> {
     let started = Instant::now();
-    let result = pass::run_pass_with(cluster, prometheus, opts, Timestamp::now()).await;
+    let result = pass::run_pass_with(cluster, checks, opts, Timestamp::now()).await;
     let seconds = started.elapsed().as_secs_f64();
     let ended = Timestamp::now().as_millisecond() as f64 / 1000.0;
     match &result {

@@ -20,7 +20,7 @@ use super::table::{sections, table};
 use crate::cli::namespace::query_namespaces;
 use crate::cli::{OutputFormat, StatusArgs, Target};
 use crate::cluster::kube::MANAGER;
-use crate::cluster::{Cluster, NoPrometheus, Prometheus};
+use crate::cluster::{AllProbes, Checks, Cluster};
 use crate::gates::Verdict;
 use crate::pass::{self, PassOptions};
 use crate::plan::set_status::{PausePlanDoc, RecordDoc, RolloutStatus, RolloutStatusList};
@@ -50,11 +50,11 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
         Some(t) => ctx.cluster_of(t, Listing::TargetNamespace),
         None => ctx.cluster_over(namespaces.clone(), args.scope.selector.clone()),
     };
-    let prometheus = checks(&args.checks)?;
+    let checks = checks(&args.checks)?;
     // `status` predicts what a stepper with stuck-pod recovery on would do with a stuck pod.
     let mut opts = ctx.pass_options(pod_reads_of(target.as_ref()), &args.gates, None, false);
     opts.gates.recover_stuck_pods = true;
-    check_options(&args.checks, &prometheus, &mut opts);
+    check_options(&args.checks, &checks, &mut opts);
     // `status` only reads: a webhook call asks the application to act. It shows the last answer.
     opts.probes.call_webhooks = false;
     // A machine with no --http-check (no webhook) at all judges none of those checks here
@@ -66,10 +66,10 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
     if opts.gates.webhooks.as_ref().is_some_and(Vec::is_empty) {
         opts.gates.webhooks = None;
     }
-    let local = status_view::local_checks(&prometheus);
+    let local = status_view::local_checks(&checks);
     let now = Timestamp::now();
     let mut items =
-        status_items_with(&cluster, &prometheus, &opts, target.as_ref(), &local, now).await?;
+        status_items_with(&cluster, &checks, &opts, target.as_ref(), &local, now).await?;
     // The stepper's signs of life, only when there is a record to judge.
     let (beats, unknown) = if items.is_empty() {
         (Vec::new(), "no StatefulSet listed".to_string())
@@ -122,7 +122,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
 /// The `status` table for the StatefulSets `cluster` lists (guarded ones only, unless `target` names
 /// one): partition, updated/ready/replicas, revisions, health ([`health`]), and the next step or the
 /// first blocking gate; below it, the health message of each set shown that is not Healthy or is
-/// unguarded.
+/// unguarded. No check is configured ([`Checks::default`]: every check's read is an error).
 ///
 /// # Errors
 /// A failed LIST, or `target` not found.
@@ -132,22 +132,22 @@ pub async fn status_table<C: Cluster>(
     target: Option<&Target>,
     now: Timestamp,
 ) -> Result<String> {
-    status_table_with(cluster, &NoPrometheus, opts, target, now).await
+    status_table_with(cluster, &Checks::default(), opts, target, now).await
 }
 
-/// [`status_table`] with the Prometheus the `PrometheusCheck` gate queries (the check runs when due;
-/// `status` records nothing).
+/// [`status_table`] with the checks' clients `checks` (each I/O gate's reads: [`AllProbes`]; a check
+/// runs when due; `status` records nothing).
 ///
 /// # Errors
 /// A failed LIST, or `target` not found.
-pub async fn status_table_with<C: Cluster, P: Prometheus>(
+pub async fn status_table_with<C: Cluster, P: AllProbes>(
     cluster: &C,
-    prometheus: &P,
+    checks: &P,
     opts: &PassOptions,
     target: Option<&Target>,
     now: Timestamp,
 ) -> Result<String> {
-    let items = status_items(cluster, prometheus, opts, target, now).await?;
+    let items = status_items(cluster, checks, opts, target, now).await?;
     Ok(render(
         &items,
         opts.gates.recover_stuck_pods,
@@ -160,22 +160,14 @@ pub async fn status_table_with<C: Cluster, P: Prometheus>(
 ///
 /// # Errors
 /// A failed LIST, or `target` not found.
-pub async fn status_items<C: Cluster, P: Prometheus>(
+pub async fn status_items<C: Cluster, P: AllProbes>(
     cluster: &C,
-    prometheus: &P,
+    checks: &P,
     opts: &PassOptions,
     target: Option<&Target>,
     now: Timestamp,
 ) -> Result<Vec<RolloutStatus>> {
-    status_items_with(
-        cluster,
-        prometheus,
-        opts,
-        target,
-        &LocalChecks::default(),
-        now,
-    )
-    .await
+    status_items_with(cluster, checks, opts, target, &LocalChecks::default(), now).await
 }
 
 /// [`status_items`] judged by a machine with the check flags `local` (each item's
@@ -183,9 +175,9 @@ pub async fn status_items<C: Cluster, P: Prometheus>(
 ///
 /// # Errors
 /// A failed LIST, or `target` not found.
-pub async fn status_items_with<C: Cluster, P: Prometheus>(
+pub async fn status_items_with<C: Cluster, P: AllProbes>(
     cluster: &C,
-    prometheus: &P,
+    checks: &P,
     opts: &PassOptions,
     target: Option<&Target>,
     local: &LocalChecks,
@@ -203,7 +195,7 @@ pub async fn status_items_with<C: Cluster, P: Prometheus>(
     {
         bail!("statefulset {t} not found");
     }
-    let plans = pass::plan_pass(cluster, prometheus, &snap, opts, now).await;
+    let plans = pass::plan_pass(cluster, checks, &snap, opts, now).await;
     let mut items: Vec<RolloutStatus> = snap
         .statefulsets
         .iter()

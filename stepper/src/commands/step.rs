@@ -13,7 +13,7 @@ use super::status_view::local_checks;
 use super::target::{target_set, whoami};
 use crate::cli::{StepArgs, Target};
 use crate::cluster::kube::MANAGER;
-use crate::cluster::{Checks, Cluster, NoPrometheus, Prometheus};
+use crate::cluster::{AllProbes, Checks, Cluster};
 use crate::gates::{Idle, Verdict, pause_points};
 use crate::pass::{self, Outcome, PassOptions, SetReport};
 use crate::plan::events::EventNote;
@@ -28,9 +28,9 @@ use crate::rollout::record::record;
 pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
     let target = ctx.target(&args.target)?;
     let cluster = ctx.cluster_of(&target, Listing::TargetNamespace);
-    let prometheus = &checks(&args.checks)?;
+    let checks = &checks(&args.checks)?;
     let mut opts = ctx.pass_options(pod_reads_of(Some(&target)), &args.gates, None, args.dry_run);
-    check_options(&args.checks, prometheus, &mut opts);
+    check_options(&args.checks, checks, &mut opts);
     let force = match (args.force, &args.reason) {
         (true, Some(reason)) => Some(Forced {
             who: whoami(cluster.client()).await,
@@ -42,11 +42,11 @@ pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
     // A forced step asks no one: the application is not called about a step it cannot stop.
     opts.probes.call_webhooks &= force.is_none();
     if force.is_none() {
-        eprintln!("{}", judgement_note(ctx, &target, prometheus).await?);
+        eprintln!("{}", judgement_note(ctx, &target, checks).await?);
     }
     let report = step_once_with(
         &cluster,
-        prometheus,
+        checks,
         &opts,
         &target,
         force.as_ref(),
@@ -85,7 +85,8 @@ pub struct Forced {
 
 /// `step`: plans `target` (the only set `cluster` lists) and takes one step now with the stepper's
 /// own patch shape. Without `force` the gates apply; with it a blocked step is taken anyway and a
-/// `ForcedStep` Event records who and why. Honours `opts.dry_run`.
+/// `ForcedStep` Event records who and why. Honours `opts.dry_run`. No check is configured
+/// ([`Checks::default`]): a set whose step needs a check's read is held.
 ///
 /// # Errors
 /// A failed LIST; the set not found, not guarded, with nothing staged, at partition 0, blocked
@@ -97,17 +98,17 @@ pub async fn step_once<C: Cluster>(
     force: Option<&Forced>,
     now: Timestamp,
 ) -> Result<SetReport> {
-    step_once_with(cluster, &NoPrometheus, opts, target, force, now).await
+    step_once_with(cluster, &Checks::default(), opts, target, force, now).await
 }
 
-/// [`step_once`] with the Prometheus the `PrometheusCheck` gate queries. The fleet's step budget
-/// (`Throttled`) does not apply to a person's step.
+/// [`step_once`] with the checks' clients `checks` (each I/O gate's reads: [`AllProbes`]). The
+/// fleet's step budget (`Throttled`) does not apply to a person's step.
 ///
 /// # Errors
 /// As [`step_once`].
-pub async fn step_once_with<C: Cluster, P: Prometheus>(
+pub async fn step_once_with<C: Cluster, P: AllProbes>(
     cluster: &C,
-    prometheus: &P,
+    checks: &P,
     opts: &PassOptions,
     target: &Target,
     force: Option<&Forced>,
@@ -128,7 +129,7 @@ pub async fn step_once_with<C: Cluster, P: Prometheus>(
     let mut unthrottled = opts.clone();
     unthrottled.gates.max_steps_per_pass = None;
     unthrottled.gates.max_steps_per_minute = None;
-    let mut p = pass::plan_pass(cluster, prometheus, &snap, &unthrottled, now)
+    let mut p = pass::plan_pass(cluster, checks, &snap, &unthrottled, now)
         .await
         .into_iter()
         .nth(index)

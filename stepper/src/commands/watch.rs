@@ -45,7 +45,7 @@ use crate::serve::server;
 pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
     let namespaces = controller_namespaces(&ctx.global.namespaces, args.scope.all_namespaces);
     let cluster = ctx.cluster_over(namespaces, args.scope.selector.clone());
-    let prometheus = &checks(&args.checks)?;
+    let checks = &checks(&args.checks)?;
     let metrics = ctx.metrics.clone();
     let last_pass = Arc::new(AtomicI64::new(Timestamp::now().as_second()));
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -89,7 +89,7 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
         Some(&args.pass),
         args.dry_run,
     );
-    check_options(&args.checks, prometheus, &mut opts);
+    check_options(&args.checks, checks, &mut opts);
     let mut stop = stop_rx.clone();
     info!("filling the caches (one LIST per kind and namespace, then watches)");
     tokio::select! {
@@ -108,7 +108,7 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
                 inner: &cached,
                 leadership: &leadership,
             };
-            if let Ok(report) = timed_pass(&guarded, prometheus, &opts, Some(&metrics)).await {
+            if let Ok(report) = timed_pass(&guarded, checks, &opts, Some(&metrics)).await {
                 remember_rolling(&rolling, &report);
             }
         } else {

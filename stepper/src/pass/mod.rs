@@ -8,6 +8,7 @@
 
 pub mod fresh;
 pub mod options;
+mod outcome;
 pub mod probes;
 pub mod reads;
 pub mod recovery;

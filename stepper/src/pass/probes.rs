@@ -3,26 +3,32 @@
 //! bounded** ([`ProbeOptions::concurrency`], `--check-concurrency`) under one **whole-pass deadline**
 //! ([`ProbeOptions::deadline`], `--check-deadline`): a pass over 100 sets whose checks all hang lasts
 //! about one timeout, not 100. A read the deadline cut is an error of its check ("no answer within
-//! the pass's --check-deadline"), never a failure. The results are keyed by set index, so the plan — and the writes, in set order — are as
-//! when the reads ran one after another: the fleet throttle and rollout groups keep their meaning.
+//! the pass's --check-deadline"), never a failure. The results are keyed by set index, so the plan —
+//! and the writes, in set order — are as when the reads ran one after another: the fleet throttle and
+//! rollout groups keep their meaning.
 //!
-//! The runner is generic over [`Need`]: one job per read (an owner GET; each PromQL query of a check;
-//! an HTTP check's GET; an approval webhook's POST), so a new kind of check adds a `Need` variant and a
-//! job, and shares the bound and the deadline. The webhook's POST asks the application to act (drain,
-//! switch over): it is made only by a pass that may write ([`ProbeOptions::call_webhooks`]), and, from
-//! `watch`'s caches, only once a fresh GET of the set shows the same step ([`unchanged`]).
+//! A job is a set's [`Need`] as the gates asked it (an owner GET, an HTTP check's GET, an approval
+//! webhook's POST), except a check's queries, one job each so each holds one of the
+//! `--check-concurrency` slots; its answer is the type of the [`crate::gates::Probes`] field it fills. The owner is
+//! read from the [`Cluster`], every other read through the checks' clients ([`AllProbes`]: one
+//! [`crate::cluster::Probe`] per kind). A new kind of check adds a `Need` variant, a `Probes` field
+//! and a client, and shares the bound and the deadline. The webhook's POST asks the application to act
+//! (drain, switch over): it is made only by a pass that may write ([`ProbeOptions::call_webhooks`]),
+//! and, from `watch`'s caches, only once a fresh GET of the set shows the same step ([`unchanged`]).
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use futures::{StreamExt, stream};
 use jiff::Timestamp;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use tracing::{debug, warn};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 
-use crate::cluster::{Cluster, ClusterError, Prometheus};
+use crate::cluster::http_check::HttpGet;
+use crate::cluster::prometheus::PromQuery;
+use crate::cluster::webhook::{WebhookCall, WebhookPost};
+use crate::cluster::{AllProbes, Cluster, ClusterError, Probe};
 use crate::gates::approval::webhook::answer::WebhookAnswer;
 use crate::gates::check::http::HttpAnswer;
 use crate::gates::check::prometheus::QueryOutcome;
@@ -57,68 +63,84 @@ impl Default for ProbeOptions {
     }
 }
 
-/// One read: for the set at index `set`, its owner, or query `query` of its check.
-enum Job {
-    Owner {
-        set: usize,
-        owner: OwnerReference,
-    },
-    Query {
-        set: usize,
-        query: usize,
-        expr: String,
-    },
-    Http {
-        set: usize,
-        name: String,
-    },
-    Webhook {
-        set: usize,
-        name: String,
-        body: serde_json::Value,
-    },
+/// One read: for the set at index `set`, a [`Need`] as the gates asked it — but a check's queries
+/// split into one job each (`Need::Queries` of one query, in the check's order).
+struct Job {
+    set: usize,
+    need: Need,
 }
 
-/// What one [`Job`] read.
-enum Read {
-    Owner {
-        set: usize,
-        result: Result<Option<serde_json::Value>, ClusterError>,
-    },
-    Query {
-        set: usize,
-        query: usize,
-        outcome: QueryOutcome,
-    },
-    Http {
-        set: usize,
-        answer: HttpAnswer,
-    },
+/// What one [`Job`] read: the [`crate::gates::Probes`] field its need fills, of that field's type.
+enum Answer {
+    /// [`crate::gates::Probes::owner`], and the API error when the owner could not be read.
+    Owner(OwnerProbe, Option<ClusterError>),
+    /// The job's part of [`crate::gates::Probes::prometheus`]: its queries' outcomes, in order.
+    Queries(Vec<QueryOutcome>),
+    /// [`crate::gates::Probes::http`].
+    Http(HttpAnswer),
+    /// [`crate::gates::Probes::webhook`].
+    Webhook(WebhookAnswer),
     /// A webhook call not made: the set changed since the cached read (`watch`), so the request would
     /// be about a step the set no longer has; decided again next pass.
-    Skipped {
-        set: usize,
-    },
-    Webhook {
-        set: usize,
-        answer: WebhookAnswer,
-    },
+    Skipped,
+}
+
+impl Answer {
+    /// A check's answer the deadline cut a job to (`cause` says so): an error of its check, never a
+    /// failure; `None` for an owner read, left unread.
+    fn cut(need: &Need, cause: &str) -> Option<Answer> {
+        match need {
+            Need::Owner(_) => None,
+            Need::Queries(queries) => Some(Answer::Queries(
+                queries
+                    .iter()
+                    .map(|_| QueryOutcome::Error(cause.into()))
+                    .collect(),
+            )),
+            Need::Http(_) => Some(Answer::Http(HttpAnswer::Error(cause.into()))),
+            Need::Webhook { .. } => Some(Answer::Webhook(WebhookAnswer::Error(cause.into()))),
+        }
+    }
+
+    /// The causes of the checks' answers that are no answer (a query's, an HTTP check's, a
+    /// webhook's error); an owner read's error is the set's, reported with it.
+    fn unanswered(&self) -> Vec<&str> {
+        match self {
+            Answer::Queries(outcomes) => outcomes
+                .iter()
+                .filter_map(|o| match o {
+                    QueryOutcome::Error(cause) => Some(cause.as_str()),
+                    _ => None,
+                })
+                .collect(),
+            Answer::Http(HttpAnswer::Error(cause))
+            | Answer::Webhook(WebhookAnswer::Error(cause)) => {
+                vec![cause]
+            }
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// The reads of the I/O gates for `snap` ([`Planner::needs`], `planner` built on `snap`): the
 /// controller owner of each set that reached `OwnerNotHealthy`, the queries of each set whose
-/// Prometheus check is due, run as `opts` says. Only sets that pass every gate before come this far,
-/// so a cluster with nothing ready to step costs no read. Returns the reads by set index, and the API
-/// errors of failed owner reads by set index.
-pub async fn gather_probes<C: Cluster, P: Prometheus>(
+/// Prometheus check is due, the HTTP check's GET and the approval webhook's POST, run as `opts` says
+/// (the owner from `cluster`, the rest through `checks`). Only sets that pass every gate before come
+/// this far, so a cluster with nothing ready to step costs no read. Returns the reads by set index,
+/// and the API errors of failed owner reads by set index.
+pub async fn gather_probes<C: Cluster, P: AllProbes>(
     cluster: &C,
-    prometheus: &P,
+    checks: &P,
     planner: &Planner<'_>,
     snap: &Snapshot,
     opts: &ProbeOptions,
     now: Timestamp,
 ) -> (ProbeMap, HashMap<usize, ClusterError>) {
     let deadline = opts.deadline.map(|d| tokio::time::Instant::now() + d);
+    let cut = format!(
+        "no answer within the pass's --check-deadline of {:?}",
+        opts.deadline.unwrap_or_default()
+    );
     let mut probes = ProbeMap::new();
     let mut errors = HashMap::new();
     let mut unanswered: Vec<String> = Vec::new();
@@ -131,118 +153,46 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
             break;
         }
         let mut jobs = Vec::new();
-        let mut counts: HashMap<usize, usize> = HashMap::new();
-        let mut http_sets = Vec::new();
-        let mut webhook_sets = Vec::new();
+        // The outcomes of each set's queries this round, in the check's order.
+        let mut outcomes: HashMap<usize, Vec<QueryOutcome>> = HashMap::new();
         for (set, need) in needs {
             match need {
-                Need::Owner(owner) => jobs.push(Job::Owner { set, owner }),
-                Need::Http(name) => {
-                    http_sets.push(set);
-                    jobs.push(Job::Http { set, name });
-                }
                 Need::Webhook { .. } if !opts.call_webhooks => {}
-                Need::Webhook { name, body } => {
-                    webhook_sets.push(set);
-                    jobs.push(Job::Webhook { set, name, body });
-                }
                 Need::Queries(queries) => {
-                    counts.insert(set, queries.len());
-                    jobs.extend(
-                        queries
-                            .into_iter()
-                            .enumerate()
-                            .map(|(query, q)| Job::Query {
-                                set,
-                                query,
-                                expr: q.expr,
-                            }),
-                    );
+                    outcomes.insert(set, Vec::with_capacity(queries.len()));
+                    jobs.extend(queries.into_iter().map(|q| Job {
+                        set,
+                        need: Need::Queries(vec![q]),
+                    }));
                 }
+                need => jobs.push(Job { set, need }),
             }
         }
         if jobs.is_empty() {
             break; // only webhook calls this pass does not make: the next round would be the same
         }
-        let reads = run(cluster, prometheus, snap, jobs, opts.concurrency, deadline).await;
-        let mut outcomes: HashMap<usize, Vec<Option<QueryOutcome>>> = counts
-            .iter()
-            .map(|(&set, &n)| (set, vec![None; n]))
-            .collect();
-        for read in reads {
-            match read {
-                Read::Owner { set, result } => {
-                    probes.entry(set).or_default().owner = Some(match result {
-                        Ok(Some(object)) => OwnerProbe::Found(object),
-                        Ok(None) => OwnerProbe::NotFound,
-                        Err(e) => {
-                            let cause = e.to_string();
-                            errors.insert(set, e);
-                            OwnerProbe::Failed(cause)
-                        }
-                    });
-                }
-                Read::Query {
-                    set,
-                    query,
-                    outcome,
-                } => {
-                    if let Some(slot) = outcomes.get_mut(&set).and_then(|o| o.get_mut(query)) {
-                        *slot = Some(outcome);
+        let answers = run(cluster, checks, snap, &jobs, opts.concurrency, deadline).await;
+        for (Job { set, need }, answer) in jobs.into_iter().zip(answers) {
+            let Some(answer) = answer.or_else(|| Answer::cut(&need, &cut)) else {
+                continue; // an owner read the deadline cut: left unread
+            };
+            unanswered.extend(answer.unanswered().into_iter().map(str::to_string));
+            match answer {
+                Answer::Owner(owner, error) => {
+                    if let Some(e) = error {
+                        errors.insert(set, e);
                     }
+                    probes.entry(set).or_default().owner = Some(owner);
                 }
-                Read::Http { set, answer } => {
-                    if let HttpAnswer::Error(cause) = &answer {
-                        unanswered.push(cause.clone());
-                    }
-                    probes.entry(set).or_default().http = Some(answer);
-                }
-                Read::Skipped { set } => {
+                Answer::Queries(got) => outcomes.entry(set).or_default().extend(got),
+                Answer::Http(answer) => probes.entry(set).or_default().http = Some(answer),
+                Answer::Webhook(answer) => probes.entry(set).or_default().webhook = Some(answer),
+                Answer::Skipped => {
                     skipped.insert(set);
                 }
-                Read::Webhook { set, answer } => {
-                    if let WebhookAnswer::Error(cause) = &answer {
-                        unanswered.push(cause.clone());
-                    }
-                    probes.entry(set).or_default().webhook = Some(answer);
-                }
-            }
-        }
-        let cut = || {
-            QueryOutcome::Error(format!(
-                "no answer within the pass's --check-deadline of {:?}",
-                opts.deadline.unwrap_or_default()
-            ))
-        };
-        for set in http_sets {
-            let slot = &mut probes.entry(set).or_default().http;
-            if slot.is_none() {
-                // The deadline cut the GET: an error of the check, never a failure.
-                let QueryOutcome::Error(cause) = cut() else {
-                    continue;
-                };
-                unanswered.push(cause.clone());
-                *slot = Some(HttpAnswer::Error(cause));
-            }
-        }
-        for set in webhook_sets.into_iter().filter(|s| !skipped.contains(s)) {
-            let slot = &mut probes.entry(set).or_default().webhook;
-            if slot.is_none() {
-                // The deadline cut the POST: an error of the webhook, never a decision.
-                let QueryOutcome::Error(cause) = cut() else {
-                    continue;
-                };
-                unanswered.push(cause.clone());
-                *slot = Some(WebhookAnswer::Error(cause));
             }
         }
         for (set, got) in outcomes {
-            let got: Vec<QueryOutcome> = got.into_iter().map(|o| o.unwrap_or_else(cut)).collect();
-            for o in &got {
-                if let QueryOutcome::Error(cause) = o {
-                    unanswered.push(cause.clone());
-                }
-            }
             probes.entry(set).or_default().prometheus = Some(got);
         }
     }
@@ -253,83 +203,20 @@ pub async fn gather_probes<C: Cluster, P: Prometheus>(
     (probes, errors)
 }
 
-/// Runs `jobs`, at most `concurrency` at once, until they are done or `deadline` passes (the reads not
-/// done by then are left out).
-async fn run<C: Cluster, P: Prometheus>(
+/// Runs `jobs`, at most `concurrency` at once, until they are done or `deadline` passes. Returns each
+/// job's answer at the job's index: `None` for a read not done by the deadline.
+async fn run<C: Cluster, P: AllProbes>(
     cluster: &C,
-    prometheus: &P,
+    checks: &P,
     snap: &Snapshot,
-    jobs: Vec<Job>,
+    jobs: &[Job],
     concurrency: usize,
     deadline: Option<tokio::time::Instant>,
-) -> Vec<Read> {
-    let mut reads = stream::iter(jobs)
-        .map(|job| async move {
-            match job {
-                Job::Owner { set, owner } => {
-                    let ns = snap.statefulsets[set]
-                        .metadata
-                        .namespace
-                        .as_deref()
-                        .unwrap_or("");
-                    let result = cluster.get_owner(ns, &owner).await;
-                    Read::Owner { set, result }
-                }
-                Job::Query { set, query, expr } => {
-                    let outcome = prometheus.query(&expr).await;
-                    if let QueryOutcome::Error(cause) = &outcome {
-                        let s = &snap.statefulsets[set].metadata;
-                        debug!(
-                            namespace = s.namespace.as_deref().unwrap_or(""),
-                            statefulset = s.name.as_deref().unwrap_or(""),
-                            query,
-                            cause = %cause,
-                            "Prometheus gave no answer"
-                        );
-                    }
-                    Read::Query {
-                        set,
-                        query,
-                        outcome,
-                    }
-                }
-                Job::Http { set, name } => {
-                    let answer = prometheus.http_check(&name).await;
-                    if let HttpAnswer::Error(cause) = &answer {
-                        let s = &snap.statefulsets[set].metadata;
-                        debug!(
-                            namespace = s.namespace.as_deref().unwrap_or(""),
-                            statefulset = s.name.as_deref().unwrap_or(""),
-                            check = %name,
-                            cause = %cause,
-                            "HTTP check gave no answer"
-                        );
-                    }
-                    Read::Http { set, answer }
-                }
-                Job::Webhook { set, name, body } => {
-                    if cluster.cached()
-                        && unchanged(cluster, &snap.statefulsets[set]).await.is_err()
-                    {
-                        return Read::Skipped { set };
-                    }
-                    let answer = prometheus.webhook(&name, &body).await;
-                    if let WebhookAnswer::Error(cause) = &answer {
-                        let s = &snap.statefulsets[set].metadata;
-                        debug!(
-                            namespace = s.namespace.as_deref().unwrap_or(""),
-                            statefulset = s.name.as_deref().unwrap_or(""),
-                            webhook = %name,
-                            cause = %cause,
-                            "approval webhook gave no decision"
-                        );
-                    }
-                    Read::Webhook { set, answer }
-                }
-            }
-        })
+) -> Vec<Option<Answer>> {
+    let mut reads = stream::iter(jobs.iter().enumerate())
+        .map(|(i, job)| async move { (i, read(cluster, checks, snap, job).await) })
         .buffer_unordered(concurrency.max(1));
-    let mut done = Vec::new();
+    let mut answers: Vec<Option<Answer>> = jobs.iter().map(|_| None).collect();
     loop {
         let next = match deadline {
             Some(at) => match tokio::time::timeout_at(at, reads.next()).await {
@@ -339,11 +226,70 @@ async fn run<C: Cluster, P: Prometheus>(
             None => reads.next().await,
         };
         match next {
-            Some(read) => done.push(read),
+            Some((i, answer)) => answers[i] = Some(answer),
             None => break,
         }
     }
-    done
+    answers
+}
+
+/// Reads one job: the owner from `cluster`, a query, an HTTP check or a webhook through `checks`; a
+/// check's answer that is no answer is logged at DEBUG with its set.
+async fn read<C: Cluster, P: AllProbes>(
+    cluster: &C,
+    checks: &P,
+    snap: &Snapshot,
+    Job { set, need }: &Job,
+) -> Answer {
+    let meta = &snap.statefulsets[*set].metadata;
+    let (namespace, name) = (
+        meta.namespace.as_deref().unwrap_or(""),
+        meta.name.as_deref().unwrap_or(""),
+    );
+    match need {
+        Need::Owner(owner) => match cluster.get_owner(namespace, owner).await {
+            Ok(Some(object)) => Answer::Owner(OwnerProbe::Found(object), None),
+            Ok(None) => Answer::Owner(OwnerProbe::NotFound, None),
+            Err(e) => Answer::Owner(OwnerProbe::Failed(e.to_string()), Some(e)),
+        },
+        Need::Queries(queries) => {
+            // One query per job (gather_probes splits a check's): one after another otherwise.
+            let mut outcomes = Vec::with_capacity(queries.len());
+            for query in queries {
+                let outcome = Probe::<PromQuery>::answer(checks, &query.expr).await;
+                if let QueryOutcome::Error(cause) = &outcome {
+                    debug!(namespace, statefulset = name, query = %query.annotation, cause = %cause, "Prometheus gave no answer");
+                }
+                outcomes.push(outcome);
+            }
+            Answer::Queries(outcomes)
+        }
+        Need::Http(check) => {
+            let answer = Probe::<HttpGet>::answer(checks, check).await;
+            if let HttpAnswer::Error(cause) = &answer {
+                debug!(namespace, statefulset = name, check = %check, cause = %cause, "HTTP check gave no answer");
+            }
+            Answer::Http(answer)
+        }
+        Need::Webhook {
+            name: webhook,
+            body,
+        } => {
+            if cluster.cached() && unchanged(cluster, &snap.statefulsets[*set]).await.is_err() {
+                return Answer::Skipped;
+            }
+            // The call owns its request: one copy of the body per POST.
+            let call = WebhookCall {
+                name: webhook.clone(),
+                body: body.clone(),
+            };
+            let answer = Probe::<WebhookPost>::answer(checks, &call).await;
+            if let WebhookAnswer::Error(cause) = &answer {
+                debug!(namespace, statefulset = name, webhook = %webhook, cause = %cause, "approval webhook gave no decision");
+            }
+            Answer::Webhook(answer)
+        }
+    }
 }
 
 /// `Ok` when `set` (as read from `watch`'s caches) is the step it is on the API server now (a

@@ -102,3 +102,8 @@ pub async fn roll_back<C: Cluster>(
         PatchOutcome::Conflict(msg) => Ok(RollbackWrite::Conflict(msg)),
     }
 }
+
+/// `web-7d… → web-6d…`: a rollback's revisions, failed → last good.
+pub fn label(rb: &Rollback) -> String {
+    format!("{} → {}", rb.failed.revision, rb.to)
+}

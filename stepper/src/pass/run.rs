@@ -10,13 +10,14 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use tracing::{info, warn};
 
-use crate::cluster::{Cluster, ClusterError, NoPrometheus, PatchOutcome, PodPatched, Prometheus};
+use crate::cluster::{AllProbes, Checks, Cluster, ClusterError, PatchOutcome, PodPatched};
 use crate::config::Answerer;
 use crate::gates::Verdict;
-use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 use crate::pass::fresh;
 use crate::pass::options::PassOptions;
+use crate::pass::outcome::{not_leading, write_failed};
+pub use crate::pass::outcome::{unwritten, verdict_outcome};
 pub use crate::pass::probes::gather_probes;
 use crate::pass::reads;
 use crate::pass::recovery;
@@ -29,8 +30,8 @@ use crate::plan::patch::pod_patch;
 use crate::plan::rejected::{RefusedWrite, Rejection};
 use crate::plan::{Planner, ProbeMap, SetPlan, Snapshot};
 
-/// Runs one pass at time `now` (from the caller's clock) with no Prometheus ([`NoPrometheus`]: a set
-/// with a Prometheus check never steps).
+/// Runs one pass at time `now` (from the caller's clock) with no check configured
+/// ([`Checks::default`]: every check's read is an error, so a set with a check never steps).
 ///
 /// # Errors
 /// See [`run_pass_with`].
@@ -39,7 +40,7 @@ pub async fn run_pass<C: Cluster>(
     opts: &PassOptions,
     now: Timestamp,
 ) -> Result<PassReport, ClusterError> {
-    run_pass_with(cluster, &NoPrometheus, opts, now).await
+    run_pass_with(cluster, &Checks::default(), opts, now).await
 }
 
 /// Runs one pass at time `now`: [`decide`] (snapshot, the I/O gates' reads, the pure
@@ -53,13 +54,13 @@ pub async fn run_pass<C: Cluster>(
 /// failed write; a failed owner read blocks its set `OwnerNotHealthy` and counts as errored. A write
 /// not sent because the Lease was lost ([`ClusterError::NotLeader`]) is no error: that set and every
 /// later one with a write are [`Outcome::NotLeader`], and nothing more is written.
-pub async fn run_pass_with<C: Cluster, P: Prometheus>(
+pub async fn run_pass_with<C: Cluster, P: AllProbes>(
     cluster: &C,
-    prometheus: &P,
+    checks: &P,
     opts: &PassOptions,
     now: Timestamp,
 ) -> Result<PassReport, ClusterError> {
-    let decided = decide(cluster, prometheus, opts, now).await?;
+    let decided = decide(cluster, checks, opts, now).await?;
     Ok(write(cluster, decided, opts, now).await)
 }
 
@@ -85,9 +86,9 @@ impl Decided {
 ///
 /// # Errors
 /// A failed StatefulSet LIST.
-pub async fn decide<C: Cluster, P: Prometheus>(
+pub async fn decide<C: Cluster, P: AllProbes>(
     cluster: &C,
-    prometheus: &P,
+    checks: &P,
     opts: &PassOptions,
     now: Timestamp,
 ) -> Result<Decided, ClusterError> {
@@ -98,7 +99,7 @@ pub async fn decide<C: Cluster, P: Prometheus>(
     } = reads::snapshot_parsed(cluster, opts, now).await?;
     let planner = Planner::with_configs(&snap, &opts.gates, configs);
     let (probes, probe_errors) =
-        gather_probes(cluster, prometheus, &planner, &snap, &opts.probes, now).await;
+        gather_probes(cluster, checks, &planner, &snap, &opts.probes, now).await;
     let plans = planner.plan(now, &probes);
     Ok(Decided {
         snap,
@@ -171,67 +172,16 @@ pub async fn write<C: Cluster>(
 
 /// The plan for `snap` after the I/O gates' reads ([`gather_probes`], errors dropped: for `status`
 /// and `step`, which show or take one decision).
-pub async fn plan_pass<C: Cluster, P: Prometheus>(
+pub async fn plan_pass<C: Cluster, P: AllProbes>(
     cluster: &C,
-    prometheus: &P,
+    checks: &P,
     snap: &Snapshot,
     opts: &PassOptions,
     now: Timestamp,
 ) -> Vec<SetPlan> {
     let planner = Planner::new(snap, &opts.gates);
-    let (probes, _) = gather_probes(cluster, prometheus, &planner, snap, &opts.probes, now).await;
+    let (probes, _) = gather_probes(cluster, checks, &planner, snap, &opts.probes, now).await;
     planner.plan(now, &probes)
-}
-
-/// `web-7d… → web-6d…`: a rollback's revisions, failed → last good.
-fn rollback_label(rb: &crate::plan::effects::Rollback) -> String {
-    format!("{} → {}", rb.failed.revision, rb.to)
-}
-
-/// The outcome of a write that failed with `e`: blocked `ApiError` with the error, except a write not
-/// sent because this replica lost the Lease ([`ClusterError::NotLeader`]): [`Outcome::NotLeader`],
-/// no error.
-fn write_failed(e: ClusterError) -> (Outcome, Option<ClusterError>) {
-    match e {
-        ClusterError::NotLeader { action } => (Outcome::NotLeader(action), None),
-        e => (
-            Outcome::Blocked(Blocked::new(Reason::ApiError, e.to_string())),
-            Some(e),
-        ),
-    }
-}
-
-/// The report of a plan with writes, in a pass that lost the Lease before them: [`Outcome::NotLeader`],
-/// with no I/O (not even the fresh re-read).
-fn not_leading(p: SetPlan) -> SetReport {
-    let action = format!("write to statefulset {}/{}", p.namespace, p.name);
-    SetReport {
-        outcome: Outcome::NotLeader(action),
-        news: true,
-        webhook_call: None,
-        ..unwritten(p)
-    }
-}
-
-/// The report of a plan that writes nothing ([`SetPlan::writes_nothing`]): what [`execute`] reports
-/// for it, with no I/O (no write, so no Event and no refusal; its verdict is not a step).
-pub fn unwritten(p: SetPlan) -> SetReport {
-    let outcome = match p.verdict {
-        Verdict::Blocked(b) => Outcome::Blocked(b),
-        other => verdict_outcome(&other, false),
-    };
-    SetReport {
-        outcome,
-        namespace: p.namespace,
-        name: p.name,
-        figures: p.figures,
-        error: None,
-        event_errors: Vec::new(),
-        decision_age_seconds: None,
-        rejection: None,
-        news: false,
-        webhook_call: None,
-    }
 }
 
 /// Carries out one set's plan: the status-annotations patch and its Events, or the step patch (which
@@ -246,7 +196,7 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
     let (outcome, error) = 'outcome: {
         if dry_run {
             if let Some(rb) = &p.rollback {
-                break 'outcome (Outcome::WouldRollBack(rollback_label(rb)), None);
+                break 'outcome (Outcome::WouldRollBack(rollback::label(rb)), None);
             }
             break 'outcome (verdict_outcome(&p.verdict, true), None);
         }
@@ -298,7 +248,7 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                 Ok(RollbackWrite::Written(errors)) => {
                     wrote = true;
                     event_errors.extend(errors);
-                    (Outcome::RolledBack(rollback_label(rb)), None)
+                    (Outcome::RolledBack(rollback::label(rb)), None)
                 }
                 Ok(RollbackWrite::Conflict(msg)) => (Outcome::Conflict(msg), None),
                 Err(e) => write_failed(e),
@@ -403,22 +353,5 @@ async fn publish<C: Cluster>(
             warn!(namespace = %p.namespace, statefulset = %p.name, error = %e, "event not published");
         }
         errors.push(e);
-    }
-}
-
-/// The outcome a verdict stands for when no write changes it.
-pub fn verdict_outcome(verdict: &Verdict, dry_run: bool) -> Outcome {
-    match verdict {
-        Verdict::Unguarded(why) => Outcome::Unguarded(why),
-        Verdict::Idle(i) => Outcome::Idle(*i),
-        Verdict::Blocked(b) => Outcome::Blocked(b.clone()),
-        Verdict::Step { from, to, .. } if dry_run => Outcome::WouldStep {
-            from: *from,
-            to: *to,
-        },
-        Verdict::Step { from, to, .. } => Outcome::Stepped {
-            from: *from,
-            to: *to,
-        },
     }
 }

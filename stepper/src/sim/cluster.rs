@@ -14,9 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde::Deserialize;
 
 use super::world::World;
-use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, PodPatched, Prometheus};
-use crate::gates::approval::webhook::answer::WebhookAnswer;
-use crate::gates::check::prometheus::QueryOutcome;
+use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, PodPatched};
 use crate::plan::events::EventNote;
 
 /// `apiVersion` of the simulated controller owner (MOCO's MySQLCluster group/version).
@@ -369,28 +367,6 @@ impl Cluster for SimCluster {
     ) -> impl Future<Output = Result<(), ClusterError>> + Send {
         let r = self.do_publish(event);
         async move { r }
-    }
-}
-
-/// The simulation's Prometheus: every query returns one series while the application is healthy and
-/// an empty result while the scenario's application-unhealthy signal is raised. Its approval webhook is
-/// the simulated application's ([`super::webhook`]).
-impl Prometheus for SimCluster {
-    fn query(&self, _expr: &str) -> impl Future<Output = QueryOutcome> + Send {
-        let outcome = if self.world().app_unhealthy {
-            QueryOutcome::Empty
-        } else {
-            QueryOutcome::NonEmpty(1)
-        };
-        std::future::ready(outcome)
-    }
-
-    fn webhook(
-        &self,
-        name: &str,
-        body: &serde_json::Value,
-    ) -> impl Future<Output = WebhookAnswer> + Send {
-        std::future::ready(self.do_webhook(name, body))
     }
 }
 

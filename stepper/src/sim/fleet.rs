@@ -20,8 +20,13 @@ use super::cluster::SimCluster;
 use super::history::template;
 use super::kubelet::Timing;
 use super::world::{SetShape, World, timestamp};
-use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, Prometheus};
+use crate::cluster::http_check::HttpGet;
+use crate::cluster::prometheus::PromQuery;
+use crate::cluster::webhook::{WebhookCall, WebhookPost};
+use crate::cluster::{Cluster, ClusterError, DeleteOutcome, Kind, PatchOutcome, Probe};
 use crate::gates::GateOptions;
+use crate::gates::approval::webhook::answer::WebhookAnswer;
+use crate::gates::check::http::HttpAnswer;
 use crate::gates::check::prometheus::QueryOutcome;
 use crate::pass::PodReads;
 use crate::pass::{self, PassOptions};
@@ -143,14 +148,28 @@ impl Cluster for Fleet {
 
 /// The application of every member is healthy unless its world raises the unhealthy signal; a query
 /// fails (empty) when any member's application is unhealthy.
-impl Prometheus for Fleet {
-    fn query(&self, _expr: &str) -> impl Future<Output = QueryOutcome> + Send {
+impl Probe<PromQuery> for Fleet {
+    fn answer(&self, _expr: &str) -> impl Future<Output = QueryOutcome> + Send {
         let unhealthy = self.members.iter().any(|m| m.world().app_unhealthy);
         std::future::ready(if unhealthy {
             QueryOutcome::Empty
         } else {
             QueryOutcome::NonEmpty(1)
         })
+    }
+}
+
+/// A fleet configures no HTTP check.
+impl Probe<HttpGet> for Fleet {
+    fn answer(&self, name: &str) -> impl Future<Output = HttpAnswer> + Send {
+        std::future::ready(HttpGet::unconfigured(name))
+    }
+}
+
+/// A fleet configures no approval webhook.
+impl Probe<WebhookPost> for Fleet {
+    fn answer(&self, call: &WebhookCall) -> impl Future<Output = WebhookAnswer> + Send {
+        std::future::ready(WebhookPost::unconfigured(call))
     }
 }
 

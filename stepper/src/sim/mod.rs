@@ -23,7 +23,9 @@
 //!   another pod was down, pods replaced without the application's approval (on the pod, or the
 //!   webhook's `Approve` in the same second) or while holding the primary role;
 //! - [`cluster`]: [`cluster::SimCluster`], the [`crate::cluster::Cluster`] implementation, with API
-//!   faults (409/500 on any call); [`fleet`]: several sets behind one cluster;
+//!   faults (409/500 on any call), and `probe.rs`: its [`crate::cluster::Probe`] of each kind of check
+//!   read (the application's health signal for queries, its approval webhook); [`fleet`]: several sets
+//!   behind one cluster;
 //! - [`watched`]: the stepper's `watch` mode over the world — its real reflector caches fed with the
 //!   world's changes, late by a configurable lag;
 //! - [`scenario`]: scenarios as YAML data, the run loop (faults: node failure, bad revision,
@@ -62,6 +64,7 @@ pub mod kubelet;
 pub mod objects;
 pub mod oracle;
 mod pod_writes;
+mod probe;
 pub mod scenario;
 pub mod watched;
 pub mod webhook;

@@ -25,7 +25,6 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::application::{Application, Protocol};
-use super::cluster::SimCluster;
 use super::world::World;
 use crate::gates::approval::webhook::answer::{Decision, WebhookAnswer, read_answer};
 use crate::gates::approval::webhook::request::{API_VERSION, KIND};
@@ -302,13 +301,5 @@ impl World {
                 }
             }
         }
-    }
-}
-
-impl SimCluster {
-    /// The POST of `body` to the webhook `name` ([`World::answer_webhook`]), as the stepper's client
-    /// reports it.
-    pub(super) fn do_webhook(&self, name: &str, body: &serde_json::Value) -> WebhookAnswer {
-        self.world().answer_webhook(name, body).answer()
     }
 }

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use crate::common::*;
 use crate::mock_api::*;
+use sts_stepper::cluster::Checks;
 use sts_stepper::cluster::kube::Scope;
 use sts_stepper::cluster::prometheus::{Auth, PrometheusClient, PrometheusConfig};
 use sts_stepper::gates::GateOptions;
@@ -84,12 +85,16 @@ async fn probe_round(prometheus: &Silent, sets: usize, opts: ProbeOptions) -> Ve
         ca_file: None,
     })
     .expect("client");
+    let checks = Checks {
+        prometheus: Some(client),
+        ..Checks::default()
+    };
     let snap = checked_sets(sets);
     let gates = GateOptions::default();
     let planner = Planner::new(&snap, &gates);
     // No owner to read: the API server is asked nothing.
     let (cluster, server) = mock_cluster(Scope::default(), Vec::new());
-    let (probes, errors) = gather_probes(&cluster, &client, &planner, &snap, &opts, now()).await;
+    let (probes, errors) = gather_probes(&cluster, &checks, &planner, &snap, &opts, now()).await;
     drop(cluster);
     assert!(server.await.expect("mock API server").is_empty());
     assert!(errors.is_empty());

@@ -12,6 +12,7 @@ use crate::mock_api::*;
 use crate::support::prometheus::{HungServer, StubServer};
 use axum::http::StatusCode;
 use serde_json::{Value, json};
+use sts_stepper::cluster::Checks;
 use sts_stepper::cluster::kube::Scope;
 use sts_stepper::cluster::prometheus::{Auth, PrometheusClient, PrometheusConfig};
 use sts_stepper::model::reasons::Reason;
@@ -42,6 +43,10 @@ async fn pass(url: &str, web: Value, events: usize) -> (PassReport, Value) {
         ca_file: None,
     })
     .expect("client");
+    let checks = Checks {
+        prometheus: Some(prometheus),
+        ..Checks::default()
+    };
     let mut stored = web.clone();
     stored["kind"] = json!("StatefulSet");
     stored["apiVersion"] = json!("apps/v1");
@@ -61,7 +66,7 @@ async fn pass(url: &str, web: Value, events: usize) -> (PassReport, Value) {
     ));
     expected.extend((0..events).map(|_| post_event("demo")));
     let (cluster, server) = mock_cluster(Scope::default(), expected);
-    let report = run_pass_with(&cluster, &Some(prometheus), &PassOptions::default(), now())
+    let report = run_pass_with(&cluster, &checks, &PassOptions::default(), now())
         .await
         .expect("pass");
     drop(cluster);

@@ -20,11 +20,15 @@ use jiff::Timestamp;
 use kube::Client;
 use serde_json::{Value, json};
 use sts_stepper::cluster::Cluster;
-use sts_stepper::cluster::Prometheus;
 use sts_stepper::cluster::caches::{CachedCluster, Caches, RestartHook};
+use sts_stepper::cluster::http_check::HttpGet;
 use sts_stepper::cluster::kube::{KubeCluster, Scope};
+use sts_stepper::cluster::prometheus::PromQuery;
+use sts_stepper::cluster::webhook::{WebhookCall, WebhookPost};
+use sts_stepper::cluster::{Kind, Probe};
 use sts_stepper::config::Keys;
 use sts_stepper::gates::GateOptions;
+use sts_stepper::gates::approval::webhook::answer::WebhookAnswer;
 use sts_stepper::gates::check::http::HttpAnswer;
 use sts_stepper::gates::check::prometheus::QueryOutcome;
 use sts_stepper::pass::{PassOptions, run_pass_with};
@@ -33,16 +37,24 @@ use sts_stepper::plan::Snapshot;
 use crate::mock_api::watch::{WatchApi, Write};
 
 /// The application's checks, answering alike for both steppers: a query with one series, an HTTP
-/// answer whose `status` is `ok`.
+/// answer whose `status` is `ok`; no webhook configured.
 struct Healthy;
 
-impl Prometheus for Healthy {
-    async fn query(&self, _expr: &str) -> QueryOutcome {
+impl Probe<PromQuery> for Healthy {
+    async fn answer(&self, _expr: &str) -> QueryOutcome {
         QueryOutcome::NonEmpty(1)
     }
+}
 
-    async fn http_check(&self, _name: &str) -> HttpAnswer {
+impl Probe<HttpGet> for Healthy {
+    async fn answer(&self, _name: &str) -> HttpAnswer {
         HttpAnswer::Json(json!({"status": "ok"}))
+    }
+}
+
+impl Probe<WebhookPost> for Healthy {
+    async fn answer(&self, call: &WebhookCall) -> WebhookAnswer {
+        WebhookPost::unconfigured(call)
     }
 }
 

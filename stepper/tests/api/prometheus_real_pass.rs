@@ -8,7 +8,7 @@ use crate::support::prometheus::{PrometheusServer, Web};
 use crate::support::prometheus_app::{HEALTHY, client, healthy_app};
 use crate::support::prometheus_bin::prometheus_or_skip;
 use sts_safe_rollout_rules::annotations::{self, PAUSED_REASON};
-use sts_stepper::cluster::prometheus::PrometheusClient;
+use sts_stepper::cluster::Checks;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::{Outcome, PassOptions, run_pass_with};
 use sts_stepper::sim::cluster::SimCluster;
@@ -19,14 +19,9 @@ use sts_stepper::sim::world::{SetShape, World, timestamp};
 const PREFIX: &str = "safe-rollout.dev";
 
 /// One virtual second of the simulated cluster and a stepper pass at it.
-async fn sim_second(
-    cluster: &SimCluster,
-    prometheus: &PrometheusClient,
-    opts: &PassOptions,
-    t: i64,
-) -> Outcome {
+async fn sim_second(cluster: &SimCluster, checks: &Checks, opts: &PassOptions, t: i64) -> Outcome {
     cluster.world().tick(t);
-    let report = run_pass_with(cluster, prometheus, opts, timestamp(t))
+    let report = run_pass_with(cluster, checks, opts, timestamp(t))
         .await
         .expect("pass");
     assert_eq!(report.sets.len(), 1);
@@ -47,7 +42,10 @@ async fn stepper_pass_steps_only_while_the_query_returns_a_result() {
     let bin = prometheus_or_skip!();
     let app = healthy_app().await;
     let prom = PrometheusServer::start(&bin, &app, Web::default()).await;
-    let c = client(&prom.url());
+    let c = Checks {
+        prometheus: Some(client(&prom.url())),
+        ..Checks::default()
+    };
 
     let shape = SetShape {
         name: "web".into(),

@@ -10,7 +10,7 @@ use crate::mock_api::*;
 use jiff::SignedDuration;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use serde_json::{Value, json};
-use sts_stepper::cluster::NoPrometheus;
+use sts_stepper::cluster::Checks;
 use sts_stepper::cluster::kube::Scope;
 use sts_stepper::commands::{View, status_items_with, status_view};
 use sts_stepper::config::{Keys, SetConfig};
@@ -230,7 +230,7 @@ async fn status_shows_the_record_first_and_the_local_view_on_request() {
     let (cluster, server) = mock_cluster(Scope::default(), script);
     let mut items = status_items_with(
         &cluster,
-        &NoPrometheus,
+        &Checks::default(),
         &web_pods(),
         None,
         &LocalChecks::default(),

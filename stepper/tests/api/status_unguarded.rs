@@ -6,7 +6,7 @@
 use crate::common::*;
 use crate::mock_api::*;
 use serde_json::{Value, json};
-use sts_stepper::cluster::NoPrometheus;
+use sts_stepper::cluster::Checks;
 use sts_stepper::cluster::kube::Scope;
 use sts_stepper::commands::{status_items, status_table};
 
@@ -75,7 +75,7 @@ async fn the_document_says_unguarded_and_a_marked_set_is_stepping() {
             }
         });
         let (cluster, server) = mock_cluster(Scope::default(), script);
-        let items = status_items(&cluster, &NoPrometheus, &web_pods(), None, now())
+        let items = status_items(&cluster, &Checks::default(), &web_pods(), None, now())
             .await
             .expect("status");
         drop(cluster);

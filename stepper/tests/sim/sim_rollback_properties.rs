@@ -5,7 +5,8 @@
 //!
 //! 1. no step while a Kubernetes gate failed, every step one pod, never two pods down;
 //! 2. a set rolled back ends with every pod on the last good revision (v1) — or on v3 when a person
-//!    applied it — and never on the failed revision (v2), even after the re-apply;
+//!    applied it — and never on the failed revision (v2), even after the re-apply; a re-apply that comes
+//!    before the steps back are done is held where it stands (no step, no pod more on v2);
 //! 3. the record names the failed revision: `failed-revision` is v2's revision until v3's first step;
 //! 4. a rollback happens at most once per failed revision.
 //!
@@ -18,7 +19,8 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use sts_stepper::sim::history::template_image;
 use sts_stepper::sim::scenario::{
-    self, Action, ApplySpec, Event, Run, Scenario, SetSpec, StepperMode, StepperSpec, TimingSpec,
+    self, Action, ApplySpec, Event, Frame, Run, Scenario, SetSpec, StepperMode, StepperSpec,
+    TimingSpec,
 };
 
 fn apply(at: i64, image: &str) -> Event {
@@ -126,6 +128,24 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         )
 }
 
+/// Pods of a frame on v2, the second revision (letter `B`).
+fn on_failed(f: &Frame) -> usize {
+    f.pods.iter().filter(|p| p.letter == 'B').count()
+}
+
+/// When v2 was applied again (the GitOps sync) while pods still ran it after a rollback: the second and
+/// how many pods ran v2 then.
+fn reapplied_midway(s: &Scenario, run: &Run) -> Option<(i64, usize)> {
+    let at = (s.events.iter())
+        .filter(|e| matches!(&e.action, Action::Apply(a) if a.image.as_deref() == Some("v2")))
+        .map(|e| e.at)
+        .nth(1)?;
+    let rolled_back = (run.world.events.iter()).any(|e| e.1 == "RolledBack" && e.0 < at);
+    let before = run.frames.iter().take_while(|f| f.t < at).last()?;
+    let left = on_failed(before);
+    (rolled_back && left > 0).then_some((at, left))
+}
+
 /// The image every pod runs at the end, when they all run one and are Ready.
 fn settled_image(run: &Run) -> Option<&str> {
     let mut images = run.world.pods.values().map(|p| {
@@ -143,6 +163,7 @@ fn settled_image(run: &Run) -> Option<&str> {
 static ROLLED_BACK: AtomicUsize = AtomicUsize::new(0);
 static HELD: AtomicUsize = AtomicUsize::new(0);
 static FIXED_AFTER: AtomicUsize = AtomicUsize::new(0);
+static HELD_MIDWAY: AtomicUsize = AtomicUsize::new(0);
 
 fn check(s: &Scenario, seed: u64) -> Result<(), TestCaseError> {
     let run = scenario::run(s, false, seed).map_err(TestCaseError::fail)?;
@@ -175,6 +196,23 @@ fn check(s: &Scenario, seed: u64) -> Result<(), TestCaseError> {
     let end = settled_image(&run);
     if fixed {
         prop_assert_eq!(end, Some("v3"), "the fix rolls out: {:?}", rollbacks);
+    } else if let Some((at, left)) = reapplied_midway(s, &run) {
+        // The failed template applied again before the steps back were done: held where it stands —
+        // no step after it, no pod more on the failed revision (docs/rollback.md, what it cannot do).
+        prop_assert!(
+            run.steps.iter().all(|st| st.t < at),
+            "a step after the re-apply at {}: {:?}",
+            at,
+            run.steps
+        );
+        let last = run.frames.last().map_or(0, on_failed);
+        prop_assert!(
+            last <= left,
+            "{} pods on v2 at the end, {} at the re-apply",
+            last,
+            left
+        );
+        HELD_MIDWAY.fetch_add(1, Ordering::Relaxed);
     } else if !rollbacks.is_empty() {
         prop_assert_eq!(
             end,
@@ -236,9 +274,11 @@ fn a_failing_revision_is_rolled_back_and_stays_back() {
         HELD.load(Ordering::Relaxed),
         FIXED_AFTER.load(Ordering::Relaxed),
     );
+    let midway = HELD_MIDWAY.load(Ordering::Relaxed);
     println!(
-        "sim_rollback_properties: {cases} random rollouts; rolled back {rolled}, a re-apply held {held}, \
-         a fix rolled out after a rollback {fixed}: every invariant held"
+        "sim_rollback_properties: {cases} random rollouts; rolled back {rolled}, a re-apply held {held} \
+         ({midway} before the steps back were done), a fix rolled out after a rollback {fixed}: every \
+         invariant held"
     );
     let enough = (cases / 10).max(1) as usize;
     assert!(

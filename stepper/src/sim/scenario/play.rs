@@ -286,8 +286,8 @@ pub(super) fn stepper_pass(
     notes
 }
 
-/// [`stepper_pass`]'s outcome notes, the pass reading `cluster` and asking `sim`'s Prometheus and
-/// webhook.
+/// [`stepper_pass`]'s outcome notes, the pass reading `cluster` and asking `sim`'s checks (its
+/// [`crate::cluster::Probe`]s: the health signal for queries, the webhook).
 fn pass_notes<C: Cluster>(
     cluster: &C,
     sim: &SimCluster,
