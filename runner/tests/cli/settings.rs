@@ -1,4 +1,5 @@
-//! Settings: refused ones exit 1 as under `kwctl`, and a YAML settings file applies.
+//! Settings: refused ones exit 1 as under `kwctl`, a YAML settings file applies, and one that is not YAML
+//! is named with the line at fault.
 
 use crate::{decoded_patch, policy_wasm, repo, runner, stderr, stdout_json};
 
@@ -48,4 +49,29 @@ fn settings_from_a_yaml_file_apply() {
             {"op": "replace", "path": "/spec/updateStrategy/rollingUpdate/partition", "value": 3}
         ])
     );
+}
+
+#[test]
+fn a_settings_file_that_is_not_yaml_is_named_with_the_line_at_fault() {
+    let policy = policy_wasm();
+    let request = repo().join("test_data/create.json");
+    let settings =
+        std::env::temp_dir().join(format!("runner-settings-{}.yaml", std::process::id()));
+    std::fs::write(&settings, "annotationPrefix: a.b\nnamespaces: [\n").unwrap();
+    let out = runner(&[
+        "run",
+        "-r",
+        request.to_str().unwrap(),
+        "--settings-path",
+        settings.to_str().unwrap(),
+        policy.to_str().unwrap(),
+    ]);
+    std::fs::remove_file(&settings).ok();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    let expected = format!(
+        "Error: settings file {}: settings are not valid YAML or JSON: unclosed bracket '[' at line 2, column 13: `namespaces: [`",
+        settings.display()
+    );
+    assert_eq!(err.trim_end(), expected);
 }
