@@ -263,7 +263,7 @@ install: ## Install sts-stepper and the kubectl plugin link kubectl-safe_rollout
 	ln -sf sts-stepper $(DESTDIR)$(BINDIR)/kubectl-safe_rollout
 	@echo "installed $(DESTDIR)$(BINDIR)/sts-stepper and $(DESTDIR)$(BINDIR)/kubectl-safe_rollout (kubectl safe-rollout …)"
 
-# `make fuzz`: the policy's fuzz soak (tests/never_traps.rs). --profile soak is optimized and keeps debug
+# `make fuzz`: the policy's fuzz soak (tests/never_traps/). --profile soak is optimized and keeps debug
 # assertions and overflow checks; `cargo test` runs the same test with 4,000 cases. The summary is on
 # stderr; stdout (the SDK's native log drain: a line per mutation) is discarded. FUZZ_SEED=N varies it.
 FUZZ_CASES ?= 1000000

@@ -5,18 +5,18 @@
 use std::path::Path;
 
 use kubewarden_policy_sdk::settings::Validatable;
-use serde_yaml::Value;
+use serde_json::Value;
 
 fn yaml(file: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
-    serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap())
+    serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap())
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 fn expected_rules() -> Value {
-    serde_yaml::from_str(
+    serde_saphyr::from_str(
         "- apiGroups: [apps]\n  apiVersions: [v1]\n  resources: [statefulsets]\n  operations: [CREATE, UPDATE]\n",
     )
     .unwrap()
@@ -28,7 +28,7 @@ fn metadata_declares_a_mutating_wapc_policy_for_statefulsets() {
     assert_eq!(m["rules"], expected_rules());
     assert_eq!(m["mutating"], Value::Bool(true));
     assert_eq!(m["executionMode"], "kubewarden-wapc");
-    assert_eq!(m["contextAwareResources"], Value::Sequence(vec![]));
+    assert_eq!(m["contextAwareResources"], Value::Array(vec![]));
     assert_eq!(m["backgroundAudit"], Value::Bool(false));
     let a = &m["annotations"];
     for key in [
@@ -88,7 +88,7 @@ fn versions_agree() {
         format!("registry://{oci}:v{VERSION}"),
         "deploy/policy module is not ociUrl:v<version>"
     );
-    let links = a["links"].as_sequence().unwrap();
+    let links = a["links"].as_array().unwrap();
     assert!(
         links.iter().all(|l| {
             let url = l["url"].as_str().unwrap();
@@ -181,7 +181,7 @@ fn artifacthub_annotations_match_metadata() {
     let ann = &a["annotations"];
     assert_eq!(ann["kubewarden/mutation"], "true");
     assert_eq!(ann["kubewarden/resources"], "StatefulSet");
-    let rules: Value = serde_yaml::from_str(ann["kubewarden/rules"].as_str().unwrap()).unwrap();
+    let rules: Value = serde_saphyr::from_str(ann["kubewarden/rules"].as_str().unwrap()).unwrap();
     assert_eq!(rules, expected_rules());
     assert!(a["install"].as_str().unwrap().contains("kwctl pull"));
 }
@@ -203,14 +203,13 @@ fn cluster_admission_policy_is_mutating_fail_closed_and_spares_kube_system() {
     assert_eq!(excluded["key"], "kubernetes.io/metadata.name");
     assert_eq!(excluded["operator"], "NotIn");
     let names: Vec<&str> = excluded["values"]
-        .as_sequence()
+        .as_array()
         .unwrap()
         .iter()
         .filter_map(Value::as_str)
         .collect();
     assert!(names.contains(&"kube-system"), "{names:?}");
     // The settings it ships are settings the policy accepts.
-    let settings: serde_json::Value = serde_json::to_value(&spec["settings"]).unwrap();
-    let parsed = sts_safe_rollout::settings::parse(&settings).expect("settings parse");
+    let parsed = sts_safe_rollout::settings::parse(&spec["settings"]).expect("settings parse");
     assert_eq!(parsed.validate(), Ok(()));
 }

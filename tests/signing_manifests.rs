@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use serde_yaml::Value;
+use serde_json::Value;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -16,7 +16,7 @@ fn text(file: &str) -> String {
 }
 
 fn yaml(file: &str) -> Value {
-    serde_yaml::from_str(&text(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+    serde_saphyr::from_str(&text(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
 }
 
 /// The Makefile's default REGISTRY (`REGISTRY ?= …`).
@@ -102,7 +102,7 @@ fn the_image_policies_name_the_published_image_and_the_release_identity() {
 fn artifacthub_lists_both_signed_artifacts_and_the_provenance_links() {
     let a = yaml("artifacthub-pkg.yml");
     let images: Vec<&str> = a["containersImages"]
-        .as_sequence()
+        .as_array()
         .unwrap()
         .iter()
         .map(|i| i["image"].as_str().unwrap())
@@ -116,7 +116,7 @@ fn artifacthub_lists_both_signed_artifacts_and_the_provenance_links() {
         ]
     );
     let urls: Vec<&str> = a["links"]
-        .as_sequence()
+        .as_array()
         .unwrap()
         .iter()
         .map(|l| l["url"].as_str().unwrap())

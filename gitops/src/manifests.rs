@@ -58,7 +58,7 @@ pub fn argocd_cm_script(path: &Path) -> Result<String> {
     struct Metadata {
         name: String,
     }
-    let cm: ConfigMap = serde_yaml::from_str(&read(path)?)
+    let cm: ConfigMap = serde_saphyr::from_str(&read(path)?)
         .with_context(|| format!("{}: a ConfigMap", path.display()))?;
     if cm.kind != "ConfigMap" || cm.metadata.name != "argocd-cm" {
         return Err(anyhow!("{}: not the ConfigMap argocd-cm", path.display()));
@@ -81,7 +81,7 @@ pub fn flux_entry(path: &Path) -> Result<HealthCheckExprs> {
         path: String,
         value: Vec<HealthCheckExprs>,
     }
-    let ops: Vec<Op> = serde_yaml::from_str(&read(path)?)
+    let ops: Vec<Op> = serde_saphyr::from_str(&read(path)?)
         .with_context(|| format!("{}: a JSON 6902 patch", path.display()))?;
     ops.into_iter()
         .filter(|op| op.op == "add" && op.path == "/spec/healthCheckExprs")
@@ -119,7 +119,7 @@ pub fn argo_tests(dir: &Path) -> Result<Vec<ArgoTest>> {
         tests: Vec<ArgoTest>,
     }
     let path = dir.join("health_test.yaml");
-    let file: File = serde_yaml::from_str(&read(&path)?)
+    let file: File = serde_saphyr::from_str(&read(&path)?)
         .with_context(|| format!("{}: Argo CD's health_test.yaml format", path.display()))?;
     Ok(file.tests)
 }
@@ -129,5 +129,5 @@ pub fn argo_tests(dir: &Path) -> Result<Vec<ArgoTest>> {
 /// # Errors
 /// Not YAML.
 pub fn yaml_object(path: &Path) -> Result<serde_json::Value> {
-    serde_yaml::from_str(&read(path)?).with_context(|| format!("{}: YAML", path.display()))
+    serde_saphyr::from_str(&read(path)?).with_context(|| format!("{}: YAML", path.display()))
 }

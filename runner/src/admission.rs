@@ -254,7 +254,8 @@ pub fn settings_from_text(text: &str) -> Result<Value> {
     if text.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }
-    let value: Value = serde_yaml::from_str(text).context("settings are not valid YAML or JSON")?;
+    let value = crate::yaml::value(text)
+        .map_err(|e| anyhow!("settings are not valid YAML or JSON: {e}"))?;
     Ok(if value.is_null() {
         Value::Object(Default::default())
     } else {

@@ -7,7 +7,7 @@
 //! policies as Kubewarden's policy-fetcher does; [`signing`] and [`verify`] sign them and check their
 //! cosign signatures ([`verification_config`]: Kubewarden's verification config) with the sigstore crate;
 //! [`attach`] publishes an SBOM beside them as `cosign attach sbom` does. Those four need the default
-//! feature `signing`.
+//! feature `signing`. [`yaml`] reads settings and verification configs as `kwctl` reads them.
 
 pub mod admission;
 #[cfg(feature = "signing")]
@@ -23,3 +23,4 @@ pub mod sigstore_client;
 pub mod verification_config;
 #[cfg(feature = "signing")]
 pub mod verify;
+pub mod yaml;

@@ -189,7 +189,7 @@ impl VerificationConfig {
     pub fn parse(text: &str) -> Result<Self> {
         // YAML to a JSON value first: serde_json's errors carry no position of their own, so the path
         // serde_path_to_error tracks is the only one in the message.
-        let value: serde_json::Value = serde_yaml::from_str(text)
+        let value = crate::yaml::value(text)
             .map_err(|e| anyhow!("the verification config is not YAML: {e}"))?;
         if !value.is_object() {
             return Err(anyhow!(

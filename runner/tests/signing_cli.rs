@@ -160,6 +160,15 @@ fn verify_names_what_is_missing_or_malformed() {
     let config = config.to_str().unwrap();
     let e = error_of(&["verify", "--verification-config-path", config, uri], &[]);
     assert!(e.contains("allOf[0]: kind githubAction needs owner"), "{e}");
+    // Not YAML: the file, then the line and the column, on the one line of the error.
+    let broken = dir.join("broken.yml");
+    std::fs::write(&broken, "apiVersion: v1\nallOf: [\n").unwrap();
+    let broken = broken.to_str().unwrap();
+    let e = error_of(&["verify", "--verification-config-path", broken, uri], &[]);
+    assert!(
+        e.contains(&format!("--verification-config-path {broken}: the verification config is not YAML: unclosed bracket '[' at line 2, column 8: `allOf: [`")),
+        "{e}"
+    );
     // A keyless requirement needs the trust root, before any network.
     let keyless = dir.join("keyless.yml");
     std::fs::write(

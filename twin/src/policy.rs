@@ -76,17 +76,13 @@ impl MutatingPolicy {
     /// variable or mutation lacks the fields the API requires (named in the message), or a mutation is not of
     /// `patchType: JSONPatch` (the twin evaluates JSON Patch mutations only).
     pub fn from_yaml(text: &str) -> Result<MutatingPolicy> {
-        let mut found = None;
-        for document in serde_yaml::Deserializer::from_str(text) {
-            let doc: Value = serde::Deserialize::deserialize(document).context("not YAML")?;
-            if doc["kind"] == "MutatingAdmissionPolicy"
-                && doc["apiVersion"] == "admissionregistration.k8s.io/v1"
-            {
-                found = Some(doc);
-                break;
-            }
-        }
-        let doc = found
+        let documents: Vec<Value> = serde_saphyr::from_multiple(text).context("not YAML")?;
+        let doc = documents
+            .into_iter()
+            .find(|doc| {
+                doc["kind"] == "MutatingAdmissionPolicy"
+                    && doc["apiVersion"] == "admissionregistration.k8s.io/v1"
+            })
             .ok_or_else(|| anyhow!("no admissionregistration.k8s.io/v1 MutatingAdmissionPolicy"))?;
         let spec = &doc["spec"];
         let text_at = |v: &Value, field: &str| -> Result<String> {

@@ -76,3 +76,13 @@ fn bad_configs_are_refused_naming_the_field_and_the_expected_form() {
         assert!(e.contains(needle), "{needle:?} not in: {e}");
     }
 }
+
+/// Read as `kwctl` reads it (serde_yaml): `yes`, `on` and `0123` are strings, not a boolean or a number.
+#[test]
+fn yaml_1_1_booleans_and_leading_zeros_stay_strings() {
+    let text = "apiVersion: v1\nallOf:\n  - kind: githubAction\n    owner: on\n    repo: yes\n    annotations:\n      build: 0123\n";
+    let config = VerificationConfig::parse(text).unwrap();
+    let (_, requirement) = config.requirements()[0];
+    assert_eq!(requirement.describe(), "githubAction on/yes");
+    assert_eq!(requirement.annotations()["build"], "0123");
+}
