@@ -9,7 +9,8 @@
 //! step budget (`Throttled`) is [`throttle`], over all sets. One [`GateInput`] carries everything a
 //! gate may read; [`evaluate_input`] skips unguarded and idle sets, runs [`GATES`] in order and returns
 //! the [`Evaluation`], whose writes on the set are typed [`Effect`]s. The canary plan is [`pause_points`] (its effects [`canary`]), stuck-pod
-//! recovery's decision [`recovery`]. Nothing here reads a clock or talks to the API server.
+//! recovery's decision [`recovery`], the return of pods a re-apply left on a failed revision
+//! [`returning`]. Nothing here reads a clock or talks to the API server.
 //!
 //! This file only names the modules and what they offer; no module of `gates` imports it.
 //!
@@ -29,6 +30,7 @@ pub mod pause_points;
 pub mod pods;
 mod probes;
 pub mod recovery;
+pub mod returning;
 pub mod rollback;
 pub mod set;
 mod table;

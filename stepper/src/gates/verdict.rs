@@ -5,6 +5,7 @@ use super::approval::writes::PodWrite;
 use super::effect::Effect;
 use super::pause_points;
 use super::probes::Need;
+use super::returning::Return;
 use crate::model::reasons::Blocked;
 
 /// Why a guarded StatefulSet needs no step.
@@ -58,6 +59,9 @@ pub struct Evaluation {
     pub pod_writes: Vec<PodWrite>,
     /// While the next step waits for the application: (seconds waited, `approval-timeout-seconds`).
     pub approval_wait: Option<(i64, i64)>,
+    /// A pod a re-apply left on the failed revision, and whether the gates of its step back let it be
+    /// returned this pass ([`super::returning`], gate `FailedRevision`'s effects).
+    pub returning: Option<Box<Return>>,
 }
 
 impl Evaluation {
@@ -71,6 +75,7 @@ impl Evaluation {
             canary: None,
             pod_writes: Vec::new(),
             approval_wait: None,
+            returning: None,
         }
     }
 

@@ -29,7 +29,7 @@ pub struct Fresh {
 }
 
 /// The plan `p` for the set at index `i` (a plan that writes), decided again on a fresh read of the set
-/// and its pods ([`reads::reread_set`]) when it is a step and the pod read of `snap` is older than
+/// and its pods ([`reads::reread_set`]) when it is a step or returns a pod ([`SetPlan::deletes_a_pod`]) and the pod read of `snap` is older than
 /// `opts.max_decision_age` or came from `watch`'s caches (docs/design.md, "A step is decided on fresh
 /// pods": nothing in the step's JSON Patch pins a pod's readiness). From the caches, a plan with
 /// requests on the pods is carried out only while a fresh GET shows the set at the same step. The I/O gates' reads of the pass (`probes`: a
@@ -53,7 +53,9 @@ pub async fn decide_fresh<C: Cluster>(
     if opts.dry_run {
         return done(p, None, None);
     }
-    let (Verdict::Step { .. }, Some(read_at)) = (&p.verdict, snap.pods_read_at) else {
+    // A step, or a return (a DELETE whose preconditions pin only the pod itself), stands on the pods.
+    let on_pods = matches!(p.verdict, Verdict::Step { .. }) || p.deletes_a_pod();
+    let (true, Some(read_at)) = (on_pods, snap.pods_read_at) else {
         // From the caches, a request on the pods is written only while the set is the step it was
         // read at (the pods' own changes fail their pinned `resourceVersion`).
         if cluster.cached()

@@ -14,6 +14,7 @@ pub mod reads;
 pub mod recovery;
 pub mod rejected;
 pub mod report;
+pub mod returning;
 pub mod rollback;
 pub mod run;
 

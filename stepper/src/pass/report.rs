@@ -39,6 +39,12 @@ pub enum Outcome {
     RolledBack(String),
     /// `--dry-run`: the set would be rolled back (`failed → last good`).
     WouldRollBack(String),
+    /// A pod a re-apply left below the partition on the failed revision was deleted
+    /// ([`crate::pass::returning`]); the controller creates it again from `status.currentRevision`.
+    /// The string is `pod (failed → last good)`.
+    Returned(String),
+    /// `--dry-run`: the pod would be deleted (`pod (failed → last good)`).
+    WouldReturn(String),
     /// This replica lost the Lease mid-pass ([`ClusterError::NotLeader`]): the set's write was not
     /// sent, and nothing more is written this pass; the replica that leads now decides again. Not an
     /// error (logged at INFO, not counted in `sts_safe_rollout_errors_total`, not recorded on the
@@ -62,6 +68,8 @@ impl std::fmt::Display for Outcome {
             Outcome::WouldRollBack(revisions) => {
                 write!(f, "WouldRollBack {revisions} (dry run)")
             }
+            Outcome::Returned(what) => write!(f, "Returned {what}"),
+            Outcome::WouldReturn(what) => write!(f, "WouldReturn {what} (dry run)"),
             Outcome::NotLeader(action) => write!(
                 f,
                 "NotLeader (lost the Lease mid-pass: {action} not sent, nothing more written)"
@@ -141,6 +149,8 @@ impl SetReport {
     pub fn blocked_reason(&self) -> Option<Reason> {
         match &self.outcome {
             Outcome::Blocked(b) => Some(b.reason),
+            // A pod returned: the set itself stays held on its failed revision.
+            Outcome::Returned(_) | Outcome::WouldReturn(_) => Some(Reason::FailedRevision),
             _ => None,
         }
     }

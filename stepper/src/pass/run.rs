@@ -23,6 +23,7 @@ use crate::pass::reads;
 use crate::pass::recovery;
 use crate::pass::rejected::{self, refusal};
 use crate::pass::report::{Outcome, PassReport, SetReport};
+use crate::pass::returning;
 use crate::pass::rollback::{self, RollbackWrite};
 use crate::plan::approval_events::pod_write_events;
 use crate::plan::events::EventNote;
@@ -198,6 +199,9 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
             if let Some(rb) = &p.rollback {
                 break 'outcome (Outcome::WouldRollBack(rollback::label(rb)), None);
             }
+            if let Some(r) = p.returning.as_ref().filter(|r| r.deletes()) {
+                break 'outcome (Outcome::WouldReturn(returning::label(&r.pod)), None);
+            }
             break 'outcome (verdict_outcome(&p.verdict, true), None);
         }
         // The approval handshake's pod writes first: a request stands whatever becomes of the set's
@@ -215,7 +219,11 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                 }
             }
             wrote |= !written.is_empty();
-            let revision = p.figures.update_revision.as_deref().unwrap_or("");
+            // A return's requests ask for the revision the pod returns to.
+            let revision = match &p.returning {
+                Some(r) => r.pod.to.as_str(),
+                None => p.figures.update_revision.as_deref().unwrap_or(""),
+            };
             for ev in pod_write_events(&written, revision) {
                 publish(cluster, &p, &ev, &mut event_errors).await;
             }
@@ -251,6 +259,16 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                     (Outcome::RolledBack(rollback::label(rb)), None)
                 }
                 Ok(RollbackWrite::Conflict(msg)) => (Outcome::Conflict(msg), None),
+                Err(e) => write_failed(e),
+            };
+        }
+        if let Some(r) = p.returning.as_ref().filter(|r| r.deletes()) {
+            break 'outcome match returning::return_pod(cluster, &p, &r.pod).await {
+                Ok((outcome, event_error)) => {
+                    wrote |= matches!(outcome, Outcome::Returned(_));
+                    event_errors.extend(event_error);
+                    (outcome, None)
+                }
                 Err(e) => write_failed(e),
             };
         }

@@ -9,7 +9,7 @@ pub const STATUS_WRITE_REJECTED: &str = "StatusWriteRejected";
 
 /// Every Event `reason` the stepper publishes (docs/events.md lists the same, checked by
 /// `tests/docs/`).
-pub const REASONS: [&str; 14] = [
+pub const REASONS: [&str; 15] = [
     "Stepped",
     "Blocked",
     "RolloutPaused",
@@ -24,6 +24,7 @@ pub const REASONS: [&str; 14] = [
     "Approved",
     "ApprovalDenied",
     "RolledBack",
+    "ReturnedPod",
 ];
 
 /// The Event's `type` (Kubernetes `core/v1` Event: `Normal` or `Warning`).
@@ -119,6 +120,22 @@ impl EventNote {
             "RolledBack",
             "RollBack",
             format!("revision {failed} failed ({why}): template of revision {to} written back"),
+        )
+    }
+
+    /// The `ReturnedPod` Event (`Warning`): the stepper deleted `pod`, which a re-apply left below the
+    /// partition on revision `failed` (recorded as failed); the StatefulSet controller creates it again
+    /// from `to` (`status.currentRevision`). `left`: the pods on `failed` below the partition before it.
+    pub fn returned(pod: &str, failed: &str, to: &str, left: usize) -> Self {
+        EventNote::new(
+            EventType::Warning,
+            "ReturnedPod",
+            "Return",
+            format!(
+                "deleted pod {pod} on revision {failed}, which was rolled back: the StatefulSet \
+                 controller creates it again from revision {to} ({} more to return)",
+                left.saturating_sub(1)
+            ),
         )
     }
 

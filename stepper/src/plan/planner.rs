@@ -172,7 +172,8 @@ impl<'s> Planner<'s> {
     /// StatefulSet list tells — guarded, staged, partition > 0 ([`gates::before_gates`]), past every
     /// gate judged from the list ([`gates::list_gate_block`]: `Paused`, `InvalidAnnotation`,
     /// `NotObserved`, `Settling`, `GroupBusy`) — and none when the fleet's step budget is spent
-    /// (`Throttled`, [`throttle::budget`]); and sets whose approval requests are withdrawn
+    /// (`Throttled`, [`throttle::budget`]); sets held `FailedRevision` with pods to return
+    /// ([`gates::returning::may_return`]); and sets whose approval requests are withdrawn
     /// ([`gates::withdraws_requests`]). Only they get pod and PDB reads (docs/design.md: "Reads follow
     /// the work"); the snapshot's pods are not read here.
     pub fn candidates(&self, now: Timestamp) -> Vec<usize> {
@@ -188,7 +189,7 @@ impl<'s> Planner<'s> {
                 if gates::before_gates(set, config).is_some() {
                     return gates::withdraws_requests(config); // read to withdraw the requests
                 }
-                gates::list_gate_block(&GateInput {
+                match gates::list_gate_block(&GateInput {
                     set,
                     config,
                     pods: &no_pods,
@@ -197,8 +198,14 @@ impl<'s> Planner<'s> {
                     probes: &none,
                     opts: self.opts,
                     now,
-                })
-                .is_none()
+                }) {
+                    None => true,
+                    // Read to return the pods a re-apply left on the failed revision.
+                    Some(b) if b.reason == Reason::FailedRevision => {
+                        gates::returning::may_return(set, config)
+                    }
+                    Some(_) => false,
+                }
             })
             .collect()
     }

@@ -1,6 +1,6 @@
 //! The plan for one StatefulSet ([`SetPlan`]) and how one evaluated set becomes it: the status
 //! annotations, the step patch carrying them and the canary plan's writes (one write), the recovery
-//! finding.
+//! finding, a pod to return.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -52,6 +52,9 @@ pub struct SetPlan {
     /// The rollback a failure asks for (`on-failure: rollback`): the pass reads the ControllerRevision
     /// and writes it in a patch of its own, after the status annotations.
     pub rollback: Option<crate::plan::effects::Rollback>,
+    /// A pod a re-apply left on the failed revision and what the gates of its step back say
+    /// ([`gates::returning`]); the pass deletes it when none holds it ([`gates::returning::Return::deletes`]).
+    pub returning: Option<Box<gates::returning::Return>>,
     /// `metadata.annotations` was present on the set as read (a refused write's record adds a key
     /// to it, or the whole map: [`crate::plan::rejected::record_patch`]).
     pub annotated: bool,
@@ -73,12 +76,19 @@ impl SetPlan {
     }
 
     /// True when the plan has no write: no status annotations, no step (so a verdict that is not
-    /// [`Verdict::Step`], which always has its patch), no pod write, hence no Event either.
+    /// [`Verdict::Step`], which always has its patch), no pod write, no rollback, no pod to return,
+    /// hence no Event either.
     pub fn writes_nothing(&self) -> bool {
         self.status_annotations.is_none()
             && self.step.is_none()
             && self.pod_writes.is_empty()
             && self.rollback.is_none()
+            && !self.deletes_a_pod()
+    }
+
+    /// True when the plan returns a pod to `status.currentRevision` this pass (a DELETE).
+    pub fn deletes_a_pod(&self) -> bool {
+        self.returning.as_ref().is_some_and(|r| r.deletes())
     }
 }
 
@@ -101,6 +111,7 @@ pub(super) fn plan_evaluated(
     // Before the pod writes are taken: a withdrawal under way is recorded (`approval-pending`).
     let mut status = status_annotations::status_changes(set, &config, pods, &ev, stuck_pods, now);
     let pod_writes = std::mem::take(&mut ev.pod_writes);
+    let returning = ev.returning.take();
     let rollback = status.rollback.take();
     let mut events = std::mem::take(&mut status.events);
     // A step carries its bookkeeping and the canary plan's writes ([`canary::writes`]) in its own
@@ -175,6 +186,7 @@ pub(super) fn plan_evaluated(
         recovery: stuck.map(Box::new),
         pod_writes,
         rollback,
+        returning,
         annotated: set.metadata.annotations.is_some(),
     }
 }

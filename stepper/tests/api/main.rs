@@ -46,6 +46,7 @@ mod reads;
 mod recovery_api;
 mod rejected_writes;
 mod release_api;
+mod returning_api;
 mod status_heartbeat;
 mod status_record;
 mod status_unguarded;

@@ -42,6 +42,7 @@ mod reasons;
 mod recovery;
 mod rejected_record;
 mod release_policy;
+mod returning;
 mod rollback;
 mod rollout_group;
 mod throttle;

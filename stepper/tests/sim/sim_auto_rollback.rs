@@ -1,10 +1,12 @@
 //! Rolling back by itself (`on-failure: rollback`, docs/rollback.md) in the shipped scenario
 //! `scenarios/auto-rollback.yaml`: a Prometheus check fails after the second step; the stepper writes
 //! back v1's template itself, steps the two updated pods back one at a time without asking the failed
-//! check, and holds a later re-apply of v2 (gate `FailedRevision`, Degraded).
+//! check, and holds a later re-apply of v2 (gate `FailedRevision`, Degraded); and
+//! `scenarios/reapply-midway.yaml`: a re-apply that comes before the steps back are done is held too,
+//! and the pod it left on v2 is returned (deleted, created again from v1), in `once` and in `watch`.
 
 use crate::support::sim_runs::{all_on, load, play};
-use sts_stepper::sim::scenario::Run;
+use sts_stepper::sim::scenario::{Run, StepperMode};
 
 const PREFIX: &str = "safe-rollout.dev";
 
@@ -77,4 +79,66 @@ fn a_failed_check_rolls_the_set_back_pod_by_pod_and_a_reapply_is_held() {
             == Some("v1")
     });
     assert!(on_v1, "no pod of the failed revision after the re-apply");
+}
+
+/// Every pod of `run` runs the image `tag` (whatever the update revision is) and is Ready.
+fn every_pod_on(run: &Run, tag: &str) -> bool {
+    run.world.pods.values().all(|p| {
+        p.running_and_ready()
+            && run
+                .world
+                .revision(&p.revision)
+                .and_then(|r| sts_stepper::sim::history::template_image(&r.template))
+                == Some(tag)
+    })
+}
+
+#[test]
+fn a_reapply_before_the_steps_back_are_done_is_held_and_its_pods_returned() {
+    let s = load("reapply-midway");
+    let reapply = s.events.iter().map(|e| e.at).max().expect("events");
+    for (mode, lag) in [(StepperMode::Once, 0), (StepperMode::Watch, 0)] {
+        let mut s = s.clone();
+        s.stepper.mode = mode;
+        s.stepper.watch_lag_seconds = lag;
+        let run = play(&s, false);
+        let at = |t: i64| run.frames.iter().take_while(|f| f.t <= t).last();
+        let before = at(reapply - 1).expect("a frame before the re-apply");
+        let on_v2 = before.pods.iter().filter(|p| p.letter == 'B').count();
+        assert_eq!(on_v2, 1, "{mode:?}: web-3 still on v2 at the re-apply");
+        // Held: no step after the re-apply, the partition at replicas.
+        assert!(
+            run.steps.iter().all(|st| st.t < reapply),
+            "{mode:?}: {:?}",
+            run.steps
+        );
+        assert_eq!(run.frames.last().map(|f| f.partition), Some(5));
+        // web-3 returned, once, announced; every pod back on v1, one down at most.
+        let returned = events(&run, "ReturnedPod");
+        assert_eq!(returned.len(), 1, "{mode:?}: {returned:?}");
+        assert!(
+            returned[0].0 > reapply && returned[0].1.starts_with("deleted pod web-3 on revision "),
+            "{mode:?}: {returned:?}"
+        );
+        assert!(
+            every_pod_on(&run, "v1"),
+            "{mode:?}: {:?}",
+            run.frames.last()
+        );
+        assert_eq!(run.summary.max_down, 1, "{mode:?}: {:?}", run.summary);
+        assert_eq!(run.summary.harmful_restarts, 0, "{mode:?}");
+        assert_eq!(
+            events(&run, "RolledBack").len(),
+            1,
+            "{mode:?}: rolled back once"
+        );
+        let held = run.frames.last().and_then(|f| f.notes.last()).cloned();
+        assert!(
+            run.frames
+                .iter()
+                .any(|f| f.t > reapply
+                    && f.notes.iter().any(|n| n.contains("Blocked FailedRevision"))),
+            "{mode:?}: held, last note {held:?}"
+        );
+    }
 }
