@@ -12,6 +12,7 @@
 use json_patch::{Patch, PatchOperation, ReplaceOperation};
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use serde_json::{Value, json};
+use sts_safe_rollout_rules::field_error::json_type;
 
 use crate::config::{FailedRevision, Keys};
 use crate::model::fields::{Field, set};
@@ -83,24 +84,12 @@ pub fn template_of(revision: &ControllerRevision) -> Result<Value, RollbackError
     let Value::Object(map) = template else {
         return Err(RollbackError::NotAnObject {
             name: name(),
-            found: kind(template),
+            found: json_type(template),
         });
     };
     let mut map = map.clone();
     map.remove("$patch");
     Ok(Value::Object(map))
-}
-
-/// The kind of a JSON value, for messages.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// The rollback: ONE JSON Patch on StatefulSet `set` (as read) writing back `template` (from
