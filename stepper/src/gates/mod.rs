@@ -30,6 +30,7 @@ pub mod pause_points;
 pub mod pods;
 mod probes;
 pub mod recovery;
+mod return_pod;
 pub mod returning;
 pub mod rollback;
 pub mod set;

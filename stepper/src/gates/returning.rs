@@ -19,49 +19,13 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 
-use super::evaluate::evaluate_input;
 use super::input::GateInput;
+pub use super::return_pod::{Return, ReturnPod};
 use super::verdict::{Evaluation, Verdict};
 use crate::config::SetConfig;
 use crate::model::pods::{pod_revision, start_ordinal};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
-
-/// A pod below the partition on the failed revision, to be returned to `status.currentRevision`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReturnPod {
-    /// `metadata.name` (`web-3`).
-    pub name: String,
-    /// `metadata.uid`: the DELETE's precondition.
-    pub uid: String,
-    /// `metadata.resourceVersion`: the DELETE's precondition.
-    pub resource_version: String,
-    /// Its ordinal.
-    pub ordinal: u32,
-    /// The failed revision it runs (`failed-revision`, `status.updateRevision`).
-    pub revision: String,
-    /// The revision the controller creates it from again: `status.currentRevision`.
-    pub to: String,
-    /// How many pods of the set (this one included) run the failed revision below the partition.
-    pub left: usize,
-}
-
-/// What the gates say about returning a set's [`ReturnPod`] this pass.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Return {
-    /// The pod.
-    pub pod: ReturnPod,
-    /// `None`: every gate of the step back passed, the pod is deleted this pass; else the first gate
-    /// of the step back that holds it.
-    pub held: Option<Blocked>,
-}
-
-impl Return {
-    /// True when the pod is deleted this pass.
-    pub fn deletes(&self) -> bool {
-        self.held.is_none()
-    }
-}
 
 /// The pod of `input`'s set to return ([`ReturnPod`]), when a failed revision is recorded, it is
 /// `status.updateRevision` again and is not `status.currentRevision`, and a pod below the partition
@@ -147,21 +111,12 @@ pub fn view(input: &GateInput<'_>, pod: &ReturnPod) -> (StatefulSet, SetConfig) 
     (set, config)
 }
 
-/// The effects of gate `FailedRevision` once it holds the set: when a pod is to be returned
-/// ([`pod_to_return`]), the gates of its step back ([`view`]) decide; what they ask to read and
-/// write (the approval requests, the webhook's record, the approval note) becomes the set's, and
-/// [`Evaluation::returning`] says whether the pod is deleted this pass. The verdict stays
+/// What the gates of the step back (`back`, [`evaluate_input`](super::evaluate_input) on [`view`]) say
+/// about returning `pod`, folded into the set's evaluation `ev` (held `FailedRevision`): what they ask
+/// to read and write (the approval requests, the webhook's record, the approval note) becomes the
+/// set's, and [`Evaluation::returning`] says whether the pod is deleted this pass. The verdict stays
 /// `FailedRevision`, its detail naming the pod and, when held, the gate that holds it.
-pub(super) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
-    let Some(pod) = pod_to_return(input) else {
-        return;
-    };
-    let (set, config) = view(input, &pod);
-    let back = evaluate_input(&GateInput {
-        set: &set,
-        config: &config,
-        ..*input
-    });
+pub(super) fn judge(ev: &mut Evaluation, pod: ReturnPod, back: Evaluation) {
     let held = match back.verdict {
         Verdict::Step { .. } => None,
         Verdict::Blocked(b) => Some(b),

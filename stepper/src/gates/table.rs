@@ -9,7 +9,6 @@ use super::fleet::{self, group_busy, owner_not_healthy};
 use super::input::{Gate, GateInput};
 use super::pods::{self, pdb_blocked, pod_not_ready, step_in_progress};
 use super::recovery;
-use super::returning;
 use super::rollback;
 use super::set::{self, invalid_annotation, not_observed, paused, settling};
 use super::throttle;
@@ -122,8 +121,7 @@ pub const GATES: &[GateEntry] = &[
         rollback::failed_revision,
         &[rollback::READS],
         "status.updateRevision is the revision <prefix>/failed-revision records: the\nstepper rolled it back (<prefix>/on-failure: rollback); held until the\ntemplate changes or resume --retry",
-    )
-    .with_effects(returning::effects, &[]),
+    ),
     gate(
         Reason::NotObserved,
         Reads::List,

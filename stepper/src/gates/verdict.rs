@@ -5,7 +5,7 @@ use super::approval::writes::PodWrite;
 use super::effect::Effect;
 use super::pause_points;
 use super::probes::Need;
-use super::returning::Return;
+use super::return_pod::Return;
 use crate::model::reasons::Blocked;
 
 /// Why a guarded StatefulSet needs no step.
