@@ -114,7 +114,8 @@ pub fn view(input: &GateInput<'_>, pod: &ReturnPod) -> (StatefulSet, SetConfig) 
 /// What the gates of the step back (`back`, [`evaluate_input`](super::evaluate_input) on [`view`]) say
 /// about returning `pod`, folded into the set's evaluation `ev` (held `FailedRevision`): what they ask
 /// to read and write (the approval requests, the webhook's record, the approval note) becomes the
-/// set's, and [`Evaluation::returning`] says whether the pod is deleted this pass. The verdict stays
+/// set's (but for writes on the pod deleted this pass), and [`Evaluation::returning`] says whether
+/// the pod is deleted this pass. The verdict stays
 /// `FailedRevision`, its detail naming the pod and, when held, the gate that holds it.
 pub(super) fn judge(ev: &mut Evaluation, pod: ReturnPod, back: Evaluation) {
     let held = match back.verdict {
@@ -138,7 +139,11 @@ pub(super) fn judge(ev: &mut Evaluation, pod: ReturnPod, back: Evaluation) {
     }
     ev.need = back.need;
     ev.effects.extend(back.effects);
-    ev.pod_writes = back.pod_writes;
+    // The pod deleted takes its annotations with it: a write on it (the step's withdrawal of its
+    // answered request) would only change its resourceVersion and fail the DELETE's precondition.
+    ev.pod_writes = (back.pod_writes.into_iter())
+        .filter(|w| held.is_some() || w.name != pod.name)
+        .collect();
     ev.approval_wait = back.approval_wait;
     ev.returning = Some(Box::new(Return { pod, held }));
 }

@@ -181,6 +181,11 @@ impl World {
                  in record ({stored_version}). The object might have been modified"
             )));
         }
+        // A Ready pod deleted is replaced as a step would replace it: judged by the same oracle (a
+        // stuck pod, never Ready, is recovery's and asks no one).
+        if pod.running_and_ready() {
+            self.note_replacement(ordinal);
+        }
         self.delete_pod(ordinal);
         let t = self.t;
         self.writes

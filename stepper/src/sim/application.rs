@@ -195,7 +195,8 @@ impl World {
     }
 
     /// Records a step that exposed the pod at `ordinal` to replacement (it lands below the old
-    /// partition, off the update revision) when the set asks for approvals and the pod had not approved
+    /// partition, off the update revision), or a DELETE of the stepper that replaces a Ready pod (a
+    /// return: it comes back on `currentRevision`), when the set asks for approvals and the pod had not approved
     /// the update revision or was denying it, or when it held the primary role the set's
     /// `primary-selector` names (`role=primary`): the harms the handshake and the selector exist to
     /// prevent, judged on the world as it is when the step lands. With `pre-update-webhook`, "approved"
@@ -207,7 +208,15 @@ impl World {
                 .as_str()
                 .map(str::to_string)
         };
-        let update = self.status_str("updateRevision");
+        // The revision the ordinal is created from again (Kubernetes StatefulSet controller: below the
+        // partition `currentRevision`, else `updateRevision`): a step exposes pods at or above it, a
+        // return (the stepper's DELETE of a pod left on a rolled-back revision) one below it.
+        let below = i32::try_from(ordinal).unwrap_or(i32::MAX) < self.partition();
+        let update = self.status_str(if below {
+            "currentRevision"
+        } else {
+            "updateRevision"
+        });
         let Some(pod) = self.pods.get(&ordinal) else {
             return;
         };

@@ -142,3 +142,43 @@ fn a_reapply_before_the_steps_back_are_done_is_held_and_its_pods_returned() {
         );
     }
 }
+
+#[test]
+fn the_rollback_and_the_return_ask_the_application_and_move_the_primary_first() {
+    let run = play(&load("rollback-with-approvals"), false);
+    let rolled = events(&run, "RolledBack");
+    assert_eq!(rolled.len(), 1, "{rolled:?}");
+    let back_from = rolled[0].0;
+    // The steps back asked: the primary (web-4) switched over before it was stepped back.
+    let switchover_back = run.frames.iter().any(|f| {
+        f.t > back_from
+            && f.notes
+                .iter()
+                .any(|n| n.contains("Blocked PrimaryNotMoved web: web-4 holds the primary role"))
+    });
+    assert!(
+        switchover_back,
+        "web-4 asked to switch over on the way back"
+    );
+    let returned = events(&run, "ReturnedPod");
+    assert_eq!(returned.len(), 1, "{returned:?}");
+    assert!(
+        returned[0].1.starts_with("deleted pod web-3"),
+        "{returned:?}"
+    );
+    // The return waited for web-3's approval of v1.
+    let asked = run.frames.iter().any(|f| {
+        f.t < returned[0].0
+            && f.notes
+                .iter()
+                .any(|n| n.contains("returning web-3") && n.ends_with("held by ApprovalPending"))
+    });
+    assert!(asked, "the return waited for the approval");
+    assert!(
+        run.world.unapproved_replacements.is_empty(),
+        "{:?}",
+        run.world.unapproved_replacements
+    );
+    assert!(every_pod_on(&run, "v1"), "{:?}", run.frames.last());
+    assert_eq!(run.summary.max_down, 1, "{:?}", run.summary);
+}
