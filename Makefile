@@ -187,16 +187,16 @@ IMAGE_ARCHS := amd64 arm64
 stepper-cross: ## The stepper for $(CROSS_TARGETS) with cargo zigbuild ([profile.$(STEPPER_PROFILE)]); darwin needs SDKROOT or macOS
 	scripts/cross-build.sh $(STEPPER_PROFILE) $(CROSS_TARGETS)
 
-plugin-package: ## $(PLUGIN_DIR)/kubectl-safe_rollout_<os>_<arch>.tar.gz and SHA256SUMS from the four cross builds already there
+plugin-package: ## $(PLUGIN_DIR)/kubectl-safe_rollout_<os>_<arch>.tar.gz and kubectl-safe_rollout_SHA256SUMS from the four cross builds already there
 	scripts/plugin-package.sh $(PLUGIN_DIR) \
 	  $(foreach t,$(PLUGIN_TARGETS),$(call platform_of,$(t))=$(TARGET_DIR)/$(t)/$(STEPPER_PROFILE)/sts-stepper)
 
-plugin-binaries: ## The kubectl plugin for linux/darwin × amd64/arm64: cross builds, tarballs, SHA256SUMS in $(PLUGIN_DIR)
+plugin-binaries: ## The kubectl plugin for linux/darwin × amd64/arm64: cross builds, tarballs, their sha256 sums in $(PLUGIN_DIR)
 	$(MAKE) stepper-cross CROSS_TARGETS="$(PLUGIN_TARGETS)"
 	$(MAKE) plugin-package
 
-krew-manifest: ## $(PLUGIN_DIR)/safe-rollout.yaml, the krew manifest of $(TAG) from $(PLUGIN_DIR)/SHA256SUMS
-	deploy/krew/render.sh $(TAG) $(PLUGIN_DIR)/SHA256SUMS $(PLUGIN_DIR)
+krew-manifest: ## $(PLUGIN_DIR)/safe-rollout.yaml, the krew manifest of $(TAG) from $(PLUGIN_DIR)/kubectl-safe_rollout_SHA256SUMS
+	deploy/krew/render.sh $(TAG) $(PLUGIN_DIR)/kubectl-safe_rollout_SHA256SUMS $(PLUGIN_DIR)
 
 # One manifest list $(IMAGE) of an image per arch, each from its cross build (`buildah build --manifest`);
 # the list replaces a $(IMAGE) `make image` left. Pushed with `make push-manifest`.

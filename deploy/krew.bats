@@ -46,7 +46,7 @@ mutate() {
 
 # refused NEEDLE: check_manifest.py refuses $work/bad/safe-rollout.yaml (against the real sums) naming NEEDLE.
 refused() {
-  run "$python" "$repo/deploy/krew/check_manifest.py" "$work/bad/safe-rollout.yaml" "$work/plugin/SHA256SUMS"
+  run "$python" "$repo/deploy/krew/check_manifest.py" "$work/bad/safe-rollout.yaml" "$work/plugin/kubectl-safe_rollout_SHA256SUMS"
   echo "$output"
   [ "$status" -eq 1 ]
   [[ "$output" == *"$1"* ]]
@@ -55,8 +55,8 @@ refused() {
 @test "package: one tarball per platform holding kubectl-safe_rollout (0755), and their sums" {
   package
   cd "$work/plugin"
-  sha256sum -c SHA256SUMS
-  [ "$(awk '{print $2}' SHA256SUMS | tr '\n' ' ')" = "kubectl-safe_rollout_linux_amd64.tar.gz kubectl-safe_rollout_linux_arm64.tar.gz kubectl-safe_rollout_darwin_amd64.tar.gz kubectl-safe_rollout_darwin_arm64.tar.gz " ]
+  sha256sum -c kubectl-safe_rollout_SHA256SUMS
+  [ "$(awk '{print $2}' kubectl-safe_rollout_SHA256SUMS | tr '\n' ' ')" = "kubectl-safe_rollout_linux_amd64.tar.gz kubectl-safe_rollout_linux_arm64.tar.gz kubectl-safe_rollout_darwin_amd64.tar.gz kubectl-safe_rollout_darwin_arm64.tar.gz " ]
   for platform in linux_amd64 linux_arm64 darwin_amd64 darwin_arm64; do
     tar -tvzf "kubectl-safe_rollout_$platform.tar.gz"
     [ "$(tar -tzf "kubectl-safe_rollout_$platform.tar.gz" | grep -v '^LICENSE$')" = kubectl-safe_rollout ]
@@ -65,15 +65,15 @@ refused() {
     [ "$(tar -xzOf "kubectl-safe_rollout_$platform.tar.gz" kubectl-safe_rollout | tail -c +17 | grep -ao 'stand-in for [a-z0-9_]*')" = "stand-in for $platform" ]
   done
   # Reproducible: the entries dated SOURCE_DATE_EPOCH, not the packing time; packed again, the same bytes.
-  cp SHA256SUMS "$work/first"
+  cp kubectl-safe_rollout_SHA256SUMS "$work/first"
   SOURCE_DATE_EPOCH=1700000000 package
   TZ=UTC tar --full-time -tvzf kubectl-safe_rollout_linux_arm64.tar.gz | grep -q ' 2023-11-14 22:13:20 kubectl-safe_rollout$'
-  run diff -q "$work/first" SHA256SUMS
+  run diff -q "$work/first" kubectl-safe_rollout_SHA256SUMS
   [ "$status" -ne 0 ]
   SOURCE_DATE_EPOCH=1700000000 package
-  cp SHA256SUMS "$work/second"
+  cp kubectl-safe_rollout_SHA256SUMS "$work/second"
   SOURCE_DATE_EPOCH=1700000000 package
-  diff "$work/second" SHA256SUMS
+  diff "$work/second" kubectl-safe_rollout_SHA256SUMS
 }
 
 @test "package refuses a binary in another platform's tarball, naming both" {
@@ -87,12 +87,12 @@ refused() {
   run "$repo/scripts/plugin-package.sh" "$work/plugin" windows_amd64="$work/bin/linux_amd64"
   [ "$status" -eq 2 ]
   [[ "$output" == *"OS_ARCH 'windows_amd64' is not"* ]]
-  [ ! -e "$work/plugin/SHA256SUMS" ]
+  [ ! -e "$work/plugin/kubectl-safe_rollout_SHA256SUMS" ]
 }
 
 @test "render: the manifest from the real sums, four platforms, each its tarball's uri and sha256, checked" {
   package
-  run "$repo/deploy/krew/render.sh" v1.2.3 "$work/plugin/SHA256SUMS" "$work/plugin"
+  run "$repo/deploy/krew/render.sh" v1.2.3 "$work/plugin/kubectl-safe_rollout_SHA256SUMS" "$work/plugin"
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"a valid krew manifest of safe-rollout, 4 platforms, sums match"* ]]
@@ -111,24 +111,24 @@ refused() {
   done
   # A fork's release page.
   KREW_DOWNLOAD_URL=https://github.com/my-org/fork/releases/download/ "$repo/deploy/krew/render.sh" v2.0.0-rc.1 \
-    "$work/plugin/SHA256SUMS" "$work/plugin"
+    "$work/plugin/kubectl-safe_rollout_SHA256SUMS" "$work/plugin"
   manifest_json | jq -e '.spec.platforms[0].uri == "https://github.com/my-org/fork/releases/download/v2.0.0-rc.1/kubectl-safe_rollout_linux_amd64.tar.gz"'
 }
 
 @test "render refuses a version krew cannot parse and a sums file without every tarball, writing nothing" {
   package
-  run "$repo/deploy/krew/render.sh" 1.2.3 "$work/plugin/SHA256SUMS" "$work/out"
+  run "$repo/deploy/krew/render.sh" 1.2.3 "$work/plugin/kubectl-safe_rollout_SHA256SUMS" "$work/out"
   [ "$status" -eq 2 ]
   [[ "$output" == *"version '1.2.3' is not a v-prefixed semantic version"* ]]
-  grep -v darwin_arm64 "$work/plugin/SHA256SUMS" >"$work/partial"
+  grep -v darwin_arm64 "$work/plugin/kubectl-safe_rollout_SHA256SUMS" >"$work/partial"
   run "$repo/deploy/krew/render.sh" v1.2.3 "$work/partial" "$work/out"
   [ "$status" -eq 2 ]
   [[ "$output" == *"has no sha256 for kubectl-safe_rollout_darwin_arm64.tar.gz"* ]]
-  sed 's/^[0-9a-f]*/ABC/' "$work/plugin/SHA256SUMS" >"$work/bad-hash"
+  sed 's/^[0-9a-f]*/ABC/' "$work/plugin/kubectl-safe_rollout_SHA256SUMS" >"$work/bad-hash"
   run "$repo/deploy/krew/render.sh" v1.2.3 "$work/bad-hash" "$work/out"
   [ "$status" -eq 2 ]
   [[ "$output" == *"is 'ABC', not 64 lowercase hex digits"* ]]
-  cat "$work/plugin/SHA256SUMS" "$work/plugin/SHA256SUMS" >"$work/twice"
+  cat "$work/plugin/kubectl-safe_rollout_SHA256SUMS" "$work/plugin/kubectl-safe_rollout_SHA256SUMS" >"$work/twice"
   run "$repo/deploy/krew/render.sh" v1.2.3 "$work/twice" "$work/out"
   [ "$status" -eq 2 ]
   [[ "$output" == *"more than one sha256"* ]]
@@ -137,7 +137,7 @@ refused() {
 
 @test "check refuses what krew refuses" {
   package
-  "$repo/deploy/krew/render.sh" v1.2.3 "$work/plugin/SHA256SUMS" "$work/plugin"
+  "$repo/deploy/krew/render.sh" v1.2.3 "$work/plugin/kubectl-safe_rollout_SHA256SUMS" "$work/plugin"
   mutate "m['apiVersion'] = 'krew.googlecontainertools.github.com/v1alpha1'"
   refused "krew supports only 'krew.googlecontainertools.github.com/v1alpha2'"
   mutate "m['metadata']['name'] = 'safe rollout'"
@@ -163,7 +163,7 @@ refused() {
 
 @test "check refuses what would install the wrong file: platforms, uris, sums" {
   package
-  "$repo/deploy/krew/render.sh" v1.2.3 "$work/plugin/SHA256SUMS" "$work/plugin"
+  "$repo/deploy/krew/render.sh" v1.2.3 "$work/plugin/kubectl-safe_rollout_SHA256SUMS" "$work/plugin"
   mutate "m['spec']['platforms'].pop()"
   refused "no platform for darwin/arm64"
   mutate "m['spec']['platforms'][1]['selector']['matchLabels']['arch'] = 'amd64'"
@@ -178,6 +178,6 @@ refused() {
   mutate "m['spec']['platforms'][0]['sha256'], m['spec']['platforms'][1]['sha256'] = m['spec']['platforms'][1]['sha256'], m['spec']['platforms'][0]['sha256']"
   refused "is not kubectl-safe_rollout_linux_amd64.tar.gz's sha256"
   # The unmutated manifest passes the same check.
-  run "$python" "$repo/deploy/krew/check_manifest.py" "$work/plugin/safe-rollout.yaml" "$work/plugin/SHA256SUMS"
+  run "$python" "$repo/deploy/krew/check_manifest.py" "$work/plugin/safe-rollout.yaml" "$work/plugin/kubectl-safe_rollout_SHA256SUMS"
   [ "$status" -eq 0 ]
 }

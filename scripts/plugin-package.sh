@@ -8,7 +8,7 @@
 #
 # writes OUTDIR/kubectl-safe_rollout_<os>_<arch>.tar.gz for each OS_ARCH (linux_amd64, linux_arm64,
 # darwin_amd64, darwin_arm64): `kubectl-safe_rollout` (mode 0755: the binary, renamed; run by that name it
-# speaks as `kubectl safe-rollout`) and LICENSE when the repository has one; and OUTDIR/SHA256SUMS, the
+# speaks as `kubectl safe-rollout`) and LICENSE when the repository has one; and OUTDIR/kubectl-safe_rollout_SHA256SUMS, the
 # `sha256sum` lines of every tarball written. Each BINARY must be the executable format of its OS_ARCH (ELF
 # x86-64 or AArch64, Mach-O x86_64 or arm64), read from its header: a binary in the wrong tarball is refused.
 # The tarballs are reproducible: sorted names, owner 0, the mtime of SOURCE_DATE_EPOCH (default: the last
@@ -77,5 +77,5 @@ for platform in linux_amd64 linux_arm64 darwin_amd64 darwin_arm64; do
     tarballs+=("$name")
     echo "$out/$name: ${files[*]} ($(stat -c %s "${binary[$platform]}") bytes unpacked, $(stat -c %s "$out/$name") packed)"
 done
-(cd "$out" && sha256sum "${tarballs[@]}") >"$out/SHA256SUMS"
-echo "$out/SHA256SUMS: ${#tarballs[@]} tarballs"
+(cd "$out" && sha256sum "${tarballs[@]}") >"$out/kubectl-safe_rollout_SHA256SUMS"
+echo "$out/kubectl-safe_rollout_SHA256SUMS: ${#tarballs[@]} tarballs"
