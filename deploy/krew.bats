@@ -24,7 +24,7 @@ teardown() {
 # header PLATFORM BYTES: $work/bin/PLATFORM, a stand-in binary of that platform.
 header() {
   mkdir -p "$work/bin"
-  { printf "$2"; echo " stand-in for $1"; } >"$work/bin/$1"
+  { printf '%b' "$2"; echo " stand-in for $1"; } >"$work/bin/$1"
 }
 
 package() {

@@ -157,8 +157,11 @@ for arch in "${arches[@]}"; do
         "$tmp/rootfs-amd64/sts-stepper" simulate --scenario "$scenario" >"$tmp/sim-$arch.out" 2>&1 || true
     fi
 done
-grep -q 'steps taken' "$tmp/sim-amd64.out" && pass "amd64: simulate $scenario: $(grep -c . "$tmp/sim-amd64.out") lines" \
-    || fail "amd64: simulate $scenario: $(tail -n 5 "$tmp/sim-amd64.out")"
+if grep -q 'steps taken' "$tmp/sim-amd64.out"; then
+    pass "amd64: simulate $scenario: $(grep -c . "$tmp/sim-amd64.out") lines"
+else
+    fail "amd64: simulate $scenario: $(tail -n 5 "$tmp/sim-amd64.out")"
+fi
 if [ -n "$qemu" ]; then
     if diff "$tmp/sim-amd64.out" "$tmp/sim-arm64.out" >"$tmp/sim.diff"; then
         pass "arm64 (qemu): simulate $scenario: the same timeline as amd64, line for line"
@@ -173,9 +176,11 @@ scripts/plugin-package.sh "$tmp/plugin" linux_amd64="${binary[amd64]}" linux_arm
 for arch in "${arches[@]}"; do
     mkdir -p "$tmp/plugin-$arch"
     tar -xzf "$tmp/plugin/kubectl-safe_rollout_linux_$arch.tar.gz" -C "$tmp/plugin-$arch"
-    cmp -s "$tmp/plugin-$arch/kubectl-safe_rollout" "$tmp/rootfs-$arch/sts-stepper" \
-        && pass "$arch: the tarball's kubectl-safe_rollout is the image's binary" \
-        || fail "$arch: the tarball's kubectl-safe_rollout differs from the image's binary"
+    if cmp -s "$tmp/plugin-$arch/kubectl-safe_rollout" "$tmp/rootfs-$arch/sts-stepper"; then
+        pass "$arch: the tarball's kubectl-safe_rollout is the image's binary"
+    else
+        fail "$arch: the tarball's kubectl-safe_rollout differs from the image's binary"
+    fi
     if [ "$arch" = arm64 ]; then plugin=("$qemu" "$tmp/plugin-$arch/kubectl-safe_rollout"); else plugin=("$tmp/plugin-$arch/kubectl-safe_rollout"); fi
     check "$arch: run as kubectl-safe_rollout, it is the kubectl plugin" "Usage: kubectl safe-rollout [OPTIONS] <COMMAND>" \
         "$("${plugin[@]}" --help | grep -m1 '^Usage')"
