@@ -22,10 +22,18 @@ BUILDAH ?= buildah --storage-driver vfs
 # `make push-image TLS_VERIFY=false` for a plain-HTTP test registry.
 TLS_VERIFY ?= true
 MUSL_TARGET := x86_64-unknown-linux-musl
+# The image's architecture: amd64 (the native musl build, stepper-static), or arm64 (a cross build,
+# stepper-cross). `make image-multiarch` builds both into one manifest list from the cross builds.
+IMAGE_ARCH ?= amd64
+MUSL_TARGET_amd64 := x86_64-unknown-linux-musl
+MUSL_TARGET_arm64 := aarch64-unknown-linux-musl
+ifneq ($(filter-out amd64 arm64,$(IMAGE_ARCH)),)
+$(error IMAGE_ARCH=$(IMAGE_ARCH) is not amd64 or arm64)
+endif
 # The Cargo profile of the static stepper: [profile.image] for the image users run; registry-tests uses
 # [profile.static-test] (unoptimized, built in far less time: the round trip measures nothing).
 STEPPER_PROFILE ?= image
-STEPPER_STATIC = $(TARGET_DIR)/$(MUSL_TARGET)/$(STEPPER_PROFILE)/sts-stepper
+STEPPER_STATIC = $(TARGET_DIR)/$(MUSL_TARGET_$(IMAGE_ARCH))/$(STEPPER_PROFILE)/sts-stepper
 # `make install`: sts-stepper and its kubectl plugin link in $(PREFIX)/bin (cargo profile $(INSTALL_PROFILE)).
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -41,6 +49,7 @@ export SKIP_LOG := $(abspath $(TARGET_DIR))/tmp/test-skips.log
 .PHONY: fmt lint check unit-tests docs-check e2e-tests validate-manifests registry-tests test demo soak clean runner help \
 	setup setup-tests \
 	stepper-static image push-image publish deploy-manifests install \
+	stepper-cross plugin-binaries plugin-package krew-manifest image-multiarch push-manifest multiarch-tests \
 	generate-key-pair sign verify signing-manifests sbom attach-sbom
 
 help: ## List the targets
@@ -104,12 +113,13 @@ e2e-tests: policy.wasm runner ## e2e.bats: through kwctl when KWCTL is set or kw
 
 # The ClusterAdmissionPolicy is validated against Kubewarden's real CRD from fixtures/crds/, the GitOps sync
 # recipes (deploy/gitops/*-sync/, docs/examples/gitops/) against Argo CD's and Flux's.
-validate-manifests: ## Validate deploy/ and docs/examples/gitops/ against the Kubernetes and CRD schemas; build the Components with kubectl kustomize
+validate-manifests: ## Validate deploy/ and docs/examples/gitops/ against the Kubernetes and CRD schemas; build the Components with kubectl kustomize; the krew manifest
 	deploy/validate.sh
 	deploy/validate.sh docs/examples/gitops
 	mkdir -p $(REPORT)
 	bats --tap deploy/kustomize.bats | tee $(REPORT)/kustomize.tap
 	bats --tap deploy/gitops.bats | tee $(REPORT)/gitops.tap
+	bats --tap deploy/krew.bats | tee $(REPORT)/krew.tap
 
 registry-tests: policy.wasm runner ## Round trips through a real registry on 127.0.0.1: policy, image, signatures, SBOMs
 	mkdir -p $(REPORT)
@@ -148,16 +158,67 @@ stepper-static: ## The static sts-stepper for the image (musl, [profile.$(STEPPE
 	rustup target add $(MUSL_TARGET) >/dev/null 2>&1 || rustup target add $(MUSL_TARGET)
 	$(CARGO) build --locked --profile $(STEPPER_PROFILE) --target $(MUSL_TARGET) -p sts-stepper
 
-image: stepper-static ## Build the stepper image $(IMAGE) with buildah (scratch + the static binary)
+# The binary's build: for amd64 the native one, for another IMAGE_ARCH its cross build (image-multiarch
+# passes IMAGE_BINARY=stepper-cross for amd64 too: one linux/amd64 binary in the tarball and the image).
+IMAGE_BINARY ?= $(if $(filter amd64,$(IMAGE_ARCH)),stepper-static,stepper-cross)
+# With IMAGE_MANIFEST=NAME the image is added to that manifest list instead of being tagged $(IMAGE).
+IMAGE_MANIFEST ?=
+image: CROSS_TARGETS = $(MUSL_TARGET_$(IMAGE_ARCH))
+image: $(IMAGE_BINARY) ## Build the stepper image $(IMAGE) for linux/$(IMAGE_ARCH) (amd64, arm64) with buildah (scratch + the static binary)
 	rm -rf $(DIST)/image-context && mkdir -p $(DIST)/image-context
 	cp $(STEPPER_STATIC) $(DIST)/image-context/sts-stepper
-	$(BUILDAH) build --isolation chroot --platform linux/amd64 -f stepper/Containerfile \
-	  --build-arg VERSION=$(VERSION) -t $(IMAGE) $(DIST)/image-context
+	$(BUILDAH) build --isolation chroot --platform linux/$(IMAGE_ARCH) -f stepper/Containerfile \
+	  --build-arg VERSION=$(VERSION) $(if $(IMAGE_MANIFEST),--manifest $(IMAGE_MANIFEST),-t $(IMAGE)) $(DIST)/image-context
 
 push-image: ## Push $(IMAGE) (after make image) to the registry
 	mkdir -p $(DIST)
 	$(BUILDAH) push --tls-verify=$(TLS_VERIFY) --digestfile $(DIST)/sts-stepper.digest $(IMAGE) docker://$(IMAGE)
 	@echo "pushed $(IMAGE)@$$(cat $(DIST)/sts-stepper.digest)"
+
+# The release's cross builds (scripts/cross-build.sh: cargo zigbuild, zig from PyPI's ziglang; docs/publish.md):
+# the kubectl plugin for linux and darwin on amd64 and arm64, and the multi-arch image. Not part of make test.
+PLUGIN_TARGETS := x86_64-unknown-linux-musl aarch64-unknown-linux-musl x86_64-apple-darwin aarch64-apple-darwin
+CROSS_TARGETS ?= $(PLUGIN_TARGETS)
+PLUGIN_DIR = $(DIST)/plugin
+# A Rust target's OS_ARCH in the tarballs' names: x86_64-apple-darwin → darwin_amd64.
+platform_of = $(if $(findstring -apple-darwin,$(1)),darwin,linux)_$(if $(filter x86_64-%,$(1)),amd64,arm64)
+IMAGE_ARCHS := amd64 arm64
+
+stepper-cross: ## The stepper for $(CROSS_TARGETS) with cargo zigbuild ([profile.$(STEPPER_PROFILE)]); darwin needs SDKROOT or macOS
+	scripts/cross-build.sh $(STEPPER_PROFILE) $(CROSS_TARGETS)
+
+plugin-package: ## $(PLUGIN_DIR)/kubectl-safe_rollout_<os>_<arch>.tar.gz and kubectl-safe_rollout_SHA256SUMS from the four cross builds already there
+	scripts/plugin-package.sh $(PLUGIN_DIR) \
+	  $(foreach t,$(PLUGIN_TARGETS),$(call platform_of,$(t))=$(TARGET_DIR)/$(t)/$(STEPPER_PROFILE)/sts-stepper)
+
+plugin-binaries: ## The kubectl plugin for linux/darwin × amd64/arm64: cross builds, tarballs, their sha256 sums in $(PLUGIN_DIR)
+	$(MAKE) stepper-cross CROSS_TARGETS="$(PLUGIN_TARGETS)"
+	$(MAKE) plugin-package
+
+krew-manifest: ## $(PLUGIN_DIR)/safe-rollout.yaml, the krew manifest of $(TAG) from $(PLUGIN_DIR)/kubectl-safe_rollout_SHA256SUMS
+	deploy/krew/render.sh $(TAG) $(PLUGIN_DIR)/kubectl-safe_rollout_SHA256SUMS $(PLUGIN_DIR)
+
+# One manifest list $(IMAGE) of an image per arch, each from its cross build (`buildah build --manifest`);
+# the list replaces a $(IMAGE) `make image` left. Pushed with `make push-manifest`.
+image-multiarch: ## The manifest list $(IMAGE) of linux/amd64 and linux/arm64 images, from the cross builds
+	$(MAKE) stepper-cross CROSS_TARGETS="$(foreach a,$(IMAGE_ARCHS),$(MUSL_TARGET_$(a)))"
+	$(BUILDAH) manifest rm $(IMAGE) >/dev/null 2>&1 || $(BUILDAH) rmi $(IMAGE) >/dev/null 2>&1 || true
+	$(BUILDAH) manifest create $(IMAGE)
+	for arch in $(IMAGE_ARCHS); do \
+	  $(MAKE) image IMAGE_ARCH=$$arch IMAGE_BINARY=stepper-cross IMAGE_MANIFEST=$(IMAGE); \
+	done
+	$(BUILDAH) manifest inspect $(IMAGE) | jq -r '.manifests[] | "\(.platform.os)/\(.platform.architecture) \(.digest)"'
+
+push-manifest: ## Push the manifest list $(IMAGE) and every image in it (after make image-multiarch); its digest to $(DIST)/sts-stepper.digest
+	mkdir -p $(DIST)
+	$(BUILDAH) manifest push --all --tls-verify=$(TLS_VERIFY) --digestfile $(DIST)/sts-stepper.digest $(IMAGE) docker://$(IMAGE)
+	@echo "pushed $(IMAGE)@$$(cat $(DIST)/sts-stepper.digest) ($(IMAGE_ARCHS))"
+
+# The multi-arch image and the plugin's linux tarballs through a real registry on 127.0.0.1 (the cross
+# builds first: minutes of compiling, so not part of make test).
+multiarch-tests: ## image-multiarch + push-manifest to a local registry: both platforms, each its cross build, arm64 run under qemu if present
+	$(MAKE) stepper-cross CROSS_TARGETS="$(foreach a,$(IMAGE_ARCHS),$(MUSL_TARGET_$(a)))"
+	STEPPER_PROFILE=$(STEPPER_PROFILE) scripts/multiarch-test.sh
 
 publish: ## kwctl annotate, then kwctl push to registry://$(POLICY_REF)
 	@command -v kwctl >/dev/null || { \

@@ -45,6 +45,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(sys.argv[2], "scripts"))
+sys.path.insert(0, os.path.join(sys.argv[2], "deploy", "krew"))
+import check_manifest as krew
 import gitops_checks
 import signing_checks
 
@@ -242,6 +244,15 @@ for dirpath, _, files in sorted(os.walk(root)):
                     failures += 1
                 else:
                     print(f"ok   {rel} ({kind}: all {len(named)} resources, patches and generator files exist)")
+                continue
+            if api == krew.API_VERSION:
+                problems = krew.template_problems(doc)
+                for p in problems:
+                    print(f"FAIL {what} (krew plugin manifest template): {p}")
+                failures += len(problems)
+                if not problems:
+                    checked += 1
+                    print(f"ok   {what}: krew's rules and the plugin's four platforms, placeholders filled (deploy/krew.bats checks it rendered)")
                 continue
             if api.startswith("monitoring.coreos.com/") and not gitops.handles(api, kind):
                 skipped.append(what)

@@ -6,6 +6,7 @@
 # scripts/setup.sh installs).
 #
 #   python="$(scripts/python-env.sh kubernetes-validate pyyaml)"
+#   python="$(scripts/python-env.sh ziglang==0.17.1)"     (NAME==VERSION: that version, installed over another)
 #
 # STS_PYTHON_VENV moves the venv; PYTHON picks the interpreter it is made from (default python3).
 # Exit status 1, with the reason on stderr, when the venv cannot be made or a package not installed.
@@ -25,11 +26,14 @@ missing=$("$venv/bin/python" - "$@" <<'PY'
 import importlib.metadata
 import sys
 
-for name in sys.argv[1:]:
+for spec in sys.argv[1:]:
+    name, _, version = spec.partition("==")
     try:
-        importlib.metadata.distribution(name)
+        installed = importlib.metadata.distribution(name).version
     except importlib.metadata.PackageNotFoundError:
-        print(name)
+        installed = None
+    if installed is None or (version and installed != version):
+        print(spec)
 PY
 )
 if [ -n "$missing" ]; then

@@ -226,3 +226,31 @@ EOF
   [[ "$output" == *"python3:venv (package python3-venv: "* ]]
   [[ "$output" == *"--no-install-recommends python3-venv"* ]]
 }
+
+@test "release scope: the cross builds' tools only (cargo-zigbuild, the four targets), none of make test's" {
+  fake_apt_get
+  rm "$bin/prometheus" "$bin/skopeo"
+  printf '%s\n' x86_64-unknown-linux-gnu x86_64-unknown-linux-musl >"$sandbox/targets"
+  : >"$sandbox/components"
+  # cargo install records the call and installs the command.
+  printf '#!/bin/bash\necho "cargo $*" >>"%s"\n[ "$1" = install ] && printf "#!/bin/bash\\n" >"%s" && /bin/chmod +x "%s"\nexit 0\n' \
+    "$calls" "$bin/cargo-zigbuild" "$bin/cargo-zigbuild" >"$bin/cargo"
+  chmod +x "$bin/cargo"
+  cat >>"$bin/rustup" <<EOS
+[ "\$2" = add ] && [ "\$1" = target ] && printf '%s\n' "\${@:3}" >>"$sandbox/targets"
+exit 0
+EOS
+  # make test's scope does not ask for the release's tools.
+  run_setup test
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"prometheus (package prometheus: "* ]]
+  [[ "$output" != *zigbuild* ]]
+  [[ "$output" != *darwin* ]]
+  run_setup release
+  [ "$status" -eq 0 ]
+  grep -qx 'rustup target add aarch64-unknown-linux-musl x86_64-apple-darwin aarch64-apple-darwin' "$calls"
+  grep -qx 'cargo install --locked --debug --quiet cargo-zigbuild --version 0.24.1' "$calls"
+  # make test's tools are not this scope's: prometheus and skopeo stay missing, no apt-get.
+  [ "$(grep -c '^apt-get' "$calls")" -eq 0 ]
+  [[ "$output" == *"installed; all 1 tools, 4 rustup targets and 0 components present (and 1 cargo-installed)"* ]]
+}

@@ -4,6 +4,8 @@
 #
 #   scripts/setup.sh        everything (run first by `make test` and by .ci/run, before anything is compiled)
 #   scripts/setup.sh demo   only what `make demo` needs (run first by `make demo`)
+#   scripts/setup.sh release  only the cross builds' tools (scripts/cross-build.sh: make stepper-cross,
+#                           plugin-binaries, image-multiarch), never needed by make test
 #
 # A tool is present when its command is on PATH (so any distribution's package, or a local build, counts), or,
 # for a `python3:MODULE` row, when python3 imports that module.
@@ -15,7 +17,8 @@
 # Exit status: 0 when everything is present (installing nothing when it already was), 1 otherwise.
 set -euo pipefail
 
-# The list. Each row: `demo` when make demo needs it too (make test needs everything), the command looked
+# The list. Each row: `demo` when make demo needs it too, `test` when only make test does (make test needs
+# both), `release` for the release's cross builds alone (not make test's), the command looked
 # up on PATH (or `python3:MODULE`, a module python3 must import), the Debian/Ubuntu package providing it,
 # and what needs it.
 TOOLS=(
@@ -31,28 +34,36 @@ TOOLS=(
     "test python3         python3          deploy/validate.sh, stepper/tests/decisions/example_webhook.rs"
     "test kubectl         kubernetes-client stepper/tests/decisions/example_approve_pods.rs: docs/examples/approve-pods.sh"
     "test python3:venv    python3-venv     deploy/validate.sh, scripts/monitoring-test.sh: a venv for their PyPI packages"
+    "release python3:venv python3-venv     scripts/cross-build.sh: a venv for PyPI's ziglang (zig, the cross linker)"
 )
 # Tools no Debian package provides, installed with `cargo install --locked --debug CRATE --version V` (into
 # cargo's bin directory, ~/.cargo/bin, no root needed; --debug: unoptimized, built in about half the time of a
 # release build, and these tools run a few times per test run, where speed does not matter). Each row: the scope, the command, CRATE@VERSION, what needs it.
 CARGO_TOOLS=(
     "test cargo-cyclonedx  cargo-cyclonedx@0.5.9  make sbom: the CycloneDX SBOMs of the policy and the stepper image"
+    "release cargo-zigbuild cargo-zigbuild@0.24.1 scripts/cross-build.sh: cargo build with zig as C compiler and linker"
 )
 # rustup targets (policy.wasm; the static stepper in the image) and components (make fmt, make lint).
-RUST_TARGETS=("demo wasm32-wasip1" "test x86_64-unknown-linux-musl")
+RUST_TARGETS=("demo wasm32-wasip1" "test x86_64-unknown-linux-musl"
+    "release x86_64-unknown-linux-musl" "release aarch64-unknown-linux-musl" "release x86_64-apple-darwin" "release aarch64-apple-darwin")
 RUST_COMPONENTS=("test clippy" "test rustfmt")
 
 scope=${1:-test}
 case "$scope" in
-    demo | test) ;;
-    *) echo "usage: scripts/setup.sh [demo|test]   (test, the default, checks everything)" >&2; exit 2 ;;
+    demo | test | release) ;;
+    -h | --help) echo "usage: scripts/setup.sh [demo|test|release]   (test, the default: what make test needs)"; exit 0 ;;
+    *) echo "usage: scripts/setup.sh [demo|test|release]   (test, the default: what make test needs; '$scope' is none of them)" >&2; exit 2 ;;
 esac
-# Keeps the rows of the scope, without the scope word: make test needs every row, make demo its own.
+# Keeps the rows of the scope, without the scope word: make test needs the demo and test rows, make demo
+# its own, the release's cross builds theirs.
 in_scope() { # $1: array name
     local -n rows=$1
-    local kept=() row
+    local kept=() row word
     for row in "${rows[@]}"; do
-        [ "$scope" = test ] || [ "${row%% *}" = demo ] && kept+=("${row#* }")
+        word=${row%% *}
+        case "$scope:$word" in
+            demo:demo | test:demo | test:test | release:release) kept+=("${row#* }") ;;
+        esac
     done
     rows=("${kept[@]}")
 }
