@@ -52,14 +52,14 @@ refused() {
   [[ "$output" == *"$1"* ]]
 }
 
-@test "package: one tarball per platform holding kubectl-safe_rollout (0755), and their sums" {
+@test "package: one tarball per platform holding kubectl-safe_rollout (0755) and LICENSE, and their sums" {
   package
   cd "$work/plugin"
   sha256sum -c kubectl-safe_rollout_SHA256SUMS
   [ "$(awk '{print $2}' kubectl-safe_rollout_SHA256SUMS | tr '\n' ' ')" = "kubectl-safe_rollout_linux_amd64.tar.gz kubectl-safe_rollout_linux_arm64.tar.gz kubectl-safe_rollout_darwin_amd64.tar.gz kubectl-safe_rollout_darwin_arm64.tar.gz " ]
   for platform in linux_amd64 linux_arm64 darwin_amd64 darwin_arm64; do
     tar -tvzf "kubectl-safe_rollout_$platform.tar.gz"
-    [ "$(tar -tzf "kubectl-safe_rollout_$platform.tar.gz" | grep -v '^LICENSE$')" = kubectl-safe_rollout ]
+    [ "$(tar -tzf "kubectl-safe_rollout_$platform.tar.gz" | sort | tr '\n' ' ')" = "LICENSE kubectl-safe_rollout " ]
     tar -tvzf "kubectl-safe_rollout_$platform.tar.gz" kubectl-safe_rollout | grep -q '^-rwxr-xr-x 0/0 '
     # The platform's own binary, not another's.
     [ "$(tar -xzOf "kubectl-safe_rollout_$platform.tar.gz" kubectl-safe_rollout | tail -c +17 | grep -ao 'stand-in for [a-z0-9_]*')" = "stand-in for $platform" ]
@@ -107,7 +107,7 @@ refused() {
     [ "$(jq -r .uri <<<"$p")" = "https://github.com/sts-safe-rollout/sts-safe-rollout/releases/download/v1.2.3/kubectl-safe_rollout_$platform.tar.gz" ]
     [ "$(jq -r .sha256 <<<"$p")" = "$(sha256sum "$work/plugin/kubectl-safe_rollout_$platform.tar.gz" | cut -d' ' -f1)" ]
     [ "$(jq -r .bin <<<"$p")" = kubectl-safe_rollout ]
-    [ "$(jq -c .files <<<"$p")" = '[{"from":"kubectl-safe_rollout","to":"."}]' ]
+    [ "$(jq -c .files <<<"$p")" = '[{"from":"kubectl-safe_rollout","to":"."},{"from":"LICENSE","to":"."}]' ]
   done
   # A fork's release page.
   KREW_DOWNLOAD_URL=https://github.com/my-org/fork/releases/download/ "$repo/deploy/krew/render.sh" v2.0.0-rc.1 \
