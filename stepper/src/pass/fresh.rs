@@ -29,12 +29,13 @@ pub struct Fresh {
 }
 
 /// The plan `p` for the set at index `i` (a plan that writes), decided again on a fresh read of the set
-/// and its pods ([`reads::reread_set`]) when it is a step or returns a pod ([`SetPlan::deletes_a_pod`]) and the pod read of `snap` is older than
-/// `opts.max_decision_age` or came from `watch`'s caches (docs/design.md, "A step is decided on fresh
-/// pods": nothing in the step's JSON Patch pins a pod's readiness). From the caches, a plan with
-/// requests on the pods is carried out only while a fresh GET shows the set at the same step. The I/O gates' reads of the pass (`probes`: a
-/// check's result, the webhook's answer) are reused only for the same step of the same revision: a set
-/// that [`changed`] is not written this pass ([`Fresh::changed`]).
+/// and its pods ([`reads::reread_set`]) when it is a step or returns a pod ([`SetPlan::deletes_a_pod`])
+/// and the pod read of `snap` is older than `opts.max_decision_age` or came from `watch`'s caches
+/// (docs/design.md, "A step is decided on fresh pods": nothing in the step's JSON Patch pins a pod's
+/// readiness, nor the DELETE's preconditions another pod's). From the caches, a plan with requests on
+/// the pods is carried out only while a fresh GET shows the set at the same step. The I/O gates' reads
+/// of the pass (`probes`: a check's result, the webhook's answer) are reused only for the same step of
+/// the same revision: a set that [`changed`] is not written this pass ([`Fresh::changed`]).
 pub async fn decide_fresh<C: Cluster>(
     cluster: &C,
     snap: &Snapshot,

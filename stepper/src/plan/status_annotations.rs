@@ -122,7 +122,8 @@ pub fn status_changes(
     // the withdrawal of requests no step makes any more, until a pass finds none left.
     let note = match verdict {
         Verdict::Blocked(b)
-            if matches!(b.reason, Reason::ApprovalPending | Reason::PrimaryNotMoved) =>
+            if matches!(b.reason, Reason::ApprovalPending | Reason::PrimaryNotMoved)
+                || returning_waits_for_approval(ev) =>
         {
             ev.approval_note().map(|(note, _)| note.to_string())
         }
@@ -184,4 +185,14 @@ pub fn status_changes(
         events,
         rollback,
     }
+}
+
+/// True when the return of a pod left on a failed revision ([`gates::returning`]) waits for the
+/// application: the gates of its step back hold it `ApprovalPending` or `PrimaryNotMoved`, so the
+/// approval note is recorded as for a step.
+fn returning_waits_for_approval(ev: &Evaluation) -> bool {
+    ev.returning
+        .as_ref()
+        .and_then(|r| r.held.as_ref())
+        .is_some_and(|b| matches!(b.reason, Reason::ApprovalPending | Reason::PrimaryNotMoved))
 }

@@ -237,3 +237,25 @@ fn the_plan_deletes_the_pod_and_a_pass_reads_the_held_sets_pods() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_return_waiting_for_the_application_records_the_approval_note() {
+    let handshake = [("pre-update-approval", "true")];
+    let (v, pods) = reapplied(&handshake, &[3]);
+    let p = plan_one(v, pods.into_iter().map(pod_from).collect(), None);
+    let held = p.returning.as_deref().and_then(|r| r.held.as_ref());
+    assert_eq!(held.map(|b| b.reason), Some(Reason::ApprovalPending));
+    let patch = serde_json::to_value(p.status_annotations.expect("a status write")).expect("json");
+    let note = patch
+        .as_array()
+        .expect("ops")
+        .iter()
+        .find(|op| op["path"] == format!("/metadata/annotations/{P}~1approval-pending"))
+        .map(|op| op["value"].clone());
+    assert!(
+        note.as_ref()
+            .and_then(Value::as_str)
+            .is_some_and(|n| n.contains("web-3")),
+        "{patch}"
+    );
+}
