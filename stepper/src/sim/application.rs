@@ -212,7 +212,7 @@ impl World {
         // partition `currentRevision`, else `updateRevision`): a step exposes pods at or above it, a
         // return (the stepper's DELETE of a pod left on a rolled-back revision) one below it.
         let below = i32::try_from(ordinal).unwrap_or(i32::MAX) < self.partition();
-        let update = self.status_str(if below {
+        let revision = self.status_str(if below {
             "currentRevision"
         } else {
             "updateRevision"
@@ -225,8 +225,8 @@ impl World {
             .get(&names::key(&self.prefix, names::UPDATE_APPROVED));
         let mut why = Vec::new();
         if annotation(names::PRE_UPDATE_APPROVAL).as_deref() == Some(names::TRUE) {
-            if approved != Some(&update) {
-                why.push(format!("not approved for {update}"));
+            if approved != Some(&revision) {
+                why.push(format!("not approved for {revision}"));
             }
             let denied = names::key(&self.prefix, names::UPDATE_DENIED);
             if let Some(reason) = pod.annotations.get(&denied) {
@@ -234,7 +234,7 @@ impl World {
             }
         }
         if let Some(name) = annotation(names::PRE_UPDATE_WEBHOOK) {
-            why.extend(self.unapproved_by_webhook(&name, ordinal, &update));
+            why.extend(self.unapproved_by_webhook(&name, ordinal, &revision));
         }
         let primary = self.application.as_ref().and_then(|a| a.primary);
         if annotation(names::PRIMARY_SELECTOR).is_some() && primary == Some(ordinal) {
