@@ -82,6 +82,10 @@ pub enum Need {
         name: String,
         /// The request.
         body: serde_json::Value,
+        /// The record the request was built on: `<prefix>/webhook-state` (full key) and its value as
+        /// read (its `requestId` is the request's). From `watch`'s caches the POST is made only while a
+        /// fresh read of the set shows the same value: a late cache never asks under another id.
+        record: (String, Option<String>),
     },
 }
 

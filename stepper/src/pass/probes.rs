@@ -274,8 +274,13 @@ async fn read<C: Cluster, P: AllProbes>(
         Need::Webhook {
             name: webhook,
             body,
+            record,
         } => {
-            if cluster.cached() && unchanged(cluster, &snap.statefulsets[*set]).await.is_err() {
+            if cluster.cached()
+                && unchanged_with(cluster, &snap.statefulsets[*set], Some(record))
+                    .await
+                    .is_err()
+            {
                 return Answer::Skipped;
             }
             // The call owns its request: one copy of the body per POST.
@@ -297,12 +302,38 @@ async fn read<C: Cluster, P: AllProbes>(
 /// step is written only after a fresh read confirms it. `Err`: what changed (a set gone or a failed
 /// GET is not the same step either).
 pub async fn unchanged<C: Cluster>(cluster: &C, set: &StatefulSet) -> Result<(), String> {
+    unchanged_with(cluster, set, None).await
+}
+
+/// [`unchanged`], and with `record` = (an annotation's full key, its value as read), that annotation
+/// holds the same value on the API server now: the webhook's request is built on its record
+/// (`webhook-state`, the `requestId`), so a record another pass wrote since the cached read means
+/// another id; the call waits for the caches.
+pub async fn unchanged_with<C: Cluster>(
+    cluster: &C,
+    set: &StatefulSet,
+    record: Option<&(String, Option<String>)>,
+) -> Result<(), String> {
     let (ns, name) = (
         set.metadata.namespace.as_deref().unwrap_or(""),
         set.metadata.name.as_deref().unwrap_or(""),
     );
+    let annotation = |s: &StatefulSet, key: &str| {
+        s.metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(key).cloned())
+    };
     match cluster.get_statefulset(ns, name).await {
-        Ok(Some(fresh)) => step_changed(set, &fresh).map_or(Ok(()), Err),
+        Ok(Some(fresh)) => match step_changed(set, &fresh) {
+            Some(why) => Err(why),
+            None => match record {
+                Some((key, read)) if annotation(&fresh, key) != *read => Err(format!(
+                    "{ns}/{name}: {key} changed since it was read: decided again next pass"
+                )),
+                _ => Ok(()),
+            },
+        },
         Ok(None) => Err(format!("{ns}/{name} is gone")),
         Err(e) => Err(format!("{ns}/{name} could not be read again: {e}")),
     }

@@ -223,7 +223,8 @@ fn with_annotations(set: &StatefulSet) -> StatefulSet {
 }
 
 /// The JSON Patch of one pod write of the approval handshake: `test` ops pinning the pod's uid and
-/// its `resourceVersion` as read, then one op per annotation it sets or removes ([`annotation_ops`]).
+/// its `resourceVersion` as read, a `test` of each answer it removes at the value read
+/// ([`PodWrite::tests`]), then one op per annotation it sets or removes ([`annotation_ops`]).
 /// A pod recreated or changed since the read — the application answered, another writer (or another
 /// stepper) wrote, a cache was behind — fails a test (HTTP 422): nothing is written and the next pass
 /// decides on a newer read. So a request is never written twice from a read that missed the first
@@ -237,6 +238,12 @@ pub fn pod_patch(write: &PodWrite) -> Patch {
             json!(write.resource_version),
         ),
     ];
+    ops.extend(
+        write
+            .tests
+            .iter()
+            .map(|(key, value)| test(ptr(&["metadata", "annotations", key]), json!(value))),
+    );
     if write.annotated {
         // The keys it removes were on the pod as read (`approval::pod_writes` removes only those).
         let removes = |k: &str| write.changes.iter().any(|(c, v)| c == k && v.is_none());

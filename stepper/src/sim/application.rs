@@ -169,6 +169,9 @@ impl World {
             if !changes.is_empty() {
                 let version = self.next_pod_version();
                 let pod = self.pods.get_mut(&o).expect("pod");
+                if let Some((_, Some(rev))) = changes.iter().find(|(k, _)| *k == approved) {
+                    self.questions.note_approval(&pod.uid, rev);
+                }
                 for (k, v) in changes {
                     match v {
                         Some(v) => pod.annotations.insert(k, v),
@@ -227,6 +230,8 @@ impl World {
         if annotation(names::PRE_UPDATE_APPROVAL).as_deref() == Some(names::TRUE) {
             if approved != Some(&revision) {
                 why.push(format!("not approved for {revision}"));
+            } else if let Some(stale) = self.questions.stale_approval(&pod.uid, &revision) {
+                why.push(stale);
             }
             let denied = names::key(&self.prefix, names::UPDATE_DENIED);
             if let Some(reason) = pod.annotations.get(&denied) {
@@ -247,7 +252,8 @@ impl World {
     }
 
     /// Why the webhook `name` had not approved exposing the pod at `ordinal` to `update` now: its latest
-    /// reply covering the pod for that revision was not an `Approve` of this second, or a denial of
+    /// reply covering the pod for that revision was not an `Approve` of this second, that `Approve`
+    /// does not answer the last question asked about the pod ([`super::questions`]), or a denial of
     /// the pod is on.
     fn unapproved_by_webhook(&self, name: &str, ordinal: u32, update: &str) -> Vec<String> {
         let t = self.t;
@@ -255,8 +261,21 @@ impl World {
             return vec![format!("no application behind webhook {name}")];
         };
         let mut why = Vec::new();
-        match app.webhook.replies.get(&(ordinal, update.to_string())) {
-            Some((Some(Decision::Approve), at)) if *at == t => {}
+        let key = (ordinal, update.to_string());
+        match app.webhook.replies.get(&key) {
+            Some((Some(Decision::Approve), at)) if *at == t => {
+                let id = app
+                    .webhook
+                    .reply_requests
+                    .get(&key)
+                    .cloned()
+                    .unwrap_or_default();
+                let first_seen = app.webhook.first_seen.get(&id).copied().unwrap_or(t);
+                why.extend(
+                    self.questions
+                        .stale_webhook_approval(ordinal, &id, first_seen),
+                );
+            }
             Some((decision, at)) => why.push(format!(
                 "webhook {name}'s latest reply for {update} was {} at t={at}",
                 decision.map_or("an error", Decision::as_str)

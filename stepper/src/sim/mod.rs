@@ -21,7 +21,8 @@
 //!   connections, HTTP 500, a 2xx without a decision);
 //! - [`oracle`]: the harm oracle — slots down, steps taken while a gate failed, restarts while
 //!   another pod was down, pods replaced without the application's approval (on the pod, or the
-//!   webhook's `Approve` in the same second) or while holding the primary role;
+//!   webhook's `Approve` in the same second) or while holding the primary role; [`questions`]: its
+//!   account of the questions asked of each pod, so that an answer counts only for the last one;
 //! - [`cluster`]: [`cluster::SimCluster`], the [`crate::cluster::Cluster`] implementation, with API
 //!   faults (409/500 on any call), and `probe.rs`: its [`crate::cluster::Probe`] of each kind of check
 //!   read (the application's health signal for queries, its approval webhook); [`fleet`]: several sets
@@ -65,6 +66,7 @@ pub mod objects;
 pub mod oracle;
 mod pod_writes;
 mod probe;
+pub mod questions;
 pub mod scenario;
 pub mod watched;
 pub mod webhook;

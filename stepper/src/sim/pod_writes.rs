@@ -100,6 +100,8 @@ impl World {
             serde_json::from_value(meta["metadata"]["annotations"].take()).unwrap_or_default();
         let (t, version) = (self.t, self.next_pod_version());
         let pod = self.pods.get_mut(&ordinal).expect("pod");
+        self.questions
+            .note_stepper_write(&pod.uid, &self.prefix, &pod.annotations, &annotations);
         pod.annotations = annotations;
         pod.stamp(t, version);
         let line = format!(

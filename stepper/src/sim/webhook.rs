@@ -108,6 +108,8 @@ pub struct SimWebhook {
     /// The latest reply covering each (ordinal, `updateRevision`): the decision (`None`: no decision,
     /// an error) and the virtual second. What the harm oracle judges a step by.
     pub replies: BTreeMap<(u32, String), (Option<Decision>, i64)>,
+    /// The `requestId` of each latest reply of [`SimWebhook::replies`].
+    pub reply_requests: BTreeMap<(u32, String), String>,
     /// Until this virtual second (exclusive) every call fails: with this kind, or each in turn.
     pub failing: Option<(i64, Option<WebhookFailure>)>,
     /// Calls made, by the label of what the stepper got (`Approve`, `Wait`, `Deny`, `Error`:
@@ -229,8 +231,14 @@ impl World {
                 };
                 for p in &request.pods {
                     let key = (p.ordinal, request.update_revision.clone());
-                    webhook.replies.insert(key, (decision, self.t));
+                    webhook.replies.insert(key.clone(), (decision, self.t));
+                    webhook
+                        .reply_requests
+                        .insert(key, request.request_id.clone());
                 }
+                let ordinals: Vec<u32> = request.pods.iter().map(|p| p.ordinal).collect();
+                self.questions
+                    .note_webhook_call(&ordinals, &request.request_id, self.t);
             }
         }
         reply

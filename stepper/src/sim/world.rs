@@ -95,6 +95,8 @@ pub struct World {
     /// Pods a step exposed to replacement without their approval of the update revision, while denying
     /// it, or while holding the primary role (see [`World::note_replacement`]): (second, ordinal, why).
     pub unapproved_replacements: Vec<(i64, u32, String)>,
+    /// The oracle's account of the questions asked of each pod and their answers.
+    pub questions: super::questions::Questions,
     /// Every write of the stepper's API (a StatefulSet PATCH, a pod PATCH, a pod DELETE) the API
     /// server applied, in order: (second, `PATCH statefulsets demo/web [ops…]`): what `once` and
     /// `watch` must write alike.
@@ -161,6 +163,7 @@ impl World {
             ever_ready: BTreeMap::new(),
             application: None,
             unapproved_replacements: Vec::new(),
+            questions: Default::default(),
             writes: Vec::new(),
             rng: seed ^ 0x9e37_79b9_7f4a_7c15,
             next_uid: 0,

@@ -35,6 +35,7 @@ mod leadership_lost;
 mod logs;
 mod metrics_endpoints;
 mod modes_api;
+mod one_question_api;
 mod pause_api;
 mod pause_points_api;
 mod preview;

@@ -124,7 +124,7 @@ pub fn with_record(set: &StatefulSet, ev: &Evaluation) -> StatefulSet {
 
 pub fn need(ev: &Evaluation) -> (String, Value) {
     match &ev.need {
-        Some(Need::Webhook { name, body }) => (name.clone(), body.clone()),
+        Some(Need::Webhook { name, body, .. }) => (name.clone(), body.clone()),
         other => panic!("expected a webhook call, got {other:?}"),
     }
 }

@@ -366,7 +366,7 @@ fn the_step_withdraws_the_requests_it_answered() {
     let w = &ev.pod_writes[0];
     assert_eq!(
         (w.name.as_str(), &w.kind),
-        ("web-4", &PodWriteKind::Withdraw)
+        ("web-4", &PodWriteKind::Answered)
     );
     assert_eq!(
         w.changes,
@@ -374,6 +374,7 @@ fn the_step_withdraws_the_requests_it_answered() {
             (key("update-requested"), None),
             (key("update-requested-at"), None),
             (key("update-request-phase"), None),
-        ]
+        ],
+        "the approval stays: the pod is about to be replaced"
     );
 }

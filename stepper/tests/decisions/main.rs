@@ -25,6 +25,7 @@ mod gates_on_set;
 mod health;
 mod metrics;
 mod namespace;
+mod one_question;
 mod owner_check;
 mod owner_condition;
 mod partition_steps;

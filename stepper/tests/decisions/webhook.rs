@@ -56,9 +56,15 @@ fn the_request_is_the_versioned_json_of_the_step() {
             "deadline": "2026-11-23T01:30:00Z",
         })
     );
-    // The same question a minute later: the same id (retries are idempotent for the application).
-    let later = evaluate(&set, &pods, None, at("2026-11-23T01:21:00Z"));
+    // The same question a minute later, its first call recorded (`webhook-state`): the same id
+    // (retries are idempotent for the application).
+    let waited = evaluate(&set, &pods, decided(Decision::Wait, "", None), now());
+    let recorded = with_record(&set, &waited);
+    let later = evaluate(&recorded, &pods, None, at("2026-11-23T01:21:00Z"));
     assert_eq!(need(&later).1["requestId"], json!(id));
+    // Unrecorded (the first call's record was lost), it is asked as a new question, under a new id.
+    let lost = evaluate(&set, &pods, None, at("2026-11-23T01:21:00Z"));
+    assert_ne!(need(&lost).1["requestId"], json!(id));
     // Another step size is another question.
     let (two, _) = staged(&[("step", "2")], &[]);
     assert_ne!(

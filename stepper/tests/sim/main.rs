@@ -19,6 +19,7 @@ mod sim_fleet;
 mod sim_incidents;
 mod sim_interference;
 mod sim_modes;
+mod sim_one_question;
 mod sim_properties;
 mod sim_recovery;
 mod sim_rollback;

@@ -60,7 +60,7 @@ fn action(replicas: u32) -> impl Strategy<Value = Action> {
     let image = prop::sample::select(vec!["v2", "v3", "v4"]);
     prop_oneof![
         4 => image.prop_map(|i| Action::Apply(ApplySpec { image: Some(i.into()), ..ApplySpec::default() })),
-        1 => Just(Action::Undo {}),
+        3 => Just(Action::Undo {}),
         2 => (0..replicas, 1i64..90).prop_map(|(pod, seconds)| Action::DenyUpdate {
             pod,
             reason: "replica lagging".into(),

@@ -9,10 +9,7 @@
 //!   a pod's request is written once per revision and phase (never asked again from a cache that had
 //!   not seen it), its deadline counts from that first ask, and the rollout completes.
 
-use std::collections::BTreeMap;
-
-use crate::support::sim_runs::{assert_guarded_invariants, load};
-use serde_json::Value;
+use crate::support::sim_runs::{assert_guarded_invariants, load, requests};
 use sts_stepper::sim::scenario::{self, Action, Event, Run, Scenario, StepperMode};
 
 /// `s` played guarded with seed 1, its stepper in `mode` with the caches `lag` seconds late.
@@ -63,48 +60,6 @@ fn every_shipped_scenario_writes_the_same_in_both_modes() {
         assert_eq!(once.steps, watch.steps, "{name}: steps");
         assert_eq!(once.summary.ended, watch.summary.ended, "{name}: end");
     }
-}
-
-/// The requests written on the pods: (pod, `update-requested`, `update-request-phase`) → the seconds
-/// each was written and its `update-requested-at`.
-fn requests(run: &Run) -> BTreeMap<(String, String, String), Vec<(i64, String)>> {
-    let mut out: BTreeMap<_, Vec<_>> = BTreeMap::new();
-    for (t, line) in &run.world.writes {
-        let Some(rest) = line.strip_prefix("PATCH pods demo/") else {
-            continue;
-        };
-        let (pod, ops) = rest.split_once(' ').expect("a pod write");
-        let ops: Vec<Value> = serde_json::from_str(ops).expect("ops");
-        // The request's keys, added one by one or as the pod's first annotations map.
-        let mut set = BTreeMap::new();
-        for op in &ops {
-            let (path, value) = (op["path"].as_str().unwrap_or(""), &op["value"]);
-            if op["op"] != "add" {
-                continue;
-            }
-            if path == "/metadata/annotations" {
-                for (k, v) in value.as_object().into_iter().flatten() {
-                    set.insert(k.clone(), v.as_str().unwrap_or("").to_string());
-                }
-            } else if let Some(k) = path.strip_prefix("/metadata/annotations/") {
-                set.insert(
-                    k.replace("~1", "/"),
-                    value.as_str().unwrap_or("").to_string(),
-                );
-            }
-        }
-        let get = |k: &str| set.get(&format!("safe-rollout.dev/{k}")).cloned();
-        if let (Some(revision), Some(phase), Some(at)) = (
-            get("update-requested"),
-            get("update-request-phase"),
-            get("update-requested-at"),
-        ) {
-            out.entry((pod.to_string(), revision, phase))
-                .or_default()
-                .push((*t, at));
-        }
-    }
-    out
 }
 
 /// `primary-last` with a slow application (answers after 40 s) and replicas taking over every 7 s

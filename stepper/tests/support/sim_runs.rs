@@ -3,7 +3,10 @@
 //! [`all_on`]), and the invariants every guarded run keeps ([`assert_guarded_invariants`]).
 #![allow(dead_code)] // each test crate uses a subset
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+use serde_json::Value;
 
 use sts_stepper::sim::scenario::{self, Run, Scenario};
 
@@ -75,4 +78,46 @@ pub fn assert_guarded_invariants(run: &Run) {
             f.fault_down
         );
     }
+}
+
+/// The requests written on the pods: (pod, `update-requested`, `update-request-phase`) → the seconds
+/// each was written and its `update-requested-at`.
+pub fn requests(run: &Run) -> BTreeMap<(String, String, String), Vec<(i64, String)>> {
+    let mut out: BTreeMap<_, Vec<_>> = BTreeMap::new();
+    for (t, line) in &run.world.writes {
+        let Some(rest) = line.strip_prefix("PATCH pods demo/") else {
+            continue;
+        };
+        let (pod, ops) = rest.split_once(' ').expect("a pod write");
+        let ops: Vec<Value> = serde_json::from_str(ops).expect("ops");
+        // The request's keys, added one by one or as the pod's first annotations map.
+        let mut set = BTreeMap::new();
+        for op in &ops {
+            let (path, value) = (op["path"].as_str().unwrap_or(""), &op["value"]);
+            if op["op"] != "add" {
+                continue;
+            }
+            if path == "/metadata/annotations" {
+                for (k, v) in value.as_object().into_iter().flatten() {
+                    set.insert(k.clone(), v.as_str().unwrap_or("").to_string());
+                }
+            } else if let Some(k) = path.strip_prefix("/metadata/annotations/") {
+                set.insert(
+                    k.replace("~1", "/"),
+                    value.as_str().unwrap_or("").to_string(),
+                );
+            }
+        }
+        let get = |k: &str| set.get(&format!("safe-rollout.dev/{k}")).cloned();
+        if let (Some(revision), Some(phase), Some(at)) = (
+            get("update-requested"),
+            get("update-request-phase"),
+            get("update-requested-at"),
+        ) {
+            out.entry((pod.to_string(), revision, phase))
+                .or_default()
+                .push((*t, at));
+        }
+    }
+    out
 }

@@ -23,8 +23,10 @@ use crate::model::set;
 
 /// What `PrimaryNotMoved` and `ApprovalPending` read: the pods the next step replaces (replicas,
 /// partition, start ordinal, revisions, each pod's revision label), the labels a `primary-selector`
-/// can name, and the handshake's requests and answers on the pods (`gates::approval`).
+/// can name, the handshake's requests and answers on the pods (`gates::approval`), and the generation
+/// the webhook's `requestId` names (`webhook::request`).
 pub const READS: &[Field] = &[
+    of_set("metadata.generation"),
     of_set("spec.replicas"),
     of_set("spec.updateStrategy"),
     of_set("spec.ordinals"),

@@ -115,6 +115,7 @@ mod tests {
     #[test]
     fn the_webhook_line_adds_the_last_answer() {
         let mut state = WebhookState {
+            question: "q".into(),
             request_id: "r".into(),
             update_revision: "web-7d".into(),
             partition: 5,

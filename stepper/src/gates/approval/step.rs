@@ -131,12 +131,24 @@ pub fn step_pods<'a>(
 /// The handshake's state on `pod` for `revision`, asked with `phase`. A pod asked to switch over
 /// (it holds the primary role) is never approved while it holds it: its approval counts once the role
 /// moved and it is asked `Update`; a request of another revision or phase is not this one.
+///
+/// An answer belongs to its question (docs/approvals.md, "One question, one answer"): an
+/// `update-approved` naming `revision` counts only while the pod carries no request, or a request of
+/// that same revision (either phase: a pod asked to switch over approves once the role moved). Under a
+/// request of another revision the last question asked of the pod was not about `revision`, so an
+/// approval of it — left from before that question, or written late for an older one — answers nothing:
+/// the pod is asked again ([`Answer::NotAsked`]), and that request removes the stale approval
+/// ([`super::writes::pod_writes`]).
 pub fn answer(pod: &Pod, keys: &Keys, revision: &str, phase: Phase) -> Answer {
     let get = |key: &str| pod_annotation(pod, key);
     if let Some(reason) = get(&keys.update_denied).filter(|r| !r.trim().is_empty()) {
         return Answer::Denied(reason.trim().to_string());
     }
-    if phase == Phase::Update && get(&keys.update_approved) == Some(revision) {
+    let asked_of = get(&keys.update_requested);
+    if phase == Phase::Update
+        && get(&keys.update_approved) == Some(revision)
+        && asked_of.is_none_or(|asked| asked == revision)
+    {
         return Answer::Approved;
     }
     if get(&keys.update_requested) == Some(revision)

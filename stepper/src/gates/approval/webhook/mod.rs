@@ -30,6 +30,8 @@ use crate::model::set;
 struct Run<'a> {
     config: &'a WebhookConfig,
     pods: Vec<StepPod<'a>>,
+    /// The question's `requestId`: the stored record's, else this pass's first call's.
+    id: String,
     /// The record of this request as stored (`None`: never asked, or the record is another request's).
     stored: Option<WebhookState>,
     /// This pass's answer and the record after it, when the pass called.
@@ -68,10 +70,14 @@ fn run<'a>(input: &GateInput<'a>, config: &'a WebhookConfig) -> Run<'a> {
         pods: &pods,
         partition: (input.partition(), input.target()),
     };
-    let id = question.request_id();
-    let stored = current_state(input.config.stamps.webhook_state.as_deref(), &id);
+    let key = question.key();
+    let stored = current_state(input.config.stamps.webhook_state.as_deref(), &key);
+    let id = stored
+        .as_ref()
+        .map_or_else(|| question.request_id(input.now), |s| s.request_id.clone());
     let answered = input.probes.webhook.as_ref().map(|answer| {
         let fresh = WebhookState {
+            question: key.clone(),
             request_id: id.clone(),
             update_revision: set::update_revision(input.set).to_string(),
             partition: input.partition(),
@@ -89,6 +95,7 @@ fn run<'a>(input: &GateInput<'a>, config: &'a WebhookConfig) -> Run<'a> {
     Run {
         config,
         pods,
+        id,
         stored,
         answered,
     }
@@ -102,7 +109,7 @@ fn body(input: &GateInput<'_>, r: &Run<'_>) -> serde_json::Value {
         pods: &r.pods,
         partition: (input.partition(), input.target()),
     };
-    question.body(state::deadline(first, r.config.timeout_seconds))
+    question.body(&r.id, state::deadline(first, r.config.timeout_seconds))
 }
 
 /// The detail of `ApprovalPending` for `r` at `now`.
@@ -225,6 +232,10 @@ pub(super) fn effects(input: &GateInput<'_>, config: &WebhookConfig, ev: &mut Ev
             ev.need = Some(Need::Webhook {
                 name: r.config.name.clone(),
                 body: body(input, &r),
+                record: (
+                    input.config.keys.webhook_state.clone(),
+                    input.config.stamps.webhook_state.clone(),
+                ),
             });
         }
         None => {}

@@ -2,9 +2,18 @@
 //! built from the set and the pods its next step would replace ([`crate::gates::approval::step::step_pods`]). Pure:
 //! the client only sends it.
 //!
-//! Its `requestId` is a hash of what the request asks (namespace, name, `updateRevision`, the partition
-//! step, the phase), so every retry of one question carries the same id, and a new question (a step, a
-//! new revision, the role moved) a new one: the application may key its work on it.
+//! A question's [`Question::key`] is a hash of what it asks (namespace, name, `metadata.generation`,
+//! `updateRevision`, the partition step, the phase). Its `requestId` ([`Question::request_id`]) is a
+//! hash of that key and the time the question was first asked, which the record `webhook-state` keeps
+//! (`gates::approval::webhook::state`): every retry of one question carries the same id, and a new
+//! question (a step, a new revision, the role moved) a new one — so is the same question asked again
+//! after another (A → B → A: a revert, `kubectl rollout undo`; Update → Switchover → Update as the
+//! primary role comes and goes), never a reuse of what the application concluded before the other
+//! question was asked: it may key its work on the id (docs/approvals.md, "One question, one answer").
+//! The generation is part of the key too (Kubernetes: every change of `.spec` increments
+//! `metadata.generation`; the gates ask only once the controller observed it, so every retry of one
+//! question reads the same): a revert is a new question even when the record of the one between was
+//! never written.
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -44,12 +53,14 @@ impl Question<'_> {
         self.pods.iter().map(|p| p.name.to_string()).collect()
     }
 
-    /// The deterministic `requestId` ([`request_id`]).
-    pub fn request_id(&self) -> String {
+    /// The question's key ([`request_id`] over what it asks): the same for every retry of it, and for
+    /// the same question asked again later.
+    pub fn key(&self) -> String {
         let meta = &self.set.metadata;
         request_id(&[
             meta.namespace.as_deref().unwrap_or(""),
             set::name(self.set),
+            &meta.generation.unwrap_or(0).to_string(),
             set::update_revision(self.set),
             &self.partition.0.to_string(),
             &self.partition.1.to_string(),
@@ -57,8 +68,15 @@ impl Question<'_> {
         ])
     }
 
-    /// The request body, with its `deadline` (first asked + `approval-timeout-seconds`).
-    pub fn body(&self, deadline: Timestamp) -> Value {
+    /// The `requestId` of this question first asked at `first_asked` ([`request_id`] over [`Self::key`]
+    /// and that time, RFC 3339).
+    pub fn request_id(&self, first_asked: Timestamp) -> String {
+        request_id(&[&self.key(), &first_asked.to_string()])
+    }
+
+    /// The request body, with its `requestId` (`id`) and `deadline` (first asked +
+    /// `approval-timeout-seconds`).
+    pub fn body(&self, id: &str, deadline: Timestamp) -> Value {
         let meta = &self.set.metadata;
         let status = self.set.status.as_ref();
         let count = |f: fn(&k8s_openapi::api::apps::v1::StatefulSetStatus) -> Option<i32>| {
@@ -80,7 +98,7 @@ impl Question<'_> {
         json!({
             "apiVersion": API_VERSION,
             "kind": KIND,
-            "requestId": self.request_id(),
+            "requestId": id,
             "statefulSet": {
                 "namespace": meta.namespace.as_deref().unwrap_or(""),
                 "name": set::name(self.set),

@@ -12,12 +12,16 @@ use serde::{Deserialize, Serialize};
 use super::answer::{Decision, WebhookAnswer};
 
 /// The webhook's record for the pending request, stored as JSON in `<prefix>/webhook-state`, e.g.
-/// `{"requestId":"5f0c…","updateRevision":"web-7d…","partition":5,"phase":"Update","pods":["web-4"],"firstAsked":"2026-11-23T01:20:00Z","decision":"Wait","reason":"draining","retryAt":"2026-11-23T01:21:00Z"}`
+/// `{"question":"9a1b…","requestId":"5f0c…","updateRevision":"web-7d…","partition":5,"phase":"Update","pods":["web-4"],"firstAsked":"2026-11-23T01:20:00Z","decision":"Wait","reason":"draining","retryAt":"2026-11-23T01:21:00Z"}`
 /// (`decision`, `reason`, `retryAt`, `errors`, `lastError` only when set).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WebhookState {
-    /// The request's id: the record belongs to this question only.
+    /// The question's key ([`super::request::Question::key`]): the record belongs to this question
+    /// only (a record without it, from an older stepper, belongs to none: the question is asked anew).
+    #[serde(default)]
+    pub question: String,
+    /// The request's id: this question's, as first asked ([`super::request::Question::request_id`]).
     pub request_id: String,
     /// `status.updateRevision` asked about (for people: the id pins it).
     pub update_revision: String,
@@ -85,9 +89,10 @@ pub fn deadline(first: Timestamp, timeout_seconds: i64) -> Timestamp {
         .unwrap_or(first)
 }
 
-/// The stored record (`stored`: the annotation as written) when it belongs to `request_id`.
-pub fn current_state(stored: Option<&str>, request_id: &str) -> Option<WebhookState> {
-    WebhookState::parse(stored?).filter(|s| s.request_id == request_id)
+/// The stored record (`stored`: the annotation as written) when it belongs to the question `key`
+/// ([`super::request::Question::key`]).
+pub fn current_state(stored: Option<&str>, key: &str) -> Option<WebhookState> {
+    WebhookState::parse(stored?).filter(|s| !s.question.is_empty() && s.question == key)
 }
 
 /// The record after a call at `now` that got `answer`, from the record before it (`prior`, `None` for
@@ -150,6 +155,7 @@ mod tests {
 
     fn fresh(at: &str) -> WebhookState {
         WebhookState {
+            question: "q1".into(),
             request_id: "id1".into(),
             update_revision: "web-7d".into(),
             partition: 5,
@@ -217,5 +223,6 @@ mod tests {
         assert!(deny.timed_out("2026-11-23T01:30:01Z".parse().unwrap(), 600));
         assert!(!deny.timed_out("2026-11-23T01:30:00Z".parse().unwrap(), 600));
         assert_eq!(current_state(Some(&deny.to_annotation()), "other"), None);
+        assert_eq!(current_state(Some(&deny.to_annotation()), "q1"), Some(deny));
     }
 }
