@@ -136,3 +136,36 @@ fn an_unmarked_set_with_a_hand_set_partition_is_healthy_as_upstream_says() {
     );
     assert_eq!(agreed.flux, Ok(FluxStatus::InProgress));
 }
+
+/// The objects a real v1.36.2 API server stored around an automatic rollback (`fixtures/rollback/`):
+/// rolled back by the stepper, then the failed manifest applied again client-side and server-side (held
+/// by gate `FailedRevision`). Each is Degraded for Argo CD and Failed for Flux, with the stepper's
+/// `RolledBack` record as the message, at every moment until a fix is applied (docs/gitops.md, "After
+/// a rollback").
+#[rstest]
+#[case::rolled_back("1-rolled-back-by-stepper")]
+#[case::reapplied_client_side("2-failed-template-reapplied-client-side")]
+#[case::reapplied_server_side("3-failed-template-reapplied-server-side")]
+fn a_rolled_back_set_is_degraded_until_a_fix_is_applied(#[case] file: &str) {
+    let r = Renderings::shipped();
+    let path = gitops_health::manifests::repo_root().join(format!("fixtures/rollback/{file}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let object: Value = serde_json::from_str(&text).expect("JSON");
+    let reason = object["metadata"]["annotations"]["safe-rollout.dev/degraded-reason"]
+        .as_str()
+        .expect("the RolledBack record");
+    assert!(
+        reason.starts_with("RolledBack: revision pd-684bddd448 failed"),
+        "{reason}"
+    );
+    let agreed = r.check(file, &object);
+    assert_eq!(
+        (
+            agreed.health.status.as_str(),
+            agreed.health.message.as_str()
+        ),
+        ("Degraded", reason),
+        "{file}"
+    );
+    assert_eq!(agreed.flux, Ok(FluxStatus::Failed), "{file}");
+}

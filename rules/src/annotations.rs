@@ -194,6 +194,29 @@ pub const ALL: [&str; 42] = [
     APPROVAL_PENDING,
 ];
 
+/// The annotations on a StatefulSet that only the stepper writes: its record of a rollout (when it last
+/// stepped, what holds the next step, what failed and why, its checks' counts), never a person's setting
+/// (`paused`, which a person sets too, is not here; nor the policy's `guarded` and `initialized`, nor the
+/// pod annotations of the approval handshake). The GitOps sync recipes (`deploy/gitops/argocd-sync/`,
+/// `deploy/gitops/flux-sync/`, `docs/examples/gitops/`) leave exactly these keys out of the diff, so a
+/// manifest that carries one (copied from the cluster) never overwrites the stepper's record;
+/// `deploy/gitops.bats` holds the recipes' key lists to this list, and this list to the rows of
+/// docs/annotations.md set by `stepper`.
+pub const WRITTEN_BY_STEPPER: [&str; 12] = [
+    PAUSED_REASON,
+    PAUSE_POINTS_PASSED,
+    RECENT_STEPS,
+    PROMETHEUS_CHECK,
+    HTTP_CHECK_STATE,
+    WEBHOOK_STATE,
+    APPROVAL_PENDING,
+    LAST_PARTITION_UPDATE,
+    BLOCKED_REASON,
+    COMPLETED_REVISION,
+    DEGRADED_REASON,
+    FAILED_REVISION,
+];
+
 /// The value an annotation must have to count as set (`"true"`, exactly, as Kubernetes' own boolean
 /// annotations: `"True"`, `"yes"` or `"1"` do not count).
 pub const TRUE: &str = "true";
@@ -264,6 +287,19 @@ mod tests {
     #[case("exa mple.com")]
     fn rejects_non_subdomains(#[case] prefix: &str) {
         assert!(validate_prefix(prefix).is_err(), "{prefix:?} accepted");
+    }
+
+    #[test]
+    fn the_stepper_writes_only_annotations_of_the_api_each_once() {
+        for name in WRITTEN_BY_STEPPER {
+            assert!(ALL.contains(&name), "{name} is not in ALL");
+            let count = WRITTEN_BY_STEPPER.iter().filter(|n| **n == name).count();
+            assert_eq!(count, 1, "{name} listed {count} times");
+        }
+        assert!(
+            !WRITTEN_BY_STEPPER.contains(&PAUSED),
+            "a person sets paused too"
+        );
     }
 
     #[test]
