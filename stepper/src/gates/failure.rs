@@ -2,16 +2,22 @@
 //! `progress-deadline-seconds` rolls the set back ([`Effect::RollBack`], `on-failure: rollback`, to
 //! where [`rolls_back_to`] says) or pauses it ([`Effect::Pause`]).
 
-use jiff::SignedDuration;
+use jiff::{SignedDuration, Timestamp};
 
 use super::effect::Effect;
 use super::input::GateInput;
 use super::pods::pods_below_partition_ready;
-use super::rollback::rolls_back_to;
+use super::rollback::{rolls_back_to, stepping_back};
 use super::verdict::{Evaluation, Verdict};
 use crate::config::FailedRevision;
+use crate::model::fields::{Field, pod};
+use crate::model::pods::{pod_revision, start_ordinal};
 use crate::model::reasons::degraded_kind::PROGRESS_DEADLINE;
 use crate::model::set;
+
+/// What the progress deadline reads beside the pod gates' fields: when each pod was created (a pod
+/// created again after a step back counts from its creation, [`progress_deadline`]).
+pub const READS: &[Field] = &[pod("metadata.creationTimestamp")];
 
 /// What a failure of kind `kind` (`FailureLimit`, `ProgressDeadline`) with `reason` does: with
 /// `on-failure: rollback`, a rollback to `status.currentRevision` ([`Effect::RollBack`]) — unless the
@@ -51,6 +57,10 @@ pub(super) fn progress_deadline(input: &GateInput<'_>, ev: &mut Evaluation) {
         return;
     };
     let stepped_here = set::partition(input.set).unwrap_or(0) < set::replicas(input.set);
+    let stepped = match step_back_clock(input, stepped) {
+        Some(since) => since,
+        None => return, // a pod of the failed revision is being returned, not waited for
+    };
     let late = input.now.duration_since(stepped) >= SignedDuration::from_secs(deadline);
     if !(stepped_here && late && pods_below_partition_ready(input.set, input.pods, input.now)) {
         return;
@@ -62,4 +72,36 @@ pub(super) fn progress_deadline(input: &GateInput<'_>, ev: &mut Evaluation) {
     );
     ev.effects
         .push(on_failure(input, PROGRESS_DEADLINE, reason));
+}
+
+/// When a step's deadline counts from (`stepped`: its `last-partition-update`). While the set steps
+/// back from a failed revision ([`stepping_back`], docs/rollback.md, "An image that never starts"): a
+/// pod still on that revision is returned by the stepper (`gates::recovery`), not waited for, so no
+/// deadline runs (`None`); and a pod at or above the partition created after the step (returned, then
+/// created again by the StatefulSet controller) counts from its creation. Otherwise `stepped`.
+fn step_back_clock(input: &GateInput<'_>, stepped: Timestamp) -> Option<Timestamp> {
+    let Some(failed) = input
+        .config
+        .stamps
+        .failed_revision
+        .as_ref()
+        .filter(|_| stepping_back(input))
+    else {
+        return Some(stepped);
+    };
+    let start = start_ordinal(input.set);
+    let replicas = u32::try_from(set::replicas(input.set)).unwrap_or(0);
+    let pods = input.pods.range(start..start.saturating_add(replicas));
+    if pods
+        .clone()
+        .any(|(_, p)| pod_revision(p) == Some(failed.revision.as_str()))
+    {
+        return None;
+    }
+    let partition = u32::try_from(input.partition().max(0)).unwrap_or(0);
+    let created = pods
+        .filter(|(o, _)| **o >= start.saturating_add(partition))
+        .filter_map(|(_, p)| p.metadata.creation_timestamp.as_ref().map(|t| t.0))
+        .max();
+    Some(created.map_or(stepped, |c| c.max(stepped)))
 }

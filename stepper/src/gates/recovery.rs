@@ -53,6 +53,10 @@ pub struct StuckPod {
     /// Seconds since it stopped being Ready: from its Ready condition's `lastTransitionTime`, or its
     /// `creationTimestamp` when it never had a Ready condition (a pod stuck Pending).
     pub not_ready_seconds: i64,
+    /// It runs the revision the set was rolled back from (`<prefix>/failed-revision`) while the set
+    /// steps back ([`crate::gates::rollback::stepping_back`]): known bad, so it is returned at once —
+    /// no `recover-after-seconds` wait, no `--recover-stuck-pods` needed ([`decide`]).
+    pub failed_revision: bool,
 }
 
 /// What recovery does with a set's stuck pod this pass.
@@ -150,6 +154,7 @@ pub fn stuck_pods(set: &StatefulSet, pods: &BTreeMap<u32, &Pod>, now: Timestamp)
                 expected_revision: expected.to_string(),
                 not_ready_seconds: not_ready_since(p)
                     .map_or(0, |t| now.duration_since(t).as_secs().max(0)),
+                failed_revision: false,
             })
         })
         .collect()
@@ -175,6 +180,17 @@ fn other_pods_down(
         .collect()
 }
 
+/// True when `set` steps back from the revision `config`'s `failed-revision` records (the stepper
+/// rolled it back: `status.updateRevision == status.currentRevision`, not the failed one) and a pod on
+/// that failed revision is not Ready, as the StatefulSet list tells (fewer Ready pods than replicas):
+/// its pods are read, with `--recover-stuck-pods` or without, so that [`decide`] can return that pod.
+pub fn may_have_failed_pod(set: &StatefulSet, config: &SetConfig) -> bool {
+    let failed = config.stamps.failed_revision.as_ref();
+    let (update, current) = (set::update_revision(set), set::current_revision(set));
+    let stepping_back = failed.is_some_and(|f| f.revision != update) && update == current;
+    stepping_back && may_have_stuck_pod(set, config)
+}
+
 /// The recovery decision for one guarded set at `now` (`enabled`: `--recover-stuck-pods`): its stuck
 /// pod with the highest ordinal, if any, and whether to delete it (`None` for a set the stepper does
 /// not manage: `OnDelete`, or `force-rolling-update`). Held when recovery is off, the set is (a person or a failed Prometheus check holds the rollout, and may be looking at that
@@ -182,6 +198,12 @@ fn other_pods_down(
 /// unreadable, the controller has not observed its spec (the revisions in its status may be stale), or
 /// another pod of the set is down (deleting would take a second pod down). Waits until the pod has been
 /// not Ready for `recover-after-seconds` ([`DEFAULT_RECOVER_AFTER_SECONDS`] when absent).
+///
+/// A pod on the revision the set was rolled back from, while it steps back
+/// ([`may_have_failed_pod`], docs/rollback.md, "An image that never starts"), is returned at once: on
+/// or off, without the wait (the revision was just declared failed, and with `OrderedReady` the
+/// StatefulSet controller never replaces a pod that is not Running and Ready, kubernetes#67250), held
+/// only as any recovery is (paused, not observed, another pod down).
 pub fn decide(
     set: &StatefulSet,
     config: &SetConfig,
@@ -192,20 +214,30 @@ pub fn decide(
     if !config.guarded(set) {
         return None;
     }
-    let pod = stuck_pods(set, pods, now).into_iter().next()?;
+    let mut pod = stuck_pods(set, pods, now).into_iter().next()?;
+    pod.failed_revision = may_have_failed_pod(set, config)
+        && config
+            .stamps
+            .failed_revision
+            .as_ref()
+            .is_some_and(|f| f.revision == pod.revision);
     let hold = |why: String| Action::Hold(why);
     let observed = set.status.as_ref().and_then(|s| s.observed_generation);
-    let action = if !enabled {
+    let action = if !enabled && !pod.failed_revision {
         hold("recovery off (--recover-stuck-pods)".into())
     } else if config.paused {
         hold("the rollout is paused".into())
-    } else if let Err(e) = &config.recover_after_seconds {
+    } else if let (false, Err(e)) = (pod.failed_revision, &config.recover_after_seconds) {
         hold(e.to_string())
     } else if observed.is_none() || observed != set.metadata.generation {
         hold("the controller has not observed the spec yet".into())
     } else {
         let down = other_pods_down(set, pods, pod.ordinal, now);
-        let after = recover_after_seconds(config);
+        let after = if pod.failed_revision {
+            0
+        } else {
+            recover_after_seconds(config)
+        };
         if !down.is_empty() {
             hold(format!("another pod is down: {}", down.join(", ")))
         } else if pod.not_ready_seconds < after {

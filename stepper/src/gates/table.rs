@@ -208,7 +208,7 @@ pub const GATES: &[GateEntry] = &[
 ];
 
 /// The pod gates' fields: the pods' state and what the next step covers.
-const POD_GATE: &[&[Field]] = &[pods::READS, pods::POD_STATE];
+const POD_GATE: &[&[Field]] = &[pods::READS, pods::POD_STATE, failure::READS];
 /// `PdbBlocked`'s: the pods' labels and state, the PDBs.
 const PDB_GATE: &[&[Field]] = &[pods::READS, pods::POD_STATE, pods::PDB_READS];
 /// The application's gates': the step's pods, their revisions, labels and handshake.

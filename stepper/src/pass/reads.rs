@@ -103,11 +103,9 @@ pub async fn snapshot_parsed<C: Cluster>(
         PodReads::Candidates => {
             let planner = Planner::with_configs(&snap, gates, configs);
             let mut chosen = planner.candidates(now);
-            if gates.recover_stuck_pods {
-                chosen.extend(planner.recovery_candidates());
-                chosen.sort_unstable();
-                chosen.dedup();
-            }
+            chosen.extend(planner.recovery_candidates(gates.recover_stuck_pods));
+            chosen.sort_unstable();
+            chosen.dedup();
             configs = planner.into_configs();
             chosen
         }

@@ -67,9 +67,14 @@ impl std::fmt::Display for RecoveryReport {
                 format!("not deleted (lost the Lease mid-pass: {action} not sent)")
             }
         };
+        let kind = if p.failed_revision {
+            "pod on the rolled-back revision"
+        } else {
+            "stuck pod"
+        };
         write!(
             f,
-            "{}/{}: stuck pod {} (not Ready for {}s on revision {}, its ordinal runs {}): {what}",
+            "{}/{}: {kind} {} (not Ready for {}s on revision {}, its ordinal runs {}): {what}",
             self.namespace,
             self.statefulset,
             p.name,
@@ -144,12 +149,21 @@ pub async fn recover<C: Cluster>(
                 .await
             {
                 Ok(DeleteOutcome::Deleted) => {
-                    let note = EventNote::recovered(
-                        &pod.name,
-                        &pod.revision,
-                        &pod.expected_revision,
-                        pod.not_ready_seconds,
-                    );
+                    let note = if pod.failed_revision {
+                        // A pod of the revision just rolled back: the rollback's return, at once.
+                        EventNote::returned_not_ready(
+                            &pod.name,
+                            &pod.revision,
+                            &pod.expected_revision,
+                        )
+                    } else {
+                        EventNote::recovered(
+                            &pod.name,
+                            &pod.revision,
+                            &pod.expected_revision,
+                            pod.not_ready_seconds,
+                        )
+                    };
                     if let Err(e) = cluster.publish_event(&plan.reference(), &note).await {
                         warn!(namespace = %plan.namespace, statefulset = %plan.name, error = %e,
                               "RecoveredStuckPod event not published");

@@ -123,6 +123,22 @@ impl EventNote {
         )
     }
 
+    /// The `ReturnedPod` Event (`Warning`) of a pod returned at once while the set steps back: the
+    /// stepper deleted `pod`, not Ready on `failed`, the revision it rolled back (an image that never
+    /// starts: with `OrderedReady` the StatefulSet controller never replaces it by itself,
+    /// kubernetes#67250); the controller creates it again from `to`.
+    pub fn returned_not_ready(pod: &str, failed: &str, to: &str) -> Self {
+        EventNote::new(
+            EventType::Warning,
+            "ReturnedPod",
+            "Return",
+            format!(
+                "deleted pod {pod}, not Ready on revision {failed}, which was rolled back: the \
+                 StatefulSet controller creates it again from revision {to}"
+            ),
+        )
+    }
+
     /// The `ReturnedPod` Event (`Warning`): the stepper deleted `pod`, which a re-apply left below the
     /// partition on revision `failed` (recorded as failed); the StatefulSet controller creates it again
     /// from `to` (`status.currentRevision`). `left`: the pods on `failed` below the partition before it.

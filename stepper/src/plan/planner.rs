@@ -159,12 +159,21 @@ impl<'s> Planner<'s> {
         }
     }
 
-    /// The indexes of the sets whose pods stuck-pod recovery must see: guarded, with fewer Ready pods
-    /// than replicas ([`recovery::may_have_stuck_pod`]), judged from the StatefulSet list alone.
-    pub fn recovery_candidates(&self) -> Vec<usize> {
+    /// The indexes of the sets whose pods stuck-pod recovery must see, judged from the StatefulSet list
+    /// alone: with `--recover-stuck-pods` (`all`) every guarded set with fewer Ready pods than replicas
+    /// ([`recovery::may_have_stuck_pod`]); without, those stepping back from a failed revision with a
+    /// pod not Ready ([`recovery::may_have_failed_pod`]: returned at once, on or off).
+    pub fn recovery_candidates(&self, all: bool) -> Vec<usize> {
         let sets = &self.snapshot.statefulsets;
         (0..sets.len())
-            .filter(|&i| recovery::may_have_stuck_pod(&sets[i], &self.configs[i]))
+            .filter(|&i| {
+                let (set, config) = (&sets[i], &self.configs[i]);
+                if all {
+                    recovery::may_have_stuck_pod(set, config)
+                } else {
+                    recovery::may_have_failed_pod(set, config)
+                }
+            })
             .collect()
     }
 

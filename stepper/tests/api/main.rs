@@ -47,6 +47,7 @@ mod reads;
 mod recovery_api;
 mod rejected_writes;
 mod release_api;
+mod return_not_ready_api;
 mod returning_api;
 mod status_heartbeat;
 mod status_record;

@@ -306,5 +306,12 @@ async fn once_and_watch_send_the_same_writes_through_one_history() {
             .any(|n| n.contains("waiting 60 s of 300 s for approval of web-4")),
         "{notes:#?}"
     );
+    // A pod not Ready on a rolled-back revision is returned at once, in both modes (issue 43).
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("deleted pod web-1, not Ready on revision")),
+        "{notes:#?}"
+    );
     assert!(api.watches() >= 3, "the caches watched the server");
 }

@@ -169,6 +169,23 @@ pub fn states() -> Vec<(String, Snapshot)> {
         snap.statefulsets[0] = Arc::new(set);
         out.push((format!("{moment} unobserved"), snap));
     }
+    // Stepping back from a failed revision with a pod of it not Ready: returned at once (issue 43).
+    let back = json!({"safe-rollout.dev/initialized": "true",
+                      "safe-rollout.dev/on-failure": "rollback",
+                      "safe-rollout.dev/progress-deadline-seconds": "15",
+                      "safe-rollout.dev/failed-revision": format!("{REV_OLD}: ProgressDeadline: x")});
+    for policy in ["OrderedReady", "Parallel"] {
+        let mut snap = full("3-web1-notready", &back, 0, None);
+        let mut set = (*snap.statefulsets[0]).clone();
+        if let Some(spec) = set.spec.as_mut() {
+            spec.pod_management_policy = Some(policy.into());
+        }
+        if let Some(status) = set.status.as_mut() {
+            status.current_revision = Some(REV_NEW.into());
+        }
+        snap.statefulsets[0] = Arc::new(set);
+        out.push((format!("3-web1-notready stepping back {policy}"), snap));
+    }
     for moment in ["1-staged", "2-stepped-4", "3-web1-notready"] {
         for state in ["none", "asked", "approved", "denied", "stale"] {
             for primary in [None, Some(3), Some(4)] {

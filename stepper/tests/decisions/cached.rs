@@ -91,7 +91,7 @@ fn a_cached_snapshot_gets_the_decisions_of_the_whole_one(
 
     let (a, b) = (Planner::new(&whole, &opts), Planner::new(&cached, &opts));
     assert_eq!(a.candidates(now), b.candidates(now));
-    assert_eq!(a.recovery_candidates(), b.recovery_candidates());
+    assert_eq!(a.recovery_candidates(true), b.recovery_candidates(true));
 
     // A plan carries the set's recovery finding (`--recover-stuck-pods` is on), and the set as read:
     // the same but for the fields the cache drops, so the plans are compared with the same Event

@@ -172,6 +172,7 @@ fn busy_report() -> PassReport {
                 revision: "a".into(),
                 expected_revision: "b".into(),
                 not_ready_seconds: 400,
+                failed_revision: false,
             },
             outcome: RecoveryOutcome::Deleted,
             event_error: None,

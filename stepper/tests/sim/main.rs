@@ -23,6 +23,7 @@ mod sim_one_question;
 mod sim_properties;
 mod sim_recovery;
 mod sim_rollback;
+mod sim_rollback_bad_image;
 mod sim_rollback_properties;
 mod sim_rollouts;
 mod sim_subcommand;

@@ -241,7 +241,14 @@ async fn a_rollback_gets_past_the_pod_stuck_on_the_failed_revision() {
         .iter()
         .map(|(_, o, _)| *o)
         .collect();
-    assert_eq!(replaced, [4]);
+    // web-4, not Ready on the failed revision, is returned by the stepper's own DELETE (issue 43:
+    // known bad, not left to the controller), so the controller's rolling update replaces nothing.
+    assert_eq!(replaced, [] as [u32; 0]);
+    assert!(
+        (world.writes.iter()).any(|(_, w)| w.starts_with("DELETE pods demo/web-4")),
+        "{:#?}",
+        world.writes
+    );
     assert!(
         world.harmful_restarts.is_empty(),
         "{:?}",
