@@ -9,9 +9,10 @@ use jiff::SignedDuration;
 use kube::Client;
 
 use super::connect;
-use crate::cli::{GateArgs, GlobalArgs, PassArgs, Target, TargetRef};
+use crate::cli::namespace::controller_namespaces;
+use crate::cli::{GateArgs, GlobalArgs, PassArgs, ScopeArgs, Target, TargetRef};
 use crate::cluster::kube::{KubeCluster, Scope};
-use crate::config::Keys;
+use crate::config::{Keys, StepperScope};
 use crate::gates::GateOptions;
 use crate::pass::probes::ProbeOptions;
 use crate::pass::{PassOptions, PodReads};
@@ -90,6 +91,22 @@ impl Context {
         })
     }
 
+    /// The cluster of a controller subcommand (`once`, `watch`): every StatefulSet of its namespaces
+    /// (all without `-n`), with no label selector sent to the API server, and the stepper's scope
+    /// (`--selector`, the excluded namespaces) judged by the gates on each set listed
+    /// ([`StepperScope`], gate `OutOfScope`): a guarded set that left the scope is seen, not lost.
+    ///
+    /// # Errors
+    /// `--selector` is not a label selector (the message names it and the expected form).
+    pub(super) fn controller_cluster(
+        &self,
+        scope: &ScopeArgs,
+    ) -> Result<(KubeCluster, StepperScope)> {
+        let namespaces = controller_namespaces(&self.global.namespaces, scope.all_namespaces);
+        let stepper_scope = StepperScope::new(scope.selector.as_deref()).map_err(|e| anyhow!(e))?;
+        Ok((self.cluster_over(namespaces, None), stepper_scope))
+    }
+
     /// The cluster of one `target`, listing as `listing` says.
     pub(super) fn cluster_of(&self, target: &Target, listing: Listing) -> KubeCluster {
         self.kube_cluster(Scope {
@@ -125,6 +142,7 @@ impl Context {
                 recover_stuck_pods: pass.recover_stuck_pods,
                 http_checks: None,
                 webhooks: None,
+                scope: StepperScope::default(),
             },
             dry_run,
             pod_reads,

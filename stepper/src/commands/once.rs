@@ -6,7 +6,6 @@ use super::checks::{check_options, checks};
 use super::context::{Context, Exit};
 use super::pass_log::timed_pass;
 use crate::cli::OnceArgs;
-use crate::cli::namespace::controller_namespaces;
 use crate::pass::PodReads;
 
 /// Runs one pass over every namespace, or `-n`'s; [`Exit::Failed`] when an API error blocked some set.
@@ -14,14 +13,14 @@ use crate::pass::PodReads;
 /// # Errors
 /// A bad `--prometheus-*` flag, or a failed StatefulSet LIST (nothing was written).
 pub async fn run(ctx: &Context, args: &OnceArgs) -> Result<Exit> {
-    let namespaces = controller_namespaces(&ctx.global.namespaces, args.scope.all_namespaces);
-    let cluster = ctx.cluster_over(namespaces, args.scope.selector.clone());
+    let (cluster, scope) = ctx.controller_cluster(&args.scope)?;
     let mut opts = ctx.pass_options(
         PodReads::Candidates,
         &args.gates,
         Some(&args.pass),
         args.dry_run,
     );
+    opts.gates.scope = scope;
     let checks = checks(&args.checks)?;
     check_options(&args.checks, &checks, &mut opts);
     let report = timed_pass(&cluster, &checks, &opts, None).await?;

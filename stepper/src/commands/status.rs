@@ -11,6 +11,7 @@
 
 use anyhow::{Context as _, Result, bail};
 use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::StatefulSet;
 
 use super::checks::{check_options, checks};
 use super::context::{Context, Exit, Listing, pod_reads_of};
@@ -21,7 +22,9 @@ use crate::cli::namespace::query_namespaces;
 use crate::cli::{OutputFormat, StatusArgs, Target};
 use crate::cluster::kube::MANAGER;
 use crate::cluster::{AllProbes, Checks, Cluster};
+use crate::gates::UNMARKED;
 use crate::gates::Verdict;
+use crate::model;
 use crate::pass::{self, PassOptions};
 use crate::plan::set_status::{PausePlanDoc, RecordDoc, RolloutStatus, RolloutStatusList};
 use crate::rollout::health::health;
@@ -200,9 +203,11 @@ pub async fn status_items_with<C: Cluster, P: AllProbes>(
         .statefulsets
         .iter()
         .zip(&plans)
-        .filter(|(_, p)| {
+        .filter(|(set, p)| {
             is_target(&p.namespace, &p.name)
-                && (target.is_some() || !matches!(p.verdict, Verdict::Unguarded(_)))
+                && (target.is_some()
+                    || !matches!(p.verdict, Verdict::Unguarded(_))
+                    || staged_unmarked(set, &p.verdict))
         })
         .map(|(set, p)| {
             let mut item = RolloutStatus::of(p, p.recovery.as_deref(), &health(set, &p.config));
@@ -237,4 +242,13 @@ fn render(items: &[RolloutStatus], recovery_on: bool, pause_at_key: &str) -> Str
     let mut out = table(&rows);
     out.push_str(&sections(items, recovery_on, pause_at_key));
     out
+}
+
+/// True for a set the stepper leaves alone for want of the policy's mark ([`UNMARKED`]) while an update
+/// is staged behind its partition (a person's canary, a set the policy does not cover): `status` lists
+/// it, saying why the stepper does not step it, where it leaves idle unmarked sets out.
+fn staged_unmarked(set: &StatefulSet, verdict: &Verdict) -> bool {
+    *verdict == Verdict::Unguarded(UNMARKED)
+        && model::set::has_staged_update(set)
+        && model::set::partition(set).unwrap_or(0) > 0
 }

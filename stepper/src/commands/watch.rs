@@ -24,7 +24,6 @@ use super::checks::{check_options, checks};
 use super::context::{Context, Exit, to_std};
 use super::pass_log::timed_pass;
 use crate::cli::WatchArgs;
-use crate::cli::namespace::controller_namespaces;
 use crate::cluster::cached::{CachedPod, CachedSet};
 use crate::cluster::caches::{CacheStreams, CachedCluster, Caches, RestartHook};
 use crate::cluster::kube::KubeCluster;
@@ -43,8 +42,7 @@ use crate::serve::server;
 /// # Errors
 /// A bad `--prometheus-*` or `--leader-election-*` flag, or the `--metrics-addr` cannot be bound.
 pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
-    let namespaces = controller_namespaces(&ctx.global.namespaces, args.scope.all_namespaces);
-    let cluster = ctx.cluster_over(namespaces, args.scope.selector.clone());
+    let (cluster, scope) = ctx.controller_cluster(&args.scope)?;
     let checks = &checks(&args.checks)?;
     let metrics = ctx.metrics.clone();
     let last_pass = Arc::new(AtomicI64::new(Timestamp::now().as_second()));
@@ -89,6 +87,7 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
         Some(&args.pass),
         args.dry_run,
     );
+    opts.gates.scope = scope;
     check_options(&args.checks, checks, &mut opts);
     let mut stop = stop_rx.clone();
     info!("filling the caches (one LIST per kind and namespace, then watches)");

@@ -18,6 +18,7 @@ pub mod http_check;
 mod keys;
 pub mod pause_at;
 pub mod rollback;
+pub mod scope;
 pub mod webhook;
 
 use std::sync::Arc;
@@ -35,6 +36,7 @@ pub use http_check::{Expect, HttpCheckConfig};
 pub use keys::Keys;
 pub use pause_at::{PassedPoints, PausePlan, PausePoint, PointAt, pause_at};
 pub use rollback::{FailedRevision, OnFailure, on_failure, progress_deadline_seconds};
+pub use scope::{EXCLUDED_NAMESPACES, StepperScope};
 pub use webhook::WebhookConfig;
 
 use crate::model::fields::{Field, set as of_set};
@@ -233,9 +235,11 @@ impl SetConfig {
         }
     }
 
-    /// True for a set the stepper manages: `RollingUpdate` (or absent) and not forced.
+    /// True for a set the stepper manages: `RollingUpdate` (or absent), not forced, and marked by the
+    /// policy (`<prefix>/guarded: "true"`: the policy staged or restored its partition). A partition a
+    /// person set by hand, or one set outside the policy's scope, is not the stepper's to lower.
     pub fn guarded(&self, set: &StatefulSet) -> bool {
-        set::is_rolling_update(set) && !self.forced
+        set::is_rolling_update(set) && !self.forced && self.marked
     }
 }
 

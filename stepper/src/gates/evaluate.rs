@@ -19,8 +19,13 @@ use crate::model::pods::PdbView;
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 
-/// The verdict before any gate: `Unguarded` (OnDelete, an unknown strategy, forced), `Idle` (nothing
-/// staged, or partition 0); `None` when the gates decide.
+/// Why a set without the policy's mark is not stepped (`Verdict::Unguarded`): a partition a person set
+/// by hand (a manual canary), a set outside the policy's scope, or one staged by a policy older than
+/// the mark. The stepper writes nothing on it (`plan::status_annotations`).
+pub const UNMARKED: &str = "no guarded mark: the policy did not stage it";
+
+/// The verdict before any gate: `Unguarded` (OnDelete, an unknown strategy, forced, no guarded mark),
+/// `Idle` (nothing staged, or partition 0); `None` when the gates decide.
 pub fn before_gates(set: &StatefulSet, config: &SetConfig) -> Option<Verdict> {
     if set::is_on_delete(set) {
         return Some(Verdict::Unguarded("updateStrategy OnDelete"));
@@ -30,6 +35,9 @@ pub fn before_gates(set: &StatefulSet, config: &SetConfig) -> Option<Verdict> {
     }
     if config.forced {
         return Some(Verdict::Unguarded("force-rolling-update"));
+    }
+    if !config.marked {
+        return Some(Verdict::Unguarded(UNMARKED));
     }
     if !set::has_staged_update(set) {
         return Some(Verdict::Idle(Idle::UpToDate));
@@ -58,6 +66,9 @@ pub fn withdraws_requests(config: &SetConfig) -> bool {
 pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
     if let Some(verdict) = before_gates(input.set, input.config) {
         let mut ev = Evaluation::of(verdict);
+        if !input.config.marked {
+            return ev; // not the stepper's: nothing is written on it or its pods
+        }
         canary::effects(input, &mut ev); // an idle set's plan pause is lifted
         if matches!(input.config.answerer, Some(Answerer::Pods(_))) {
             ev.pod_writes = approval::withdraw_all(input.pods, &input.config.keys, input.now);

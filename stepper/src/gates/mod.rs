@@ -33,6 +33,7 @@ pub mod recovery;
 mod return_pod;
 pub mod returning;
 pub mod rollback;
+pub mod scope;
 pub mod set;
 mod table;
 pub mod throttle;
@@ -40,7 +41,7 @@ mod verdict;
 
 pub use approval::{approval_pending, primary_not_moved};
 pub use effect::{DegradedOwner, Effect, StateKey, held_by_a_gate};
-pub use evaluate::{before_gates, decide, evaluate, evaluate_input, withdraws_requests};
+pub use evaluate::{UNMARKED, before_gates, decide, evaluate, evaluate_input, withdraws_requests};
 pub use fleet::{check_group, check_owner, group_busy, group_holder, owner_not_healthy};
 pub use input::{FleetView, Gate, GateInput};
 pub use next_step::{NextStep, StepError, next_step, step_target};

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::config::Keys;
+use crate::config::{Keys, StepperScope};
 
 /// Stepper settings that change what the gates do (from the flags).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,6 +31,10 @@ pub struct GateOptions {
     /// its application's webhook here. `None` where the flags are not known (`wait`, the library's
     /// default): a webhook the stepper cannot call is then an error of the webhook (held, fail closed).
     pub webhooks: Option<Vec<String>>,
+    /// The stepper's scope (`--selector`, the namespaces every scope excludes): a guarded set outside
+    /// it is held `OutOfScope`. Judged on each set listed ([`StepperScope::excludes`]); the default
+    /// covers every namespace but the excluded ones.
+    pub scope: StepperScope,
 }
 
 impl Default for GateOptions {
@@ -43,6 +47,7 @@ impl Default for GateOptions {
             recover_stuck_pods: false,
             http_checks: None,
             webhooks: None,
+            scope: StepperScope::default(),
         }
     }
 }

@@ -10,6 +10,7 @@ use super::input::{Gate, GateInput};
 use super::pods::{self, pdb_blocked, pod_not_ready, step_in_progress};
 use super::recovery;
 use super::rollback;
+use super::scope;
 use super::set::{self, invalid_annotation, not_observed, paused, settling};
 use super::throttle;
 use super::verdict::Evaluation;
@@ -101,6 +102,13 @@ const fn gate(
 /// `ApprovalPending`): only once every Kubernetes fact and check passes, so no request is written for a
 /// step another gate would refuse.
 pub const GATES: &[GateEntry] = &[
+    gate(
+        Reason::OutOfScope,
+        Reads::List,
+        scope::out_of_scope,
+        &[scope::READS],
+        "a set the policy marked guarded is outside the stepper's scope: its labels\nno longer match --selector (the opt-in label removed), or its namespace is\none every scope excludes",
+    ),
     gate(
         Reason::Paused,
         Reads::List,

@@ -6,6 +6,10 @@ use std::fmt;
 /// details and what people grep for in logs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reason {
+    /// The set carries the policy's mark (`<prefix>/guarded: "true"`) and a staged update, but is
+    /// outside the stepper's scope now: its labels no longer match `--selector` (its opt-in label was
+    /// removed), or its namespace is one every scope excludes. Its update is not stepped.
+    OutOfScope,
     /// Annotation `<prefix>/paused: "true"`: a person or a canary hold stopped the rollout.
     Paused,
     /// A stepper annotation (`step`, `initial-delay-seconds`, `last-partition-update`) has a value the
@@ -60,7 +64,8 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in gate order (the order [`crate::gates::GATES`] checks them), `ApiError` last.
-    pub const ALL: [Reason; 16] = [
+    pub const ALL: [Reason; 17] = [
+        Reason::OutOfScope,
         Reason::Paused,
         Reason::InvalidAnnotation,
         Reason::FailedRevision,
@@ -82,6 +87,7 @@ impl Reason {
     /// The PascalCase name, e.g. `"PodNotReady"`.
     pub fn as_str(self) -> &'static str {
         match self {
+            Reason::OutOfScope => "OutOfScope",
             Reason::Paused => "Paused",
             Reason::InvalidAnnotation => "InvalidAnnotation",
             Reason::FailedRevision => "FailedRevision",

@@ -62,7 +62,8 @@ pub fn status_annotations(
 }
 
 /// The status annotations for one evaluated set and the Events to publish once they are written
-/// (`Blocked` on a new reason, `RolloutPaused`, `RolloutComplete`).
+/// (`Blocked` on a new reason, `RolloutPaused`, `RolloutComplete`); none for a set without the
+/// policy's mark (`guarded`), which is not the stepper's.
 ///
 /// - `initialized: "true"` once a guarded set with ≥ 1 replica is fully Ready (0 replicas is "fully
 ///   Ready" with no pod ever Ready: docs/design.md keeps such a set fixable by a plain re-apply);
@@ -89,6 +90,11 @@ pub fn status_changes(
     stuck: StuckPods<'_>,
     now: Timestamp,
 ) -> StatusChanges {
+    if !config.marked {
+        // Not the stepper's (no guarded mark: a manual canary, a set the policy does not cover):
+        // nothing is written on it (`gates::evaluate::UNMARKED`).
+        return StatusChanges::default();
+    }
     let keys = &config.keys;
     let verdict = &ev.verdict;
     let announced = config.stamps.blocked;

@@ -18,15 +18,7 @@ use sts_safe_rollout_rules::decision::{self, Change, Row};
 use crate::config::SetConfig;
 use crate::model::set;
 
-/// The namespaces every shipped scope leaves alone, labelled or not: the `NotIn` list of the policy's
-/// `namespaceSelector` (`deploy/policy/cluster-admission-policy.yaml`, and the native binding's; a test
-/// holds them equal).
-pub const EXCLUDED_NAMESPACES: [&str; 4] = [
-    "kube-system",
-    "kube-public",
-    "kube-node-lease",
-    "kubewarden",
-];
+pub use crate::config::EXCLUDED_NAMESPACES;
 
 /// The pod-template annotation the preview adds to the new object: any template change takes the same
 /// row of the table, whatever it changes.
@@ -166,11 +158,46 @@ pub fn guarded_word(preview: &Preview) -> &'static str {
     if preview.guarded_now { "yes" } else { "no" }
 }
 
-/// The table's STAGED-NOW column: `partition 3: stepped next` for a set the stepper in this scope would
-/// step at once, `-` otherwise.
+/// The table's STAGED-NOW column for a set with an update staged behind its partition: `partition 3: the
+/// stepper steps it` when the policy marked it (`guarded`), `partition 3: not stepped (no guarded mark)`
+/// when not (a partition a person or a tool set: the stepper leaves it alone); `-` otherwise.
 pub fn staged_now_word(preview: &Preview) -> String {
     match preview.staged_now {
-        Some(p) => format!("partition {p}: the stepper steps it"),
+        Some(p) if preview.guarded_now => format!("partition {p}: the stepper steps it"),
+        Some(p) => format!("partition {p}: not stepped (no guarded mark)"),
         None => "-".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn staged(marked: bool) -> Preview {
+        Preview {
+            namespace: "db".into(),
+            name: "pg".into(),
+            strategy: "RollingUpdate".into(),
+            guarded_now: marked,
+            staged_now: Some(2),
+            next: NextChange::Staged { partition: 3 },
+        }
+    }
+
+    #[test]
+    fn staged_now_says_whether_the_stepper_steps_it() {
+        assert_eq!(
+            staged_now_word(&staged(true)),
+            "partition 2: the stepper steps it"
+        );
+        assert_eq!(
+            staged_now_word(&staged(false)),
+            "partition 2: not stepped (no guarded mark)"
+        );
+        let idle = Preview {
+            staged_now: None,
+            ..staged(true)
+        };
+        assert_eq!(staged_now_word(&idle), "-");
     }
 }

@@ -191,3 +191,51 @@ async fn all_namespaces_as_yaml() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("across all namespaces"));
 }
+
+/// `once` judges `--selector` itself (gate `OutOfScope`): its LIST carries no label selector, and a
+/// selector it cannot read stops it before any request, naming the flag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn once_lists_every_set_and_refuses_a_bad_selector() {
+    let server = FakeApiServer::start(MOMENT).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = server.kubeconfig(dir.path(), Some("demo"));
+    let bad = run(
+        dir.path(),
+        &kubeconfig,
+        false,
+        &["once", "--dry-run", "--selector", "tier in db"],
+    )
+    .await;
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("--selector \"tier in db\"") && err.contains("kubectl's -l form"),
+        "{err}"
+    );
+    assert!(server.seen().is_empty(), "{:?}", server.seen());
+    let out = run(
+        dir.path(),
+        &kubeconfig,
+        false,
+        &[
+            "once",
+            "--dry-run",
+            "--selector",
+            "safe-rollout.dev/guard=true",
+        ],
+    )
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lists: Vec<String> = (server.seen().into_iter())
+        .filter(|s| s.contains("/statefulsets"))
+        .collect();
+    assert_eq!(
+        lists,
+        ["/apis/apps/v1/statefulsets?"],
+        "no labelSelector sent"
+    );
+}

@@ -49,6 +49,7 @@ mod rejected_writes;
 mod release_api;
 mod return_not_ready_api;
 mod returning_api;
+mod scope_api;
 mod status_heartbeat;
 mod status_record;
 mod status_unguarded;

@@ -26,7 +26,7 @@ use sts_stepper::cluster::kube::{KubeCluster, Scope};
 use sts_stepper::cluster::prometheus::PromQuery;
 use sts_stepper::cluster::webhook::{WebhookCall, WebhookPost};
 use sts_stepper::cluster::{Kind, Probe};
-use sts_stepper::config::Keys;
+use sts_stepper::config::{Keys, StepperScope};
 use sts_stepper::gates::GateOptions;
 use sts_stepper::gates::approval::webhook::answer::WebhookAnswer;
 use sts_stepper::gates::check::http::HttpAnswer;
@@ -233,11 +233,25 @@ async fn once_and_watch_send_the_same_writes_through_one_history() {
         tokio::spawn(async move { while s.next().await.is_some() {} });
     }
     caches.ready().await;
-    let opts = options();
     let (mut compared, mut kinds) = (0, BTreeMap::<String, usize>::new());
     let mut notes = Vec::new();
     let (mut patched, mut bare) = (0, 0);
-    for (name, snap) in states() {
+    // Every state in the default scope, and (one in four) under an opt-in --selector the fixture set
+    // does not match: held `OutOfScope` alike in both modes.
+    let runs = states()
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, (name, snap))| {
+            let opted_out =
+                (i % 4 == 0).then(|| (format!("{name} --selector"), snap.clone(), true));
+            std::iter::once((name, snap, false)).chain(opted_out)
+        });
+    for (name, snap, opted_out) in runs {
+        let mut opts = options();
+        if opted_out {
+            opts.gates.scope =
+                StepperScope::new(Some("safe-rollout.dev/guard=true")).expect("scope");
+        }
         api.set_objects(objects(&snap), owner_objects());
         for at in ["2026-11-23T01:16:00Z", "2026-11-23T03:00:00Z"] {
             let now: Timestamp = at.parse().expect("time");
@@ -305,6 +319,10 @@ async fn once_and_watch_send_the_same_writes_through_one_history() {
             .iter()
             .any(|n| n.contains("waiting 60 s of 300 s for approval of web-4")),
         "{notes:#?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.contains("OutOfScope")),
+        "a set out of the stepper's scope is announced in both modes"
     );
     // A pod not Ready on a rolled-back revision is returned at once, in both modes (issue 43).
     assert!(

@@ -19,8 +19,9 @@ use sts_stepper::rollout::preview::{EXCLUDED_NAMESPACES, NextChange, preview};
 
 /// The StatefulSet of fixture `moment` with `f` applied to its JSON.
 fn set_of(moment: &str, f: impl FnOnce(&mut Value)) -> StatefulSet {
-    let list: Value = serde_json::from_slice(&fixture_body(&format!("{moment}-statefulsets.json")))
-        .expect("json");
+    let list: Value =
+        serde_json::from_slice(&raw_fixture_body(&format!("{moment}-statefulsets.json")))
+            .expect("json");
     let mut set = list["items"][0].clone();
     f(&mut set);
     serde_json::from_value(set).expect("a StatefulSet")

@@ -22,8 +22,9 @@ const STAMP: &str = "2026-11-23T01:10:42Z";
 
 /// Moment `moment`'s set with `f` applied.
 fn set_of(moment: &str, f: impl FnOnce(&mut Value)) -> Value {
-    let list: Value = serde_json::from_slice(&fixture_body(&format!("{moment}-statefulsets.json")))
-        .expect("json");
+    let list: Value =
+        serde_json::from_slice(&raw_fixture_body(&format!("{moment}-statefulsets.json")))
+            .expect("json");
     let mut set = list["items"][0].clone();
     set["kind"] = json!("StatefulSet");
     set["apiVersion"] = json!("apps/v1");
@@ -253,7 +254,7 @@ async fn a_lost_race_on_the_partition_writes_nothing_more() {
                 Method::PATCH,
                 PATCH_WEB,
                 422,
-                fixture_body("errors/422-json-patch-test-failed.json"),
+                raw_fixture_body("errors/422-json-patch-test-failed.json"),
             ),
         ],
         How::default(),

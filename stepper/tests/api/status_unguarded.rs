@@ -1,7 +1,7 @@
 //! What `status` says of a set without the guarded mark (`<prefix>/guarded: "true"`, which the policy
 //! writes when it stages or restores the partition): its health is the built-in rule's, and the table
 //! names it below even when Healthy; a guarded Healthy set gets no line. The mock API server answers
-//! with the real fixture LIST bodies (captured before the mark existed: unmarked as they are).
+//! with the real fixture LIST bodies (captured before the mark existed: unmarked as they are, `raw_fixture_body`).
 
 use crate::common::*;
 use crate::mock_api::*;
@@ -12,7 +12,7 @@ use sts_stepper::commands::{status_items, status_table};
 
 /// The StatefulSetList of `moment` with `f` applied to its set.
 fn list_with(moment: &str, f: impl FnOnce(&mut Value)) -> Vec<u8> {
-    let body = fixture_body(&format!("{moment}-statefulsets.json"));
+    let body = raw_fixture_body(&format!("{moment}-statefulsets.json"));
     let mut list: Value = serde_json::from_slice(&body).expect("json");
     f(&mut list["items"][0]);
     serde_json::to_vec(&list).expect("json")
@@ -25,9 +25,9 @@ fn reads(moment: &str, f: impl FnOnce(&mut Value)) -> Vec<Expect> {
         set_pods(
             "demo",
             "app=web",
-            fixture_body(&format!("{moment}-pods.json")),
+            raw_fixture_body(&format!("{moment}-pods.json")),
         ),
-        namespace_pdbs("demo", fixture_body(&format!("{moment}-pdbs.json"))),
+        namespace_pdbs("demo", raw_fixture_body(&format!("{moment}-pdbs.json"))),
     ]
 }
 

@@ -34,8 +34,27 @@ pub fn fixture_path(file: &str) -> PathBuf {
         .join(file)
 }
 
-/// The raw body of a fixture file (what the API server sent).
+/// The body of a fixture file (what the API server sent), a StatefulSet list's sets marked as the
+/// policy marks every set it stages (`safe-rollout.dev/guarded: "true"`, docs/design.md, "The guarded
+/// mark"): the capture (Kubernetes v1.28.7, fixtures/api/README.md) predates the mark, and the stepper
+/// steps only marked sets. [`raw_fixture_body`] is the file as captured.
 pub fn fixture_body(file: &str) -> Vec<u8> {
+    let raw = raw_fixture_body(file);
+    if !file.ends_with("statefulsets.json") {
+        return raw;
+    }
+    let mut list: Value =
+        serde_json::from_slice(&raw).unwrap_or_else(|e| panic!("parse fixture {file}: {e}"));
+    for set in list["items"].as_array_mut().into_iter().flatten() {
+        let meta = set["metadata"].as_object_mut().expect("metadata");
+        let notes = meta.entry("annotations").or_insert_with(|| json!({}));
+        notes["safe-rollout.dev/guarded"] = json!("true");
+    }
+    serde_json::to_vec(&list).expect("json")
+}
+
+/// The raw body of a fixture file, exactly as captured.
+pub fn raw_fixture_body(file: &str) -> Vec<u8> {
     std::fs::read(fixture_path(file)).unwrap_or_else(|e| panic!("read fixture {file}: {e}"))
 }
 
@@ -112,7 +131,7 @@ pub fn set_json(name: &str, replicas: i32, partition: Option<i32>, updated: i32)
     json!({
         "metadata": {"name": name, "namespace": "ns", "uid": format!("uid-{name}"),
                      "resourceVersion": "100", "generation": 2,
-                     "annotations": {"team": "db"}},
+                     "annotations": {"team": "db", "safe-rollout.dev/guarded": "true"}},
         "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
                  "serviceName": name, "template": {"metadata": {"labels": {"app": name}}},
                  "updateStrategy": strategy},

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use sts_stepper::cluster::cached::{CachedPod, CachedSet, trim_pdb};
-use sts_stepper::config::{self, Keys, SetConfig};
+use sts_stepper::config::{self, Keys, SetConfig, StepperScope};
 use sts_stepper::gates::check::http::HttpAnswer;
 use sts_stepper::gates::check::prometheus::QueryOutcome;
 use sts_stepper::gates::recovery;
@@ -134,10 +134,13 @@ const TIMES: [&str; 3] = [
 #[test]
 fn each_gate_decides_on_its_declared_fields_as_on_the_whole_objects() {
     let mut judged = BTreeMap::<&str, std::collections::BTreeSet<bool>>::new();
-    for pdb_gate in [true, false] {
+    // The stepper's scope: every set, or the opt-in label's (which no fixture set carries).
+    let scopes = [None, Some("safe-rollout.dev/guard=true")];
+    for (pdb_gate, scope) in [true, false].into_iter().zip(scopes) {
         let opts = GateOptions {
             pdb_gate,
             http_checks: Some(vec!["app".into()]),
+            scope: StepperScope::new(scope).expect("selector"),
             ..GateOptions::default()
         };
         for (name, snap) in states() {

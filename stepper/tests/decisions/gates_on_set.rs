@@ -56,6 +56,7 @@ fn paused_comes_before_every_other_gate() {
 fn the_annotation_prefix_is_honoured() {
     let mut v = set_json("web", 5, Some(4), 1);
     v["metadata"]["annotations"]["moco.cybozu.com/paused"] = json!("true");
+    v["metadata"]["annotations"]["moco.cybozu.com/guarded"] = json!("true");
     let s = set_from(v);
     assert_eq!(decide_one(&s, &pods("web", 5, 4)), step(4, 3, "b"));
     let moco = GateOptions {

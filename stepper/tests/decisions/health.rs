@@ -8,13 +8,14 @@ use serde_json::{Value, json};
 use sts_stepper::config::{Keys, SetConfig};
 use sts_stepper::rollout::health::{Health, HealthStatus, health};
 
-use crate::common::{REV_NEW, fixture_body};
+use crate::common::{REV_NEW, raw_fixture_body};
 
 /// The StatefulSet `demo/web` of fixture moment `moment`, as JSON, as captured: before the policy
 /// wrote the guarded mark.
 fn captured(moment: &str) -> Value {
-    let list: Value = serde_json::from_slice(&fixture_body(&format!("{moment}-statefulsets.json")))
-        .expect("json");
+    let list: Value =
+        serde_json::from_slice(&raw_fixture_body(&format!("{moment}-statefulsets.json")))
+            .expect("json");
     list["items"][0].clone()
 }
 

@@ -9,7 +9,7 @@ use sts_stepper::gates::{GateOptions, Verdict};
 use sts_stepper::model::pods;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::plan::events::EventType;
-use sts_stepper::plan::patch::stamp;
+use sts_stepper::plan::patch::{annotation_patch, stamp, step_patch};
 use sts_stepper::plan::{self, SetPlan, Snapshot};
 
 /// The set's annotations as the stepper reads them (default prefix).
@@ -34,16 +34,19 @@ fn to_json(p: &Option<json_patch::Patch>) -> Value {
 
 #[test]
 fn absent_annotations_are_added_as_a_whole_map_pinned_by_resource_version() {
+    // A set the stepper writes on carries the policy's mark, so an annotations map; the builders still
+    // add a whole map only pinned to the resourceVersion read (a set without one is not planned at
+    // all: `kube_pass_writes::a_set_with_no_annotations_is_not_the_steppers_and_gets_no_write`).
     let mut v = set_json("web", 3, Some(3), 0);
     v["metadata"]
         .as_object_mut()
         .expect("meta")
         .remove("annotations");
-    v["status"]["currentRevision"] = json!("b"); // nothing staged, fully Ready
-    v["status"]["updatedReplicas"] = json!(3);
-    let p = plan_one(v.clone(), vec![]);
+    let set = set_from(v);
+    let keys = Keys::default();
+    let patch = annotation_patch(&set, &[(keys.initialized.clone(), Some("true".into()))]);
     assert_eq!(
-        to_json(&p.status_annotations),
+        to_json(&patch),
         json!([
             {"op": "test", "path": "/metadata/resourceVersion", "value": "100"},
             {"op": "add", "path": "/metadata/annotations",
@@ -51,16 +54,9 @@ fn absent_annotations_are_added_as_a_whole_map_pinned_by_resource_version() {
         ])
     );
     // The step patch on a set without annotations: same pin, whole map.
-    let mut v = set_json("web", 3, Some(3), 0);
-    v["metadata"]
-        .as_object_mut()
-        .expect("meta")
-        .remove("annotations");
-    v["status"]["readyReplicas"] = json!(2); // not fully Ready: no initialized stamp
-    let p = plan_one(v, pods("web", 3, 3));
-    assert!(p.status_annotations.is_none());
+    let step = step_patch(&set, &config_of(&set), 3, 2, "b", now());
     assert_eq!(
-        to_json(&p.step),
+        to_json(&Some(step)),
         json!([
             {"op": "test", "path": "/spec/updateStrategy/rollingUpdate/partition", "value": 3},
             {"op": "test", "path": "/status/updateRevision", "value": "b"},

@@ -48,6 +48,7 @@ fn the_gate_list_runs_in_reason_order_and_marks_the_pod_gates() {
 #[test]
 fn reads_list_is_true_for_the_gates_of_the_list_only() {
     let list = [
+        Reason::OutOfScope,
         Reason::Paused,
         Reason::InvalidAnnotation,
         Reason::FailedRevision,

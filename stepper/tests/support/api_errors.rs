@@ -27,9 +27,20 @@ pub fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/api")
 }
 
-/// The raw bytes of `fixtures/api/{file}`.
+/// The bytes of `fixtures/api/{file}`; a StatefulSet list's sets marked as the policy marks every
+/// set it stages (`safe-rollout.dev/guarded: "true"`: the capture predates the mark, and the stepper
+/// steps only marked sets).
 pub fn fixture(file: &str) -> Vec<u8> {
-    std::fs::read(fixtures().join(file)).unwrap_or_else(|e| panic!("read fixture {file}: {e}"))
+    let raw =
+        std::fs::read(fixtures().join(file)).unwrap_or_else(|e| panic!("read fixture {file}: {e}"));
+    if !file.ends_with("statefulsets.json") {
+        return raw;
+    }
+    let mut list: serde_json::Value = serde_json::from_slice(&raw).expect("a list");
+    for set in list["items"].as_array_mut().into_iter().flatten() {
+        set["metadata"]["annotations"]["safe-rollout.dev/guarded"] = "true".into();
+    }
+    serde_json::to_vec(&list).expect("json")
 }
 
 /// An error body and its HTTP code (the file name's number, as the fixtures' README says).
