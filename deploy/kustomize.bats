@@ -238,11 +238,12 @@ YAML
   [ "$status" -eq 0 ]
   grep -q "validations passed, 0 failed" <<<"$output"
   kinds() { "$python" -c 'import sys, yaml; [print(d["kind"]) for d in yaml.safe_load_all(open(sys.argv[1])) if d]' "$work/rel/install-$1.yaml" | sort | tr '\n' ' '; }
-  [ "$(kinds kubewarden-cronjob)" = "ClusterAdmissionPolicy ClusterRole ClusterRoleBinding CronJob Namespace ServiceAccount " ]
-  [ "$(kinds kubewarden-ha)" = "ClusterAdmissionPolicy ClusterRole ClusterRoleBinding Deployment Namespace PodDisruptionBudget Role RoleBinding Service ServiceAccount " ]
+  [ "$(kinds kubewarden-cronjob)" = "ClusterAdmissionPolicy ClusterRole ClusterRoleBinding CronJob Namespace PolicyServer ServiceAccount " ]
+  [ "$(kinds kubewarden-ha)" = "ClusterAdmissionPolicy ClusterRole ClusterRoleBinding Deployment Namespace PodDisruptionBudget PolicyServer Role RoleBinding Service ServiceAccount " ]
   [ "$(kinds native-ha)" = "ClusterRole ClusterRoleBinding Deployment MutatingAdmissionPolicy MutatingAdmissionPolicyBinding Namespace PodDisruptionBudget Role RoleBinding Service ServiceAccount " ]
   for mode in kubewarden-cronjob kubewarden-ha native-ha; do
-    [ "$(grep -E '^ *image: ' "$work/rel/install-$mode.yaml" | sort -u | sed 's/^ *//')" = "image: registry.example/sts-stepper@$digest" ]
+    # Every container runs the pinned image (the PolicyServer's spec.image, two spaces in, is Kubewarden's).
+    [ "$(grep -E '^ {3,}image: ' "$work/rel/install-$mode.yaml" | sort -u | sed 's/^ *//')" = "image: registry.example/sts-stepper@$digest" ]
     # Opt-in in every mode.
     grep -q -- '--selector=safe-rollout.dev/guard=true' "$work/rel/install-$mode.yaml"
   done
@@ -252,4 +253,26 @@ YAML
   [ "$status" -eq 2 ]
   grep -q "is not REPOSITORY@sha256:" <<<"$output"
   [ ! -e "$work/rel2" ]
+}
+
+@test "the Kubewarden policy is served by its own PolicyServer: 2 replicas, a PDB, validated strictly against Kubewarden's CRD" {
+  build deploy
+  [ "$(jq -r '.[] | select(.kind == "ClusterAdmissionPolicy") | .spec.policyServer' "$work/out.json")" = sts-safe-rollout ]
+  local ps
+  ps=$(jq -c '.[] | select(.kind == "PolicyServer" and .metadata.name == "sts-safe-rollout") | .spec' "$work/out.json")
+  [ "$(jq '.replicas >= 2' <<<"$ps")" = true ]
+  # Exactly one of the PDB's two fields (the controller refuses both).
+  [ "$(jq '[has("minAvailable"), has("maxUnavailable")] | map(select(.)) | length' <<<"$ps")" -eq 1 ]
+  [ "$(jq -r '.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.labelSelector.matchLabels["kubewarden/policy-server"]' <<<"$ps")" = sts-safe-rollout ]
+  # validate.sh checks it against the real CRD, strictly: a misspelt field and a string replica count fail.
+  mkdir -p "$work/ps"
+  cp "$repo/deploy/policy/policy-server.yaml" "$work/ps/good.yaml"
+  sed 's/minAvailable:/minAvaliable:/' "$repo/deploy/policy/policy-server.yaml" >"$work/ps/misspelt.yaml"
+  sed 's/replicas: 2/replicas: "two"/' "$repo/deploy/policy/policy-server.yaml" >"$work/ps/string.yaml"
+  run "$repo/deploy/validate.sh" "$work/ps"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  grep -q "^ok   ps/good.yaml PolicyServer/sts-safe-rollout against the CRD schema" <<<"$output"
+  grep -q "^FAIL ps/misspelt.yaml PolicyServer/sts-safe-rollout: Additional properties are not allowed ('minAvaliable'" <<<"$output"
+  grep -q "^FAIL ps/string.yaml PolicyServer/sts-safe-rollout: 'two' is not of type 'integer'" <<<"$output"
 }

@@ -35,6 +35,11 @@ command -v kubectl >/dev/null || { echo "release.sh: needs kubectl (its kustomiz
 shipped_image=$(sed -n 's/^ *image: *//p' "$here/stepper/cronjob.yaml")
 shipped_name=${shipped_image%:*}
 
+# container_images FILE: the `image:` lines of FILE's objects, but a Kubewarden PolicyServer's.
+container_images() {
+    awk '/^---/ {kind = ""} /^kind: / {kind = $2} kind != "PolicyServer" && /^ *image: /' "$1"
+}
+
 mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -62,10 +67,11 @@ for mode in kubewarden-cronjob kubewarden-ha native-ha; do
         [[ $mode == native-* ]] || echo "#   policy $module"
         kubectl kustomize "$work/$mode"
     } >"$file.tmp"
-    # Every stepper container runs the pinned image, and no other.
-    if grep -E '^ *image: ' "$file.tmp" | grep -vqF "image: $image"; then
+    # Every stepper container runs the pinned image, and no other (the PolicyServer's `spec.image` is
+    # Kubewarden's policy-server, not a container of ours).
+    if container_images "$file.tmp" | grep -vqF "image: $image"; then
         echo "release.sh: $file names an image other than $image:" >&2
-        grep -E '^ *image: ' "$file.tmp" >&2
+        container_images "$file.tmp" >&2
         rm -f "$file.tmp"; exit 1
     fi
     grep -qF "image: $image" "$file.tmp" || { echo "release.sh: $file runs no stepper" >&2; rm -f "$file.tmp"; exit 1; }

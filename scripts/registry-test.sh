@@ -173,7 +173,8 @@ echo "== deploy manifests for REGISTRY=$REGISTRY TAG=$TAG"
 make --no-print-directory deploy-manifests REGISTRY="$REGISTRY" TAG="$TAG" DIST="$tmp/dist"
 rendered_module=$(sed -n 's/^  module: //p' "$tmp/dist/sts-safe-rollout.yaml")
 check "rendered ClusterAdmissionPolicy module" "$policy" "$rendered_module"
-check "rendered CronJob image" "$image" "$(sed -n 's/^ *image: //p' "$tmp/dist/sts-safe-rollout.yaml")"
+# A container's image (indented under its pod); the PolicyServer's `spec.image` (two spaces) is Kubewarden's.
+check "rendered CronJob image" "$image" "$(sed -n 's/^ \{3,\}image: //p' "$tmp/dist/sts-safe-rollout.yaml")"
 check "rendered watch Deployment image" "$image" "$(sed -n 's/^ *image: //p' "$tmp/dist/sts-stepper-watch.yaml")"
 "$RUNNER" run -r test_data/create.json "$rendered_module" >"$tmp/rendered.out" 2>/dev/null \
     && pass "the rendered module runs from the registry" || fail "the rendered module does not run"
