@@ -255,6 +255,40 @@ YAML
   [ ! -e "$work/rel2" ]
 }
 
+# component FILE VALUE: "Kind/name …" of the objects in FILE whose label app.kubernetes.io/component equals VALUE,
+# in file order: what `kubectl delete -f FILE -l app.kubernetes.io/component=VALUE` deletes (kubectl filters the
+# file's objects by their own labels, cli-runtime's Builder.visitByPaths → FilterByLabelSelector).
+component() {
+  "$python" -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+print(" ".join(d["kind"] + "/" + d["metadata"]["name"] for d in docs
+               if (d["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == sys.argv[2]))' "$1" "$2"
+}
+
+@test "the uninstall's selectors: component=policy is exactly each release file's policy, component=stepper all the rest" {
+  run "$repo/deploy/release.sh" "registry.example/sts-stepper@sha256:$(printf 'cd%.0s' $(seq 32))" \
+    registry://registry.example/policies/sts-safe-rollout:v9.9.9 "$work/rel"
+  [ "$status" -eq 0 ]
+  local mode file total
+  for mode in kubewarden-cronjob kubewarden-ha; do
+    [ "$(component "$work/rel/install-$mode.yaml" policy)" = "ClusterAdmissionPolicy/sts-safe-rollout PolicyServer/sts-safe-rollout" ]
+  done
+  [ "$(component "$work/rel/install-native-ha.yaml" policy)" = "MutatingAdmissionPolicy/sts-safe-rollout MutatingAdmissionPolicyBinding/sts-safe-rollout" ]
+  [ "$(component "$work/rel/install-kubewarden-cronjob.yaml" stepper)" = "Namespace/sts-safe-rollout ServiceAccount/sts-stepper ClusterRole/sts-stepper ClusterRoleBinding/sts-stepper CronJob/sts-stepper" ]
+  for mode in kubewarden-ha native-ha; do
+    [ "$(component "$work/rel/install-$mode.yaml" stepper)" = "Namespace/sts-safe-rollout ServiceAccount/sts-stepper Role/sts-stepper-leader-election ClusterRole/sts-stepper RoleBinding/sts-stepper-leader-election ClusterRoleBinding/sts-stepper Service/sts-stepper-metrics Deployment/sts-stepper PodDisruptionBudget/sts-stepper" ]
+  done
+  # Every object is in exactly one of the two: the uninstall leaves nothing behind.
+  for mode in kubewarden-cronjob kubewarden-ha native-ha; do
+    file=$work/rel/install-$mode.yaml
+    total=$(grep -c '^kind:' "$file")
+    [ $(( $(component "$file" policy | wc -w) + $(component "$file" stepper | wc -w) )) -eq "$total" ]
+  done
+  # The stepper's opt-in Components carry it too (objects they add go with the stepper).
+  build deploy/stepper/watch deploy/stepper/approvals deploy/stepper/recovery
+  [ "$(jq '[.[] | select(.kind | test("Role")) | select(.metadata.labels["app.kubernetes.io/component"] != "stepper")] | length' "$work/out.json")" -eq 0 ]
+}
+
 @test "the Kubewarden policy is served by its own PolicyServer: 2 replicas, a PDB, validated strictly against Kubewarden's CRD" {
   build deploy
   [ "$(jq -r '.[] | select(.kind == "ClusterAdmissionPolicy") | .spec.policyServer' "$work/out.json")" = sts-safe-rollout ]
