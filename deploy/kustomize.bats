@@ -230,10 +230,11 @@ YAML
   [ "$(pod_spec CronJob | jq -r '.containers[0].args[-1]')" = --http-check=es-health=http://elasticsearch.search:9200/_cluster/health ]
 }
 
-@test "the release bundle: one file per mode, the image pinned by digest, each mode's objects only" {
-  local digest=sha256:$(printf 'ab%.0s' $(seq 32))
+@test "the release bundle: one file per mode, the image and the policy pinned by digest, each mode's objects only" {
+  local digest policy_digest
+  digest=sha256:$(printf 'ab%.0s' $(seq 32)) policy_digest=sha256:$(printf 'ef%.0s' $(seq 32))
   run "$repo/deploy/release.sh" "registry.example/sts-stepper@$digest" \
-    registry://registry.example/policies/sts-safe-rollout:v9.9.9 "$work/rel"
+    "registry://registry.example/policies/sts-safe-rollout@$policy_digest" "$work/rel"
   echo "$output"
   [ "$status" -eq 0 ]
   grep -q "validations passed, 0 failed" <<<"$output"
@@ -247,11 +248,20 @@ YAML
     # Opt-in in every mode.
     grep -q -- '--selector=safe-rollout.dev/guard=true' "$work/rel/install-$mode.yaml"
   done
-  grep -q 'module: registry://registry.example/policies/sts-safe-rollout:v9.9.9' "$work/rel/install-kubewarden-ha.yaml"
-  # A tag is not a digest.
-  run "$repo/deploy/release.sh" registry.example/sts-stepper:v9.9.9 registry://r/p:v1 "$work/rel2"
+  # The Kubewarden policy module by digest, in both Kubewarden files and their headers.
+  for mode in kubewarden-cronjob kubewarden-ha; do
+    [ "$(grep -c "^  module: registry://registry.example/policies/sts-safe-rollout@$policy_digest\$" "$work/rel/install-$mode.yaml")" -eq 1 ]
+    grep -q "^#   policy registry://registry.example/policies/sts-safe-rollout@$policy_digest\$" "$work/rel/install-$mode.yaml"
+  done
+  # A tag is not a digest: neither for the image nor for the policy module.
+  run "$repo/deploy/release.sh" registry.example/sts-stepper:v9.9.9 "registry://r/p@$policy_digest" "$work/rel2"
   [ "$status" -eq 2 ]
   grep -q "is not REPOSITORY@sha256:" <<<"$output"
+  run "$repo/deploy/release.sh" "registry.example/sts-stepper@$digest" registry://r/p:v1 "$work/rel2"
+  [ "$status" -eq 2 ]
+  grep -q "policy module 'registry://r/p:v1' is not registry://HOST/REPOSITORY@sha256:<64 hex digits>" <<<"$output"
+  run "$repo/deploy/release.sh" "registry.example/sts-stepper@$digest" "registry://r/p@sha256:abc" "$work/rel2"
+  [ "$status" -eq 2 ]
   [ ! -e "$work/rel2" ]
 }
 
@@ -267,7 +277,7 @@ print(" ".join(d["kind"] + "/" + d["metadata"]["name"] for d in docs
 
 @test "the uninstall's selectors: component=policy is exactly each release file's policy, component=stepper all the rest" {
   run "$repo/deploy/release.sh" "registry.example/sts-stepper@sha256:$(printf 'cd%.0s' $(seq 32))" \
-    registry://registry.example/policies/sts-safe-rollout:v9.9.9 "$work/rel"
+    "registry://registry.example/policies/sts-safe-rollout@sha256:$(printf 'ef%.0s' $(seq 32))" "$work/rel"
   [ "$status" -eq 0 ]
   local mode file total
   for mode in kubewarden-cronjob kubewarden-ha; do
@@ -309,4 +319,63 @@ print(" ".join(d["kind"] + "/" + d["metadata"]["name"] for d in docs
   grep -q "^ok   ps/good.yaml PolicyServer/sts-safe-rollout against the CRD schema" <<<"$output"
   grep -q "^FAIL ps/misspelt.yaml PolicyServer/sts-safe-rollout: Additional properties are not allowed ('minAvaliable'" <<<"$output"
   grep -q "^FAIL ps/string.yaml PolicyServer/sts-safe-rollout: 'two' is not of type 'integer'" <<<"$output"
+}
+
+@test "make release pins what make publish and push-image recorded, and says when it has neither" {
+  local dist=$work/dist img pol
+  img=sha256:$(printf '12%.0s' $(seq 32)) pol=sha256:$(printf '34%.0s' $(seq 32))
+  mkdir -p "$dist"
+  run make -s -C "$repo" release DIST="$dist" REGISTRY=registry.example/org
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -q "release: no DIGEST= and no $dist/sts-stepper.digest (make push-image): placeholder digest sha256:0\{64\}, for review only" <<<"$output"
+  grep -q "release: no POLICY_DIGEST= and no $dist/policy.digest (make publish): placeholder policy digest sha256:0\{64\}, for review only" <<<"$output"
+  grep -q "^  module: registry://registry.example/org/policies/sts-safe-rollout@sha256:0\{64\}$" "$dist/release/install-kubewarden-ha.yaml"
+  # The digests the pushes recorded (buildah's --digestfile, kwctl push -o json or runner push --digestfile).
+  printf '%s' "$img" >"$dist/sts-stepper.digest"
+  printf '%s' "$pol" >"$dist/policy.digest"
+  run make -s -C "$repo" release DIST="$dist" REGISTRY=registry.example/org
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(grep -c placeholder <<<"$output")" -eq 0 ]
+  grep -q "^  module: registry://registry.example/org/policies/sts-safe-rollout@$pol$" "$dist/release/install-kubewarden-cronjob.yaml"
+  grep -q "image: registry.example/org/sts-stepper@$img$" "$dist/release/install-native-ha.yaml"
+}
+
+# fake_kwctl DIR ANSWER: a kwctl on DIR that annotates by copying and answers `push -o json` with ANSWER.
+fake_kwctl() {
+  mkdir -p "$1"
+  cat >"$1/kwctl" <<SH
+#!/usr/bin/env bash
+case "\$1" in
+  annotate) cp "\${@: -1}" "\$(sed -n 's/.* -o \([^ ]*\) .*/\1/p' <<<"\$*")" ;;
+  push) echo "\$*" >>"$1/push.log"; printf '%s\n' '$2' ;;
+esac
+SH
+  chmod +x "$1/kwctl"
+}
+
+@test "make publish records the digest kwctl push gives in dist/policy.digest, and refuses an answer without one" {
+  # The Makefile in a directory of its own, its policy already built: the recipe alone runs (no cargo).
+  local m=$work/make pol
+  pol=sha256:$(printf '56%.0s' $(seq 32))
+  mkdir -p "$m/rules"
+  cp "$repo/Makefile" "$m/"
+  echo 'version = "9.9.9"' >"$m/Cargo.toml"
+  touch "$m/rules/Cargo.toml" "$m/Cargo.lock" "$m/metadata.yml" "$m/README.md"
+  sleep 1 && touch "$m/policy.wasm"
+  fake_kwctl "$work/bin" "{\"immutable_ref\":\"registry.example/org/policies/sts-safe-rollout@$pol\"}"
+  PATH=$work/bin:$PATH run make -s -C "$m" publish REGISTRY=registry.example/org DIST="$work/dist"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(cat "$work/dist/policy.digest")" = "$pol" ]
+  grep -q -- "push -o json annotated-policy.wasm registry://registry.example/org/policies/sts-safe-rollout:v9.9.9" "$work/bin/push.log"
+  # An answer that names no digest: an error, and no digest file.
+  rm -f "$work/dist/policy.digest"
+  fake_kwctl "$work/bin" '{"immutable_ref":"registry.example/org/policies/sts-safe-rollout:v9.9.9"}'
+  PATH=$work/bin:$PATH run make -s -C "$m" publish REGISTRY=registry.example/org DIST="$work/dist"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  grep -q "publish: kwctl push named no sha256 digest" <<<"$output"
+  [ ! -e "$work/dist/policy.digest" ]
 }

@@ -131,9 +131,11 @@ skopeo=(skopeo --tmpdir "$tmp" --override-os linux --override-arch amd64)
 # --- 1. the policy ----------------------------------------------------------------------------------
 echo "== policy: $policy"
 started=$(date +%s)
-"$RUNNER" push policy.wasm "$policy" | tee "$tmp/push.out"
+"$RUNNER" push policy.wasm "$policy" --digestfile "$tmp/policy.digest" | tee "$tmp/push.out"
 pushed=$(sed -n 's/^manifest: //p' "$tmp/push.out")
 pushed_layer=$(sed -n 's/^layer: //p' "$tmp/push.out")
+# What `make release` pins the policy module by (dist/policy.digest): the digest the registry holds.
+check "runner push --digestfile: the pushed manifest digest" "$pushed" "$(cat "$tmp/policy.digest")"
 check "the pushed layer is policy.wasm" "sha256:$(sha256sum policy.wasm | cut -d' ' -f1)" "$pushed_layer"
 
 # An independent client reads back what the registry holds.
