@@ -220,14 +220,23 @@ multiarch-tests: ## image-multiarch + push-manifest to a local registry: both pl
 	$(MAKE) stepper-cross CROSS_TARGETS="$(foreach a,$(IMAGE_ARCHS),$(MUSL_TARGET_$(a)))"
 	STEPPER_PROFILE=$(STEPPER_PROFILE) scripts/multiarch-test.sh
 
-publish: ## kwctl annotate, then kwctl push to registry://$(POLICY_REF)
+# The pushed policy's manifest digest goes to $(DIST)/policy.digest (kwctl push -o json's immutable_ref), as
+# push-image records the image's: `make release` pins the policy module by it (registry://…@sha256:…).
+publish: ## kwctl annotate, then kwctl push to registry://$(POLICY_REF); its digest to $(DIST)/policy.digest
 	@command -v kwctl >/dev/null || { \
 	  echo "make publish needs kwctl (https://github.com/kubewarden/kwctl), which is not installed here."; \
 	  echo "kwctl annotate embeds metadata.yml in the module (rules, mutating, execution mode: kwctl and the policy-server read them), then kwctl push uploads it."; \
-	  echo "For a test registry without kwctl: $(RUNNER) push policy.wasm registry://$(POLICY_REF) (unannotated)."; \
+	  echo "For a test registry without kwctl: $(RUNNER) push policy.wasm registry://$(POLICY_REF) --digestfile $(DIST)/policy.digest (unannotated)."; \
 	  exit 1; }
 	$(MAKE) annotated-policy.wasm
-	kwctl push annotated-policy.wasm registry://$(POLICY_REF)
+	mkdir -p $(DIST)
+	ref=$$(kwctl push -o json annotated-policy.wasm registry://$(POLICY_REF) | jq -r .immutable_ref); \
+	digest=$${ref##*@}; \
+	if ! [[ $$digest =~ ^sha256:[0-9a-f]{64}$$ ]]; then \
+	  echo "publish: kwctl push named no sha256 digest (immutable_ref '$$ref'); $(DIST)/policy.digest not written"; exit 1; \
+	fi; \
+	printf '%s' "$$digest" >$(DIST)/policy.digest; \
+	echo "pushed registry://$(POLICY_REF) = $$ref; digest in $(DIST)/policy.digest"
 
 # Signing (docs/publish.md): cosign-compatible signatures (the `sha256-<digest>.sig` tag beside each artifact)
 # written by the runner with the sigstore crate. COSIGN_KEY is a cosign private key file or env://VARIABLE
@@ -269,19 +278,26 @@ attach-sbom: runner ## Publish the SBOMs beside the policy and the image (sha256
 	$(RUNNER) attach-sbom $(INSECURE_FLAG) --sbom $(SBOM_DIR)/sts-safe-rollout.cdx.json registry://$(POLICY_REF)
 	$(RUNNER) attach-sbom $(INSECURE_FLAG) --sbom $(SBOM_DIR)/sts-stepper.cdx.json $(IMAGE)
 
-# The release bundle (deploy/release.sh): one install file per mode, the stepper image pinned by DIGEST, by
-# default the digest `make push-image` recorded; without either, a placeholder digest (the files are then for
-# review, not for a cluster). Not part of make test's builds: deploy/kustomize.bats runs deploy/release.sh.
+# The release bundle (deploy/release.sh): one install file per mode, the stepper image pinned by DIGEST (by
+# default the digest `make push-image`/`push-manifest` recorded) and the policy module by POLICY_DIGEST (by
+# default the digest `make publish` recorded): registry://$(REGISTRY)/policies/sts-safe-rollout@sha256:…;
+# without one, a placeholder digest, said so (the files are then for review, not for a cluster). Not part of
+# make test's builds: deploy/kustomize.bats runs deploy/release.sh.
 PLACEHOLDER_DIGEST := sha256:0000000000000000000000000000000000000000000000000000000000000000
 DIGEST ?= $(shell cat $(DIST)/sts-stepper.digest 2>/dev/null)
+POLICY_DIGEST ?= $(shell cat $(DIST)/policy.digest 2>/dev/null)
 .PHONY: release
-release: ## $(DIST)/release/install-{kubewarden-cronjob,kubewarden-ha,native-ha}.yaml, the image by DIGEST, validated
-	@digest='$(DIGEST)'; \
+release: ## $(DIST)/release/install-{kubewarden-cronjob,kubewarden-ha,native-ha}.yaml, image by DIGEST, policy by POLICY_DIGEST, validated
+	@digest='$(DIGEST)'; policy_digest='$(POLICY_DIGEST)'; \
 	if [ -z "$$digest" ]; then \
 	  digest=$(PLACEHOLDER_DIGEST); \
 	  echo "release: no DIGEST= and no $(DIST)/sts-stepper.digest (make push-image): placeholder digest $$digest, for review only"; \
 	fi; \
-	deploy/release.sh $(REGISTRY)/sts-stepper@$$digest registry://$(POLICY_REF) $(DIST)/release
+	if [ -z "$$policy_digest" ]; then \
+	  policy_digest=$(PLACEHOLDER_DIGEST); \
+	  echo "release: no POLICY_DIGEST= and no $(DIST)/policy.digest (make publish): placeholder policy digest $$policy_digest, for review only"; \
+	fi; \
+	deploy/release.sh $(REGISTRY)/sts-stepper@$$digest registry://$(REGISTRY)/policies/sts-safe-rollout@$$policy_digest $(DIST)/release
 
 # The native policy's annotation prefix (deploy/native/; the Kubewarden policy's is its `annotationPrefix`).
 ANNOTATION_PREFIX ?= safe-rollout.dev

@@ -230,26 +230,152 @@ YAML
   [ "$(pod_spec CronJob | jq -r '.containers[0].args[-1]')" = --http-check=es-health=http://elasticsearch.search:9200/_cluster/health ]
 }
 
-@test "the release bundle: one file per mode, the image pinned by digest, each mode's objects only" {
-  local digest=sha256:$(printf 'ab%.0s' $(seq 32))
+@test "the release bundle: one file per mode, the image and the policy pinned by digest, each mode's objects only" {
+  local digest policy_digest
+  digest=sha256:$(printf 'ab%.0s' $(seq 32)) policy_digest=sha256:$(printf 'ef%.0s' $(seq 32))
   run "$repo/deploy/release.sh" "registry.example/sts-stepper@$digest" \
-    registry://registry.example/policies/sts-safe-rollout:v9.9.9 "$work/rel"
+    "registry://registry.example/policies/sts-safe-rollout@$policy_digest" "$work/rel"
   echo "$output"
   [ "$status" -eq 0 ]
   grep -q "validations passed, 0 failed" <<<"$output"
   kinds() { "$python" -c 'import sys, yaml; [print(d["kind"]) for d in yaml.safe_load_all(open(sys.argv[1])) if d]' "$work/rel/install-$1.yaml" | sort | tr '\n' ' '; }
-  [ "$(kinds kubewarden-cronjob)" = "ClusterAdmissionPolicy ClusterRole ClusterRoleBinding CronJob Namespace ServiceAccount " ]
-  [ "$(kinds kubewarden-ha)" = "ClusterAdmissionPolicy ClusterRole ClusterRoleBinding Deployment Namespace PodDisruptionBudget Role RoleBinding Service ServiceAccount " ]
+  [ "$(kinds kubewarden-cronjob)" = "ClusterAdmissionPolicy ClusterRole ClusterRoleBinding CronJob Namespace PolicyServer ServiceAccount " ]
+  [ "$(kinds kubewarden-ha)" = "ClusterAdmissionPolicy ClusterRole ClusterRoleBinding Deployment Namespace PodDisruptionBudget PolicyServer Role RoleBinding Service ServiceAccount " ]
   [ "$(kinds native-ha)" = "ClusterRole ClusterRoleBinding Deployment MutatingAdmissionPolicy MutatingAdmissionPolicyBinding Namespace PodDisruptionBudget Role RoleBinding Service ServiceAccount " ]
   for mode in kubewarden-cronjob kubewarden-ha native-ha; do
-    [ "$(grep -E '^ *image: ' "$work/rel/install-$mode.yaml" | sort -u | sed 's/^ *//')" = "image: registry.example/sts-stepper@$digest" ]
+    # Every container runs the pinned image (the PolicyServer's spec.image, two spaces in, is Kubewarden's).
+    [ "$(grep -E '^ {3,}image: ' "$work/rel/install-$mode.yaml" | sort -u | sed 's/^ *//')" = "image: registry.example/sts-stepper@$digest" ]
     # Opt-in in every mode.
     grep -q -- '--selector=safe-rollout.dev/guard=true' "$work/rel/install-$mode.yaml"
   done
-  grep -q 'module: registry://registry.example/policies/sts-safe-rollout:v9.9.9' "$work/rel/install-kubewarden-ha.yaml"
-  # A tag is not a digest.
-  run "$repo/deploy/release.sh" registry.example/sts-stepper:v9.9.9 registry://r/p:v1 "$work/rel2"
+  # The Kubewarden policy module by digest, in both Kubewarden files and their headers.
+  for mode in kubewarden-cronjob kubewarden-ha; do
+    [ "$(grep -c "^  module: registry://registry.example/policies/sts-safe-rollout@$policy_digest\$" "$work/rel/install-$mode.yaml")" -eq 1 ]
+    grep -q "^#   policy registry://registry.example/policies/sts-safe-rollout@$policy_digest\$" "$work/rel/install-$mode.yaml"
+  done
+  # A tag is not a digest: neither for the image nor for the policy module.
+  run "$repo/deploy/release.sh" registry.example/sts-stepper:v9.9.9 "registry://r/p@$policy_digest" "$work/rel2"
   [ "$status" -eq 2 ]
   grep -q "is not REPOSITORY@sha256:" <<<"$output"
+  run "$repo/deploy/release.sh" "registry.example/sts-stepper@$digest" registry://r/p:v1 "$work/rel2"
+  [ "$status" -eq 2 ]
+  grep -q "policy module 'registry://r/p:v1' is not registry://HOST/REPOSITORY@sha256:<64 hex digits>" <<<"$output"
+  run "$repo/deploy/release.sh" "registry.example/sts-stepper@$digest" "registry://r/p@sha256:abc" "$work/rel2"
+  [ "$status" -eq 2 ]
   [ ! -e "$work/rel2" ]
+}
+
+# component FILE VALUE: "Kind/name …" of the objects in FILE whose label app.kubernetes.io/component equals VALUE,
+# in file order: what `kubectl delete -f FILE -l app.kubernetes.io/component=VALUE` deletes (kubectl filters the
+# file's objects by their own labels, cli-runtime's Builder.visitByPaths → FilterByLabelSelector).
+component() {
+  "$python" -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+print(" ".join(d["kind"] + "/" + d["metadata"]["name"] for d in docs
+               if (d["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == sys.argv[2]))' "$1" "$2"
+}
+
+@test "the uninstall's selectors: component=policy is exactly each release file's policy, component=stepper all the rest" {
+  run "$repo/deploy/release.sh" "registry.example/sts-stepper@sha256:$(printf 'cd%.0s' $(seq 32))" \
+    "registry://registry.example/policies/sts-safe-rollout@sha256:$(printf 'ef%.0s' $(seq 32))" "$work/rel"
+  [ "$status" -eq 0 ]
+  local mode file total
+  for mode in kubewarden-cronjob kubewarden-ha; do
+    [ "$(component "$work/rel/install-$mode.yaml" policy)" = "ClusterAdmissionPolicy/sts-safe-rollout PolicyServer/sts-safe-rollout" ]
+  done
+  [ "$(component "$work/rel/install-native-ha.yaml" policy)" = "MutatingAdmissionPolicy/sts-safe-rollout MutatingAdmissionPolicyBinding/sts-safe-rollout" ]
+  [ "$(component "$work/rel/install-kubewarden-cronjob.yaml" stepper)" = "Namespace/sts-safe-rollout ServiceAccount/sts-stepper ClusterRole/sts-stepper ClusterRoleBinding/sts-stepper CronJob/sts-stepper" ]
+  for mode in kubewarden-ha native-ha; do
+    [ "$(component "$work/rel/install-$mode.yaml" stepper)" = "Namespace/sts-safe-rollout ServiceAccount/sts-stepper Role/sts-stepper-leader-election ClusterRole/sts-stepper RoleBinding/sts-stepper-leader-election ClusterRoleBinding/sts-stepper Service/sts-stepper-metrics Deployment/sts-stepper PodDisruptionBudget/sts-stepper" ]
+  done
+  # Every object is in exactly one of the two: the uninstall leaves nothing behind.
+  for mode in kubewarden-cronjob kubewarden-ha native-ha; do
+    file=$work/rel/install-$mode.yaml
+    total=$(grep -c '^kind:' "$file")
+    [ $(( $(component "$file" policy | wc -w) + $(component "$file" stepper | wc -w) )) -eq "$total" ]
+  done
+  # The stepper's opt-in Components carry it too (objects they add go with the stepper).
+  build deploy/stepper/watch deploy/stepper/approvals deploy/stepper/recovery
+  [ "$(jq '[.[] | select(.kind | test("Role")) | select(.metadata.labels["app.kubernetes.io/component"] != "stepper")] | length' "$work/out.json")" -eq 0 ]
+}
+
+@test "the Kubewarden policy is served by its own PolicyServer: 2 replicas, a PDB, validated strictly against Kubewarden's CRD" {
+  build deploy
+  [ "$(jq -r '.[] | select(.kind == "ClusterAdmissionPolicy") | .spec.policyServer' "$work/out.json")" = sts-safe-rollout ]
+  local ps
+  ps=$(jq -c '.[] | select(.kind == "PolicyServer" and .metadata.name == "sts-safe-rollout") | .spec' "$work/out.json")
+  [ "$(jq '.replicas >= 2' <<<"$ps")" = true ]
+  # Exactly one of the PDB's two fields (the controller refuses both).
+  [ "$(jq '[has("minAvailable"), has("maxUnavailable")] | map(select(.)) | length' <<<"$ps")" -eq 1 ]
+  [ "$(jq -r '.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.labelSelector.matchLabels["kubewarden/policy-server"]' <<<"$ps")" = sts-safe-rollout ]
+  # validate.sh checks it against the real CRD, strictly: a misspelt field and a string replica count fail.
+  mkdir -p "$work/ps"
+  cp "$repo/deploy/policy/policy-server.yaml" "$work/ps/good.yaml"
+  sed 's/minAvailable:/minAvaliable:/' "$repo/deploy/policy/policy-server.yaml" >"$work/ps/misspelt.yaml"
+  sed 's/replicas: 2/replicas: "two"/' "$repo/deploy/policy/policy-server.yaml" >"$work/ps/string.yaml"
+  run "$repo/deploy/validate.sh" "$work/ps"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  grep -q "^ok   ps/good.yaml PolicyServer/sts-safe-rollout against the CRD schema" <<<"$output"
+  grep -q "^FAIL ps/misspelt.yaml PolicyServer/sts-safe-rollout: Additional properties are not allowed ('minAvaliable'" <<<"$output"
+  grep -q "^FAIL ps/string.yaml PolicyServer/sts-safe-rollout: 'two' is not of type 'integer'" <<<"$output"
+}
+
+@test "make release pins what make publish and push-image recorded, and says when it has neither" {
+  local dist=$work/dist img pol
+  img=sha256:$(printf '12%.0s' $(seq 32)) pol=sha256:$(printf '34%.0s' $(seq 32))
+  mkdir -p "$dist"
+  run make -s -C "$repo" release DIST="$dist" REGISTRY=registry.example/org
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -q "release: no DIGEST= and no $dist/sts-stepper.digest (make push-image): placeholder digest sha256:0\{64\}, for review only" <<<"$output"
+  grep -q "release: no POLICY_DIGEST= and no $dist/policy.digest (make publish): placeholder policy digest sha256:0\{64\}, for review only" <<<"$output"
+  grep -q "^  module: registry://registry.example/org/policies/sts-safe-rollout@sha256:0\{64\}$" "$dist/release/install-kubewarden-ha.yaml"
+  # The digests the pushes recorded (buildah's --digestfile, kwctl push -o json or runner push --digestfile).
+  printf '%s' "$img" >"$dist/sts-stepper.digest"
+  printf '%s' "$pol" >"$dist/policy.digest"
+  run make -s -C "$repo" release DIST="$dist" REGISTRY=registry.example/org
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(grep -c placeholder <<<"$output")" -eq 0 ]
+  grep -q "^  module: registry://registry.example/org/policies/sts-safe-rollout@$pol$" "$dist/release/install-kubewarden-cronjob.yaml"
+  grep -q "image: registry.example/org/sts-stepper@$img$" "$dist/release/install-native-ha.yaml"
+}
+
+# fake_kwctl DIR ANSWER: a kwctl on DIR that annotates by copying and answers `push -o json` with ANSWER.
+fake_kwctl() {
+  mkdir -p "$1"
+  cat >"$1/kwctl" <<SH
+#!/usr/bin/env bash
+case "\$1" in
+  annotate) cp "\${@: -1}" "\$(sed -n 's/.* -o \([^ ]*\) .*/\1/p' <<<"\$*")" ;;
+  push) echo "\$*" >>"$1/push.log"; printf '%s\n' '$2' ;;
+esac
+SH
+  chmod +x "$1/kwctl"
+}
+
+@test "make publish records the digest kwctl push gives in dist/policy.digest, and refuses an answer without one" {
+  # The Makefile in a directory of its own, its policy already built: the recipe alone runs (no cargo).
+  local m=$work/make pol
+  pol=sha256:$(printf '56%.0s' $(seq 32))
+  mkdir -p "$m/rules"
+  cp "$repo/Makefile" "$m/"
+  echo 'version = "9.9.9"' >"$m/Cargo.toml"
+  touch "$m/rules/Cargo.toml" "$m/Cargo.lock" "$m/metadata.yml" "$m/README.md"
+  sleep 1 && touch "$m/policy.wasm"
+  fake_kwctl "$work/bin" "{\"immutable_ref\":\"registry.example/org/policies/sts-safe-rollout@$pol\"}"
+  PATH=$work/bin:$PATH run make -s -C "$m" publish REGISTRY=registry.example/org DIST="$work/dist"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(cat "$work/dist/policy.digest")" = "$pol" ]
+  grep -q -- "push -o json annotated-policy.wasm registry://registry.example/org/policies/sts-safe-rollout:v9.9.9" "$work/bin/push.log"
+  # An answer that names no digest: an error, and no digest file.
+  rm -f "$work/dist/policy.digest"
+  fake_kwctl "$work/bin" '{"immutable_ref":"registry.example/org/policies/sts-safe-rollout:v9.9.9"}'
+  PATH=$work/bin:$PATH run make -s -C "$m" publish REGISTRY=registry.example/org DIST="$work/dist"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  grep -q "publish: kwctl push named no sha256 digest" <<<"$output"
+  [ ! -e "$work/dist/policy.digest" ]
 }

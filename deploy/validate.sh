@@ -6,7 +6,8 @@
 #   deploy/validate.sh                      validate against Kubernetes 1.28 and the newest bundled
 #   deploy/validate.sh dist/                the manifests `make deploy-manifests` rendered instead
 #   K8S_VERSIONS="1.30.0" deploy/validate.sh
-#   KUBEWARDEN_CRD=path/to/policies.kubewarden.io_clusteradmissionpolicies.yaml deploy/validate.sh  (another CRD version)
+#   KUBEWARDEN_CRD=path/to/policies.kubewarden.io_clusteradmissionpolicies.yaml:path/to/…_policyservers.yaml deploy/validate.sh
+#                                           (another Kubewarden release's CRDs)
 #
 # Kustomization files (and kustomize Components) are kustomize's, not API objects: they are checked to
 # parse and to name only files that exist (`resources:`, `patches:`, a generator's `files:`; the files a
@@ -18,9 +19,10 @@
 # as any other manifest. Argo CD's Application and Flux's Kustomization (the GitOps sync recipes, also in
 # docs/examples/gitops/: `deploy/validate.sh docs/examples/gitops`) are validated strictly against their real
 # CRDs in fixtures/crds/, an argocd-cm ignoreDifferences value against Argo CD's format, and a JSON 6902
-# `/spec/ignore` against the Kustomization CRD (scripts/gitops_checks.py). A Kubewarden ClusterAdmissionPolicy is validated against the CRD schema in
-# $KUBEWARDEN_CRD (default: the repository's fixtures/crds/ copy of Kubewarden's CRD; an empty value skips
-# it, and the script says so). The PrometheusRule of
+# `/spec/ignore` against the Kustomization CRD (scripts/gitops_checks.py). Kubewarden's ClusterAdmissionPolicy
+# and PolicyServer are validated against the CRD schemas in $KUBEWARDEN_CRD (files separated by `:`; default:
+# the repository's fixtures/crds/ copies of Kubewarden's two CRDs; an empty value skips them, and the script
+# says so). The PrometheusRule of
 # deploy/monitoring/ is skipped here: `make monitoring-tests` validates it against its real CRD; its
 # ServiceMonitor is validated here, against the Prometheus Operator's CRD in fixtures/crds/.
 # API objects that exist only from some Kubernetes version on (the MutatingAdmissionPolicy and its binding of
@@ -33,8 +35,9 @@ set -euo pipefail
 # The directory to check: deploy/ (where this script is) unless given.
 here="$(cd "${1:-$(dirname "${BASH_SOURCE[0]}")}" && pwd)"
 # kubernetes-validate (with jsonschema and PyYAML) in the project's Python venv (scripts/python-env.sh).
-# Kubewarden's real CRD (fixtures/crds/README.md says which release) unless KUBEWARDEN_CRD is set.
-export KUBEWARDEN_CRD="${KUBEWARDEN_CRD-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/fixtures/crds/policies.kubewarden.io_clusteradmissionpolicies.yaml}"
+# Kubewarden's real CRDs (fixtures/crds/README.md says which commit) unless KUBEWARDEN_CRD is set.
+crds="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/fixtures/crds"
+export KUBEWARDEN_CRD="${KUBEWARDEN_CRD-$crds/policies.kubewarden.io_clusteradmissionpolicies.yaml:$crds/policies.kubewarden.io_policyservers.yaml}"
 python="$("$(dirname "${BASH_SOURCE[0]}")/../scripts/python-env.sh" kubernetes-validate jsonschema pyyaml)"
 # The signing manifests' checks (Kyverno's and policy-controller's CRDs, Kubewarden's verification config).
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -75,7 +78,10 @@ def crd_schemas(path):
                     schemas[(f"{spec['group']}/{v['name']}", spec["names"]["kind"])] = schema
     return schemas
 
-custom = crd_schemas(crd_path) if crd_path else {}
+custom = {}
+for path in filter(None, crd_path.split(os.pathsep)):
+    # Strict, as `kubectl apply`'s field validation: a misspelt field (minAvaliable) is an error.
+    custom.update({key: signing_checks.strict(s) for key, s in crd_schemas(path).items()})
 signing = signing_checks.SigningSchemas(os.path.join(sys.argv[2], "fixtures", "crds"))
 gitops = signing_checks.SigningSchemas(os.path.join(sys.argv[2], "fixtures", "crds"), gitops_checks.CRD_FILES)
 
@@ -272,11 +278,11 @@ for dirpath, _, files in sorted(os.walk(root)):
                 if schema is None:
                     skipped.append(what)
                     print(f"SKIP {what}: no CRD schema for {api} {kind} at hand "
-                          f"(set KUBEWARDEN_CRD to the Kubewarden CRD file to validate it)")
+                          f"(set KUBEWARDEN_CRD to the Kubewarden CRD files to validate it)")
                     continue
                 try:
                     jsonschema.validate(doc, schema)
-                    print(f"ok   {what} against the CRD schema in {crd_path}")
+                    print(f"ok   {what} against the CRD schema of {api} {kind} in $KUBEWARDEN_CRD (strict)")
                     checked += 1
                 except jsonschema.ValidationError as e:
                     print(f"FAIL {what}: {e.message} at {'/'.join(map(str, e.absolute_path))}")

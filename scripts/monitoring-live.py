@@ -7,7 +7,9 @@
 1. Writes an hour of synthetic sts-stepper series (OpenMetrics, one sample per 15 s, ending 2 minutes ago)
    for a known situation: demo/web rolled out, demo/db stuck on PodNotReady since its step 50 minutes ago,
    demo/queue blocked by ApiError for 20 minutes while errored passes go on, demo/cache recovered a pod 5
-   minutes ago, kafka/kafka-b waiting for its group; two steppers, team-b's hung 10 minutes ago.
+   minutes ago, kafka/kafka-b waiting for its group; two steppers, team-b's hung 10 minutes ago; the API
+   server failing to call the policy's webhook once a minute for the last 8 minutes (and another policy's
+   webhook failing all along, and the policy refusing malformed writes itself: neither counts).
 2. `promtool tsdb create-blocks-from openmetrics` turns them into TSDB blocks in WORKDIR/data.
 3. Starts `prometheus` (PROMETHEUS, default on PATH) on 127.0.0.1:<free port> with those blocks and RULES
    as its rule file, waits (bounded) until it is ready and has evaluated every rule without error.
@@ -46,7 +48,11 @@ EXPECTED = {
     "StsSafeRolloutPodRecovered": {("demo", "cache")},
     "StsSafeRolloutApprovalOverdue": {("demo", "pg")},
     "StsSafeRolloutRolledBack": {("demo", "cart")},
+    "StsSafeRolloutPolicyUnreachable": {("webhook", "clusterwide-sts-safe-rollout.kubewarden.admission")},
 }
+# The API server's admission webhook counter (k8s.io/apiserver pkg/admission/metrics) and its labels.
+WEBHOOK_REJECTIONS = "apiserver_admission_webhook_rejection_count"
+APISERVER = {"job": "apiserver", "instance": "10.0.0.10:6443", "type": "admit", "operation": "UPDATE"}
 FAILURES = []
 
 
@@ -140,6 +146,14 @@ def synthetic_openmetrics(end):
         add("sts_safe_rollout_last_pass_timestamp_seconds", B, t, hung)
         add("sts_safe_rollout_passes_total", dict(B, result="ok"), t, (hung - (end - SPAN)) // 60)
         add("sts_safe_rollout_leader", B, t, 1)
+        ours = "clusterwide-sts-safe-rollout.kubewarden.admission"
+        failing = dict(APISERVER, name=ours, error_type="calling_webhook_error", rejection_code="0")
+        add(WEBHOOK_REJECTIONS, failing, t, 1 + max(0, (t - (end - 480)) // 60))
+        answered = dict(APISERVER, name=ours, error_type="no_error", rejection_code="400")
+        add(WEBHOOK_REJECTIONS, answered, t, 1 + (t - (end - SPAN)) // 60)
+        other = dict(APISERVER, name="clusterwide-other.kubewarden.admission", error_type="calling_webhook_error",
+                     rejection_code="0")
+        add(WEBHOOK_REJECTIONS, other, t, 1 + (t - (end - SPAN)) // 60)
     lines = [f"{key} {value} {t}" for key, samples in series.items() for t, value in samples]
     return "\n".join(lines) + "\n# EOF\n"
 
@@ -245,6 +259,15 @@ def check_dashboard(url, dashboard, end):
                   + f" <- {expr}")
 
 
+def key(labels):
+    """What a rule's series is about: (namespace, statefulset), ("webhook", name), or (job, namespace)."""
+    if "statefulset" in labels:
+        return labels.get("namespace"), labels["statefulset"]
+    if "name" in labels:
+        return "webhook", labels["name"]
+    return labels.get("job"), labels.get("namespace")
+
+
 def check_rules(url, rules_file, end):
     with open(rules_file) as f:
         groups = yaml.safe_load(f)["groups"]
@@ -256,8 +279,7 @@ def check_rules(url, rules_file, end):
     for r in rules:
         answer = get(url, "/api/v1/query", {"query": r["expr"], "time": end})
         result = answer.get("data", {}).get("result", [])
-        got = {(m["metric"].get("namespace"), m["metric"].get("statefulset")) if "statefulset"
-               in m["metric"] else (m["metric"].get("job"), m["metric"].get("namespace")) for m in result}
+        got = {key(m["metric"]) for m in result}
         want = EXPECTED.get(r.get("alert"))
         check(answer.get("status") == "success" and got == want,
               f"rule {r.get('alert')} at the data's end returns {sorted(got)}, want {sorted(want or [])}"

@@ -8,11 +8,13 @@
         Validates every PrometheusRule in PROMETHEUSRULE against the openAPIV3Schema of the CRD file CRD,
         strictly (an unknown field is an error, as with `kubectl apply`'s default strict field validation),
         and checks that the validator rejects two broken copies (a misspelled field, a malformed `for:`).
-    monitoring-static.py check-alerts PROMETHEUSRULE ALERT_TESTS RUNBOOK DEPLOYMENT
+    monitoring-static.py check-alerts PROMETHEUSRULE ALERT_TESTS RUNBOOK DEPLOYMENT METRICS_DOC
         Every alert has a severity, summary, description and a runbook_url into the runbook page (RUNBOOK:
         its path, e.g. docs/runbook.md) whose anchor is a
-        heading; ALERT_TESTS (promtool unit tests) makes each alert fire and not fire; StsStepperDown's
-        threshold is 5 intervals of the watch Deployment's --interval.
+        heading; the promtool unit tests (ALERT_TESTS: a directory, its *-test.yaml files) make each alert
+        fire and not fire; StsStepperDown's threshold is 5 intervals of the watch Deployment's --interval;
+        METRICS_DOC (docs/metrics.md) has one row per alert in its table of alerts, with its severity, and no
+        other.
     monitoring-static.py check-dashboard DASHBOARD KUSTOMIZATION
         The dashboard JSON: unique panel ids, every panel with queries and a description, the
         namespace/statefulset variables used by the per-set panels; the kustomization ships it as a
@@ -176,14 +178,29 @@ def watch_interval_seconds(deployment):
     return 30
 
 
-def check_alerts(prometheusrule, alert_tests, readme, deployment):
+def documented_alerts(metrics_doc):
+    """{alert: severity} from the rows `| [`Name`](runbook.md#…) | … | severity |` of METRICS_DOC."""
+    with open(metrics_doc) as f:
+        rows = re.findall(r"^\| \[`(\w+)`\]\(runbook\.md#\w+\) \|.*\| (\w+) \|$", f.read(), re.M)
+    return dict(rows)
+
+
+def check_alerts(prometheusrule, alert_tests, readme, deployment, metrics_doc):
     anchors = readme_anchors(readme)
-    with open(alert_tests) as f:
-        tests = yaml.safe_load(f)["tests"]
+    tests = []
+    files = sorted(os.path.join(alert_tests, n) for n in os.listdir(alert_tests) if n.endswith("-test.yaml"))
+    for path in files:
+        with open(path) as f:
+            tests += yaml.safe_load(f)["tests"]
+    ok(f"{len(tests)} promtool unit tests in {', '.join(files)}")
     fired, silent = set(), set()
     for t in tests:
         for case in t.get("alert_rule_test", []):
             (fired if case.get("exp_alerts") else silent).add(case["alertname"])
+    documented = documented_alerts(metrics_doc)
+    names = {a["alert"] for doc in prometheus_rules(prometheusrule) for a in alerts(doc)}
+    for extra in sorted(set(documented) - names):
+        fail(f"{metrics_doc} lists an alert {extra} that {prometheusrule} does not define")
     for doc in prometheus_rules(prometheusrule):
         for a in alerts(doc):
             name = a["alert"]
@@ -205,6 +222,12 @@ def check_alerts(prometheusrule, alert_tests, readme, deployment):
                     ok(f"{name}: {alert_tests} has a case where it {kind}")
                 else:
                     fail(f"{name}: {alert_tests} has no case where it {kind}")
+            severity = a.get("labels", {}).get("severity")
+            if documented.get(name) == severity:
+                ok(f"{name}: {metrics_doc} lists it, severity {severity}")
+            else:
+                fail(f"{name}: {metrics_doc}'s table of alerts lists it as {documented.get(name)!r}, "
+                     f"the rule says severity {severity!r}")
             if name == "StsStepperDown":
                 interval = watch_interval_seconds(deployment)
                 if re.search(rf">\s*5\s*\*\s*{interval}\b", a["expr"]):
@@ -263,7 +286,7 @@ def check_dashboard(dashboard, kustomization):
 COMMANDS = {
     "extract-rules": (extract_rules, 2),
     "validate-crd": (validate_crd, 2),
-    "check-alerts": (check_alerts, 4),
+    "check-alerts": (check_alerts, 5),
     "check-dashboard": (check_dashboard, 2),
 }
 

@@ -3,8 +3,9 @@
 #
 #   1. the PrometheusRule against the openAPIV3Schema of the real Prometheus Operator CRD
 #      (fixtures/crds/monitoring.coreos.com_prometheusrules.yaml), strictly, with jsonschema;
-#   2. every alert: severity, summary, description, a runbook_url that is a heading of docs/runbook.md, a case in
-#      tests/monitoring/alerts-test.yaml where it fires and one where it does not; StsStepperDown's
+#   2. every alert: severity, summary, description, a runbook_url that is a heading of docs/runbook.md, a row in
+#      docs/metrics.md's table of alerts, a case in tests/monitoring/*-test.yaml where it fires and one where it
+#      does not; StsStepperDown's
 #      threshold = 5 × the watch Deployment's --interval; the dashboard's structure and its ConfigMap;
 #   3. `promtool check rules` and `promtool test rules` on the PrometheusRule's `groups:` (extracted from it
 #      here, so there is one copy of the rules);
@@ -23,7 +24,8 @@ PYTHON=$(scripts/python-env.sh pyyaml jsonschema)
 RULE=deploy/monitoring/prometheusrule.yaml
 DASHBOARD=deploy/monitoring/sts-safe-rollout-dashboard.json
 CRD=fixtures/crds/monitoring.coreos.com_prometheusrules.yaml
-ALERT_TESTS=tests/monitoring/alerts-test.yaml
+# The promtool unit tests: every tests/monitoring/*-test.yaml.
+ALERT_TESTS=tests/monitoring
 export PROMTOOL=${PROMTOOL:-promtool} PROMETHEUS=${PROMETHEUS:-prometheus}
 
 [ -f "$CRD" ] || { echo "monitoring-test.sh: $CRD is missing" >&2; exit 1; }
@@ -44,7 +46,7 @@ run "$PYTHON" scripts/monitoring-static.py validate-crd "$RULE" "$CRD"
 
 step "every alert: labels, annotations, runbook, unit tests; the dashboard"
 run "$PYTHON" scripts/monitoring-static.py check-alerts "$RULE" "$ALERT_TESTS" docs/runbook.md \
-    deploy/stepper/watch/deployment.yaml
+    deploy/stepper/watch/deployment.yaml docs/metrics.md
 run "$PYTHON" scripts/monitoring-static.py check-dashboard "$DASHBOARD" deploy/monitoring/kustomization.yaml
 
 missing=()
@@ -67,11 +69,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 step "promtool check rules, promtool test rules"
-# promtool finds the rule file relative to the unit-test file: both go into the temp dir.
+# promtool finds the rule file relative to the unit-test files: they all go into the temp dir.
 "$PYTHON" scripts/monitoring-static.py extract-rules "$RULE" "$tmp/rules.yaml"
-cp "$ALERT_TESTS" "$tmp/alerts-test.yaml"
+cp "$ALERT_TESTS"/*-test.yaml "$tmp/"
 run "$PROMTOOL" check rules "$tmp/rules.yaml"
-run "$PROMTOOL" test rules "$tmp/alerts-test.yaml"
+run "$PROMTOOL" test rules "$tmp"/*-test.yaml
 
 step "the unit tests catch a weakened or broken rule"
 # Each mutation, applied to the extracted rules alone, must make `promtool test rules` fail.
@@ -90,15 +92,19 @@ mutations=(
     's/for: 2m/for: 5m/'                                                                  # ApprovalOverdue too late
     's/unless sts_safe_rollout_rollbacks_total offset 30m/unless sts_safe_rollout_rollbacks_total/'  # RolledBack: first missed
     's/rollbacks_total\[30m\])) > 0/rollbacks_total[30m])) > 1/'                                 # RolledBack: second missed
+    's/^\( *\)) >= 3$/\1) >= 1/'                                                             # PolicyUnreachable on a blip
+    's/error_type="calling_webhook_error"/error_type!=""/g'                                 # PolicyUnreachable on its own answers
+    's/name="clusterwide-sts-safe-rollout.kubewarden.admission", //g'                        # PolicyUnreachable on another policy
+    's/^\( *\)unless$/\1and/'                                                                # PolicyUnreachable: a new series missed
 )
 for m in "${mutations[@]}"; do
     mkdir -p "$tmp/mutant"
     sed "$m" "$tmp/rules.yaml" >"$tmp/mutant/rules.yaml"
-    cp "$ALERT_TESTS" "$tmp/mutant/alerts-test.yaml"
+    cp "$ALERT_TESTS"/*-test.yaml "$tmp/mutant/"
     if cmp -s "$tmp/rules.yaml" "$tmp/mutant/rules.yaml"; then
         echo "FAIL mutation $m changes nothing: the rule it targets changed; update the mutation"
         failed=1 checks_failed=$((checks_failed + 1))
-    elif "$PROMTOOL" test rules "$tmp/mutant/alerts-test.yaml" >/dev/null 2>&1; then
+    elif "$PROMTOOL" test rules "$tmp/mutant"/*-test.yaml >/dev/null 2>&1; then
         echo "FAIL the unit tests pass with the rules mutated by $m"
         failed=1 checks_failed=$((checks_failed + 1))
     else

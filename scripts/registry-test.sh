@@ -131,9 +131,11 @@ skopeo=(skopeo --tmpdir "$tmp" --override-os linux --override-arch amd64)
 # --- 1. the policy ----------------------------------------------------------------------------------
 echo "== policy: $policy"
 started=$(date +%s)
-"$RUNNER" push policy.wasm "$policy" | tee "$tmp/push.out"
+"$RUNNER" push policy.wasm "$policy" --digestfile "$tmp/policy.digest" | tee "$tmp/push.out"
 pushed=$(sed -n 's/^manifest: //p' "$tmp/push.out")
 pushed_layer=$(sed -n 's/^layer: //p' "$tmp/push.out")
+# What `make release` pins the policy module by (dist/policy.digest): the digest the registry holds.
+check "runner push --digestfile: the pushed manifest digest" "$pushed" "$(cat "$tmp/policy.digest")"
 check "the pushed layer is policy.wasm" "sha256:$(sha256sum policy.wasm | cut -d' ' -f1)" "$pushed_layer"
 
 # An independent client reads back what the registry holds.
@@ -173,7 +175,8 @@ echo "== deploy manifests for REGISTRY=$REGISTRY TAG=$TAG"
 make --no-print-directory deploy-manifests REGISTRY="$REGISTRY" TAG="$TAG" DIST="$tmp/dist"
 rendered_module=$(sed -n 's/^  module: //p' "$tmp/dist/sts-safe-rollout.yaml")
 check "rendered ClusterAdmissionPolicy module" "$policy" "$rendered_module"
-check "rendered CronJob image" "$image" "$(sed -n 's/^ *image: //p' "$tmp/dist/sts-safe-rollout.yaml")"
+# A container's image (indented under its pod); the PolicyServer's `spec.image` (two spaces) is Kubewarden's.
+check "rendered CronJob image" "$image" "$(sed -n 's/^ \{3,\}image: //p' "$tmp/dist/sts-safe-rollout.yaml")"
 check "rendered watch Deployment image" "$image" "$(sed -n 's/^ *image: //p' "$tmp/dist/sts-stepper-watch.yaml")"
 "$RUNNER" run -r test_data/create.json "$rendered_module" >"$tmp/rendered.out" 2>/dev/null \
     && pass "the rendered module runs from the registry" || fail "the rendered module does not run"

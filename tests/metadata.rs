@@ -213,3 +213,97 @@ fn cluster_admission_policy_is_mutating_fail_closed_and_spares_kube_system() {
     let parsed = sts_safe_rollout::settings::parse(&spec["settings"]).expect("settings parse");
     assert_eq!(parsed.validate(), Ok(()));
 }
+
+/// The objects of the ```yaml block of artifacthub-pkg.yml's install text, as the page shows them.
+fn install_text_objects() -> Vec<Value> {
+    let a = yaml("artifacthub-pkg.yml");
+    let install = a["install"].as_str().expect("install text");
+    let block = install
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a ```yaml block in the install text");
+    serde_saphyr::from_multiple(block).unwrap_or_else(|e| panic!("install text's YAML: {e}"))
+}
+
+/// Artifact Hub's install text shows the policy deploy/policy/ ships, field for field: the opt-in
+/// objectSelector, the namespaceSelector that spares the control plane and Kubewarden, on its own PolicyServer.
+#[test]
+fn artifacthub_install_text_is_the_shipped_opt_in_policy() {
+    let shown = install_text_objects();
+    for (kind, file) in [
+        ("PolicyServer", "deploy/policy/policy-server.yaml"),
+        (
+            "ClusterAdmissionPolicy",
+            "deploy/policy/cluster-admission-policy.yaml",
+        ),
+    ] {
+        let shipped = yaml(file);
+        let doc = shown
+            .iter()
+            .find(|d| d["kind"] == kind)
+            .unwrap_or_else(|| panic!("artifacthub-pkg.yml's install text shows no {kind}"));
+        assert_eq!(doc["apiVersion"], shipped["apiVersion"], "{kind}");
+        assert_eq!(doc["metadata"], shipped["metadata"], "{kind} metadata");
+        assert_eq!(doc["spec"], shipped["spec"], "{kind} spec vs {file}");
+    }
+    let cap = &shown
+        .iter()
+        .find(|d| d["kind"] == "ClusterAdmissionPolicy")
+        .expect("shown")["spec"];
+    assert_eq!(
+        cap["objectSelector"],
+        serde_json::json!({"matchLabels": {"safe-rollout.dev/guard": "true"}}),
+        "opt-in by the label"
+    );
+    let excluded: Vec<&str> = cap["namespaceSelector"]["matchExpressions"][0]["values"]
+        .as_array()
+        .expect("NotIn values")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        cap["namespaceSelector"]["matchExpressions"][0]["operator"],
+        "NotIn"
+    );
+    for ns in ["kube-system", "kubewarden"] {
+        assert!(excluded.contains(&ns), "{ns} not excluded: {excluded:?}");
+    }
+    assert_eq!(cap["policyServer"], "sts-safe-rollout");
+}
+
+/// The value of `NAME := value` in the Makefile.
+fn make_constant(name: &str) -> String {
+    let prefix = format!("{name} := ");
+    text("Makefile")
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
+        .unwrap_or_else(|| panic!("Makefile has no `{prefix}…`"))
+}
+
+/// The stepper image's platforms on Artifact Hub are the architectures `make image-multiarch` builds.
+#[test]
+fn artifacthub_platforms_are_the_makefiles_image_archs() {
+    let archs: Vec<String> = make_constant("IMAGE_ARCHS")
+        .split_whitespace()
+        .map(|a| format!("linux/{a}"))
+        .collect();
+    assert!(archs.len() >= 2, "IMAGE_ARCHS: {archs:?}");
+    let a = yaml("artifacthub-pkg.yml");
+    let stepper = a["containersImages"]
+        .as_array()
+        .expect("containersImages")
+        .iter()
+        .find(|i| i["name"] == "sts-stepper")
+        .expect("the sts-stepper image");
+    let platforms: Vec<&str> = stepper["platforms"]
+        .as_array()
+        .expect("platforms")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        platforms, archs,
+        "artifacthub-pkg.yml vs the Makefile's IMAGE_ARCHS"
+    );
+}

@@ -13,6 +13,8 @@ use runner::compile_cache::CacheSetting;
 use runner::host::Policy;
 use runner::registry;
 
+// The registry commands' flags and output (`pull`, `push`), the bin's own module; the work is in the library.
+mod registry_cli;
 // The signing commands' flags and output (the bin's own module; the work is in the library).
 #[cfg(feature = "signing")]
 mod sign_cli;
@@ -44,13 +46,15 @@ enum Command {
     /// Accepts only a Kubewarden policy artifact: one layer of media type
     /// application/vnd.wasm.content.layer.v1+wasm. Prints `manifest: sha256:…` and `layer: sha256:…`
     /// (the layer digest is verified against the bytes).
-    Pull(PullArgs),
+    Pull(registry_cli::PullArgs),
     /// Push a policy.wasm to an OCI registry, like `kwctl push`, and print the digests the registry holds.
     ///
     /// The artifact is the one Kubewarden pushes: config `{}` of media type
     /// application/vnd.wasm.config.v1+json, one layer application/vnd.wasm.content.layer.v1+wasm.
-    /// Access is anonymous: meant for test registries; publish with `make publish` (kwctl).
-    Push(PushArgs),
+    /// Access is anonymous: meant for test registries; publish with `make publish` (kwctl). With
+    /// --digestfile, the manifest digest is also written to a file, as `buildah push --digestfile` does
+    /// (`make release` pins the policy module by it).
+    Push(registry_cli::PushArgs),
     /// Write a new cosign key pair (PREFIX.key, encrypted with COSIGN_PASSWORD; PREFIX.pub), as
     /// `cosign generate-key-pair` does: each tool reads the other's keys.
     #[cfg(feature = "signing")]
@@ -76,35 +80,11 @@ enum Command {
 
 /// How to reach a registry.
 #[derive(Args, Debug)]
-struct RegistryArgs {
+pub(crate) struct RegistryArgs {
     /// Use plain HTTP for this registry. Without it, plain HTTP is used only for a registry on the loopback
     /// interface (localhost, 127.0.0.0/8, [::1]); every other registry is reached over HTTPS.
     #[arg(long)]
-    insecure: bool,
-}
-
-#[derive(Args, Debug)]
-struct PullArgs {
-    /// The policy: registry://HOST[:PORT]/REPOSITORY[:TAG][@sha256:DIGEST].
-    #[arg(value_name = "URI")]
-    uri: String,
-    /// Write the wasm module to this file.
-    #[arg(short = 'o', long, value_name = "FILE")]
-    output_path: Option<PathBuf>,
-    #[command(flatten)]
-    registry: RegistryArgs,
-}
-
-#[derive(Args, Debug)]
-struct PushArgs {
-    /// The policy file (policy.wasm or annotated-policy.wasm).
-    #[arg(value_name = "POLICY")]
-    policy: PathBuf,
-    /// Where to: registry://HOST[:PORT]/REPOSITORY:TAG.
-    #[arg(value_name = "URI")]
-    uri: String,
-    #[command(flatten)]
-    registry: RegistryArgs,
+    pub(crate) insecure: bool,
 }
 
 #[derive(Args, Debug)]
@@ -169,8 +149,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run(&args),
         Command::Bench(args) => bench(&args),
-        Command::Pull(args) => pull(&args),
-        Command::Push(args) => push(&args),
+        Command::Pull(args) => registry_cli::pull(&args),
+        Command::Push(args) => registry_cli::push(&args),
         #[cfg(feature = "signing")]
         Command::GenerateKeyPair(args) => sign_cli::generate_key_pair(&args),
         #[cfg(feature = "signing")]
@@ -312,44 +292,6 @@ fn load_module(uri: &str, insecure: bool) -> Result<Vec<u8>> {
     }
     let path = policy_path(uri)?;
     std::fs::read(&path).with_context(|| format!("cannot read policy {}", path.display()))
-}
-
-/// `pull` and `push` take only `registry://` URIs, as kwctl's do.
-fn require_registry_uri(uri: &str) -> Result<()> {
-    if uri.starts_with(registry::SCHEME) {
-        Ok(())
-    } else {
-        Err(anyhow!(
-            "{uri}: expected {}HOST[:PORT]/REPOSITORY:TAG",
-            registry::SCHEME
-        ))
-    }
-}
-
-fn pull(args: &PullArgs) -> Result<()> {
-    require_registry_uri(&args.uri)?;
-    let pulled = registry::pull(&args.uri, args.registry.insecure)?;
-    if let Some(path) = &args.output_path {
-        std::fs::write(path, &pulled.module)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    println!("pulled: {}", args.uri);
-    println!("manifest: {}", pulled.manifest_digest);
-    println!("layer: {}", pulled.layer_digest);
-    println!("size: {}", pulled.module.len());
-    Ok(())
-}
-
-fn push(args: &PushArgs) -> Result<()> {
-    require_registry_uri(&args.uri)?;
-    let module = std::fs::read(&args.policy)
-        .with_context(|| format!("cannot read policy {}", args.policy.display()))?;
-    let pushed = registry::push(&module, &args.uri, args.registry.insecure)?;
-    println!("pushed: {}", args.uri);
-    println!("manifest: {}", pushed.manifest_digest);
-    println!("layer: {}", pushed.layer_digest);
-    println!("url: {}", pushed.manifest_url);
-    Ok(())
 }
 
 fn policy_path(uri: &str) -> Result<PathBuf> {

@@ -116,6 +116,27 @@ fn failure_cases(tmp: &Path) -> Vec<(Vec<String>, &'static str)> {
             ],
             "refusing to push to registry://127.0.0.1:1/policies/p:v1: the file is not a WebAssembly module",
         ),
+        // A digest file that cannot be written is refused before anything is pushed (nothing listens).
+        (
+            vec![
+                "push".into(),
+                policy.clone(),
+                "registry://127.0.0.1:1/policies/p:v1".into(),
+                "--digestfile".into(),
+                "/nonexistent-dist/policy.digest".into(),
+            ],
+            "--digestfile /nonexistent-dist/policy.digest: directory /nonexistent-dist does not exist",
+        ),
+        (
+            vec![
+                "push".into(),
+                policy.clone(),
+                "registry://127.0.0.1:1/policies/p:v1".into(),
+                "--digestfile".into(),
+                s(tmp),
+            ],
+            "is a directory; expected a file path such as dist/policy.digest",
+        ),
     ]
 }
 

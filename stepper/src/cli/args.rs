@@ -45,6 +45,7 @@ Examples:
   sts-stepper status web -n db -o json    one set as JSON, for scripts (docs/status-output.md)
   sts-stepper once --dry-run -n demo      what one pass would do in namespace demo
   sts-stepper wait demo/web --timeout 20m CI: block until demo/web is really rolled out
+  sts-stepper wait -A --timeout 2h        uninstall: until no set anywhere is staged
   sts-stepper step sts/web --force --reason \"web-1 is a known-bad node\"
   sts-stepper pause demo/web --reason \"INC-1234\"   hold it; resume with `sts-stepper resume demo/web`
   sts-stepper preview -A                  which sets the opt-in label would guard, and how
@@ -162,7 +163,12 @@ pub enum Command {
     /// staged), every pod on updateRevision and Ready. Exit 0 then; exit 1 on timeout, printing the
     /// gate that blocks. Use it in CI instead of `kubectl rollout status`, which calls a staged
     /// update complete.
-    Wait(WaitArgs),
+    ///
+    /// Without a name: block until no StatefulSet in scope (the current namespace, -n, -A; -l) has an
+    /// update staged behind its partition, printing the ones still staged and what the in-cluster
+    /// stepper recorded as holding each. The uninstall's step between removing the policy and
+    /// removing the stepper (docs/install.md): once it exits 0, `release` forces nothing.
+    Wait(crate::cli::wait::WaitArgs),
 
     /// Hold the rollout of the named StatefulSet (like `kubectl rollout pause`): sets
     /// <prefix>/paused and <prefix>/paused-reason, and records who and why in a RolloutPaused Event.
@@ -179,9 +185,10 @@ pub enum Command {
     /// behind the partition, or not (not initialized, OnDelete, force-rolling-update). Writes nothing.
     Preview(crate::cli::preview::PreviewArgs),
 
-    /// Hand StatefulSets back to the native rolling update (uninstall: after the stepper, before the
-    /// policy): an idle set's partition to 0, a staged one's only with --force; then remove the
-    /// annotations the stepper and the policy wrote, each pinned by a test op.
+    /// Hand StatefulSets back to the native rolling update (uninstall's last step: after the policy,
+    /// `wait` and the stepper): an idle set's partition to 0, a staged one's only with --force (or,
+    /// with --wait, once it is no longer staged); then remove the annotations the stepper and the
+    /// policy wrote, each pinned by a test op.
     Release(crate::cli::release::ReleaseArgs),
 
     /// Play a scenario (YAML, see scenarios/) on a simulated StatefulSet controller with a virtual
@@ -367,24 +374,4 @@ pub struct ResumeArgs {
     /// Decide and report, write nothing (no patch, no Event).
     #[arg(long)]
     pub dry_run: bool,
-}
-
-/// `wait` arguments.
-#[derive(Debug, Args)]
-pub struct WaitArgs {
-    /// The StatefulSet: NAME, sts/NAME, statefulset/NAME or NAMESPACE/NAME.
-    #[arg(value_parser = parse_target)]
-    pub target: TargetRef,
-
-    /// Give up after this long (e.g. `30m`, `1h30m`).
-    #[arg(long, default_value = "30m", value_parser = parse_duration)]
-    pub timeout: SignedDuration,
-
-    /// Time between checks.
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
-    pub poll: SignedDuration,
-
-    /// What the gates consult.
-    #[command(flatten)]
-    pub gates: GateArgs,
 }

@@ -7,12 +7,13 @@ use jiff::SignedDuration;
 
 use crate::cli::values::parse_duration;
 
-/// Which StatefulSets a listing subcommand (`status`, `once`, `watch`) covers besides `-n`.
+/// Which StatefulSets a listing subcommand (`status`, `wait` without a name, `once`, `watch`) covers
+/// besides `-n`.
 #[derive(Debug, Args, Clone, Default, PartialEq, Eq)]
 #[command(next_help_heading = "Scope")]
 pub struct ScopeArgs {
-    /// Every namespace. `status` lists the current namespace without it (as `kubectl get`); `once`
-    /// and `watch` cover every namespace without -n anyway (they are controllers).
+    /// Every namespace. `status` and `wait` list the current namespace without it (as `kubectl
+    /// get`); `once` and `watch` cover every namespace without -n anyway (they are controllers).
     #[arg(short = 'A', long, conflicts_with = "namespaces")]
     pub all_namespaces: bool,
 

@@ -19,6 +19,7 @@ mod step;
 mod table;
 mod target;
 mod wait;
+mod wait_staged;
 mod watch;
 
 pub use checks::{check_options, checks, probe_options, prometheus};
@@ -38,6 +39,9 @@ pub use status_view::{View, render as status_view};
 pub use step::{Forced, step_once, step_once_with};
 pub use table::table;
 pub use wait::check_complete;
+pub use wait_staged::{
+    Patience, Waited, scope_words, staged_now, timed_out_lines, wait_none_staged,
+};
 
 use crate::cli::{Cli, Command};
 

@@ -1,7 +1,8 @@
 //! `release NAME|-A`: hand StatefulSets back to the native rolling update ([`crate::plan::release`]),
-//! the step of an uninstall between removing the stepper and removing the policy (docs/install.md,
-//! "Uninstall"). One LIST; per set at most two PATCHes (the partition, then the annotations), each
-//! pinned by `test` ops; `--dry-run` writes nothing.
+//! the last step of an uninstall, once the policy is gone, nothing is staged (`wait`) and the stepper is
+//! gone (docs/install.md, "Uninstall"). One LIST; per set at most two PATCHes (the partition, then the
+//! annotations), each pinned by `test` ops; `--dry-run` writes nothing. With `--wait`, the LISTs of
+//! [`super::wait_staged`] first, until nothing in scope is staged: then nothing is forced.
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 
 use super::context::{Context, Exit, Listing};
+use super::wait_staged::{Patience, Waited, scope_words, timed_out_lines, wait_none_staged};
 use crate::cli::namespace::query_namespaces;
 use crate::cli::{ReleaseArgs, Target};
 use crate::cluster::{Cluster, PatchOutcome};
@@ -30,13 +32,32 @@ pub async fn run(ctx: &Context, args: &ReleaseArgs) -> Result<Exit> {
         Some(t) => Some(ctx.target(t)?),
         None => None,
     };
+    let namespaces = match &target {
+        Some(t) => vec![t.namespace.clone()],
+        None => query_namespaces(&ctx.global.namespaces, args.all_namespaces, &ctx.namespace),
+    };
     let cluster = match &target {
         Some(t) => ctx.cluster_of(t, Listing::OnlyTarget),
-        None => ctx.cluster_over(
-            query_namespaces(&ctx.global.namespaces, args.all_namespaces, &ctx.namespace),
-            args.selector.clone(),
-        ),
+        None => ctx.cluster_over(namespaces.clone(), args.selector.clone()),
     };
+    if args.wait {
+        let patience = Patience {
+            timeout: args.timeout,
+            poll: args.poll,
+        };
+        if let Waited::TimedOut(staged) = wait_none_staged(&cluster, &ctx.keys, patience).await? {
+            let selector = target
+                .is_none()
+                .then_some(args.selector.as_deref())
+                .flatten();
+            let scope = scope_words(&namespaces, selector);
+            for line in timed_out_lines(&staged, args.timeout, &scope) {
+                println!("{line}");
+            }
+            println!("Nothing released: release --wait never forces.");
+            return Ok(Exit::Failed);
+        }
+    }
     let how = How {
         force: args.force,
         dry_run: args.dry_run,

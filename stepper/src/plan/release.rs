@@ -1,5 +1,6 @@
 //! `release`: a StatefulSet handed back to the native rolling update (pure), as the last step of an
-//! uninstall (docs/install.md, "Uninstall": the stepper, then `release`, then the policy).
+//! uninstall (docs/install.md, "Uninstall": the policy, then `wait` until nothing is staged, then the
+//! stepper, then `release`).
 //!
 //! Two things are undone: the partition the policy holds (set to 0, so the StatefulSet controller
 //! rolls the next template change natively) and the annotations the stepper and the policy wrote (their
@@ -10,8 +11,8 @@
 //! The writes are JSON Patches that change only the keys they mean to:
 //! - [`lower_patch`]: `test` the partition and `updateRevision` read (so what was promised to roll is
 //!   what rolls), `replace` the partition with 0, and change `<prefix>/last-partition-update`, because
-//!   the policy, still installed during an uninstall, lets a lowered partition through only with a new
-//!   stamp (docs/design.md's row `Stepped`; without it row `PartitionRestored` puts the partition back);
+//!   the policy, when still installed (a scope narrowed, a policy not yet deleted), lets a lowered
+//!   partition through only with a new stamp (docs/design.md's row `Stepped`; without it row `PartitionRestored` puts the partition back);
 //! - [`cleanup_patch`]: each annotation removed one by one, each `remove` after a `test` of the value
 //!   read, never a replacement of the annotations map: a key another writer changed meanwhile fails the
 //!   patch (HTTP 422) instead of being lost. Separate from the step: removing the stamp in the same
@@ -25,6 +26,7 @@ use serde_json::json;
 use crate::config::{Keys, SetConfig};
 use crate::model::{pods, set};
 use crate::plan::patch::{annotation_ops, ptr, stamp, test};
+use crate::rollout::staged::is_staged;
 
 /// The partition, and what lowering it to 0 rolls.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,8 +46,8 @@ pub enum ReleasePlan {
     /// Nothing to undo: no partition above 0 and none of the annotations the stepper or the policy
     /// writes.
     Nothing,
-    /// Not released: an update is staged and `--force` was not given; the message says what
-    /// `--force` would roll.
+    /// Not released: an update is staged ([`is_staged`]) and `--force` was not given; the message says
+    /// what `--force` would roll.
     NeedsForce(String),
     /// Released: lower the partition first (when `lower`), then remove `annotations` (key and the
     /// value read).
@@ -85,7 +87,8 @@ pub fn release_plan(set: &StatefulSet, config: &SetConfig, force: bool) -> Relea
     let annotations = removed(set, &config.keys);
     let partition = set::partition(set).unwrap_or(0);
     let lower = (partition > 0 && set::is_rolling_update(set)).then(|| {
-        let staged = set::has_staged_update(set) && !config.forced;
+        // The rule `wait` without a name waits on: a set it let go is one released unforced.
+        let staged = is_staged(set, config);
         Lower {
             from: partition,
             update_revision: set::update_revision(set).to_string(),

@@ -38,8 +38,10 @@ const GLOBAL: [&str; 5] = [
        &["output", "timeout", "force"])]
 #[case("step", &["force", "reason", "dry-run", "no-pdb-gate", "prometheus-url"],
        &["all-namespaces", "selector", "recover-stuck-pods", "max-steps-per-pass", "output"])]
-#[case("wait", &["timeout", "poll", "no-pdb-gate"],
-       &["dry-run", "prometheus-url", "recover-stuck-pods", "all-namespaces", "output"])]
+#[case("wait", &["timeout", "poll", "no-pdb-gate", "all-namespaces", "selector"],
+       &["dry-run", "prometheus-url", "recover-stuck-pods", "output", "force"])]
+#[case("release", &["all-namespaces", "selector", "force", "dry-run", "wait", "timeout", "poll"],
+       &["no-pdb-gate", "prometheus-url", "output", "reason"])]
 #[case("pause", &["reason", "dry-run"],
        &["no-pdb-gate", "prometheus-url", "recover-stuck-pods", "selector", "output"])]
 #[case("resume", &["dry-run"], &["reason", "no-pdb-gate", "prometheus-url", "recover-stuck-pods"])]

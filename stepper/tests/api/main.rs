@@ -54,5 +54,6 @@ mod status_heartbeat;
 mod status_record;
 mod status_unguarded;
 mod unwritten;
+mod wait_staged_api;
 mod webhook_api;
 mod webhook_tls;
