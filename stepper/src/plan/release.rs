@@ -82,11 +82,15 @@ pub fn written_by_us(keys: &Keys) -> [&str; 14] {
     ]
 }
 
-/// What releasing `set` (its annotations read into `config`) does, `force`d or not.
+/// What releasing `set` (its annotations read into `config`) does, `force`d or not. The partition is
+/// lowered only on a set the policy marked (`<prefix>/guarded`): an unmarked set's partition is a
+/// person's or a tool's, and `release` removes only what the stepper and the policy wrote.
 pub fn release_plan(set: &StatefulSet, config: &SetConfig, force: bool) -> ReleasePlan {
     let annotations = removed(set, &config.keys);
     let partition = set::partition(set).unwrap_or(0);
-    let lower = (partition > 0 && set::is_rolling_update(set)).then(|| {
+    // Only a partition the policy holds (the set carries its mark) is ours to lower: a person's canary
+    // keeps its own.
+    let lower = (partition > 0 && set::is_rolling_update(set) && config.marked).then(|| {
         // The rule `wait` without a name waits on: a set it let go is one released unforced.
         let staged = is_staged(set, config);
         Lower {

@@ -90,3 +90,26 @@ fn one_patch_removing_the_stamp_with_the_partition_would_be_undone_by_the_policy
         }
     );
 }
+
+/// A person's canary — moment 2 as captured (partition 4, an update staged, no guarded mark) — is not
+/// the project's: `release` never lowers its partition, forced or not (issue 43: nothing forced by
+/// surprise); marked, the same set needs `--force`.
+#[test]
+fn an_unmarked_partition_is_never_released() {
+    let list: Value =
+        serde_json::from_slice(&raw_fixture_body("2-stepped-4-statefulsets.json")).expect("json");
+    let canary: StatefulSet = serde_json::from_value(list["items"][0].clone()).expect("set");
+    let config = SetConfig::parse(&canary, &Arc::new(Keys::new(PREFIX)));
+    for force in [false, true] {
+        assert_eq!(release_plan(&canary, &config, force), ReleasePlan::Nothing);
+    }
+    let marked: StatefulSet =
+        serde_json::from_slice(&fixture_body("2-stepped-4-statefulsets.json"))
+            .map(|l: Value| serde_json::from_value(l["items"][0].clone()).expect("set"))
+            .expect("json");
+    let config = SetConfig::parse(&marked, &Arc::new(Keys::new(PREFIX)));
+    assert!(matches!(
+        release_plan(&marked, &config, false),
+        ReleasePlan::NeedsForce(_)
+    ));
+}
