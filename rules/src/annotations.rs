@@ -146,10 +146,17 @@ pub const WEBHOOK_STATE: &str = "webhook-state";
 /// GitOps health message shows it. Removed by the step and once nothing waits.
 pub const APPROVAL_PENDING: &str = "approval-pending";
 
+/// Written by the stepper while it lacks an RBAC rule a set's annotations will need, before it is needed:
+/// the rule and the kustomize Component that grants it (`delete pods: on-failure: rollback on an
+/// OrderedReady set returns a pod stuck on the failed revision; add the deploy/stepper/recovery
+/// Component`), checked with a SelfSubjectAccessReview; announced by a Warning `MissingRbac` Event;
+/// removed once the rule is there or no longer needed.
+pub const MISSING_RBAC: &str = "missing-rbac";
+
 /// Every annotation name the policy and the stepper read or write (the user-facing API;
 /// docs/annotations.md lists the same names, checked by `make docs-check`). `prometheus-query-<N>` is the numbered form of
 /// [`PROMETHEUS_QUERY`].
-pub const ALL: [&str; 42] = [
+pub const ALL: [&str; 43] = [
     STEP,
     INITIAL_DELAY_SECONDS,
     PAUSED,
@@ -192,6 +199,7 @@ pub const ALL: [&str; 42] = [
     WEBHOOK_ERROR_LIMIT,
     WEBHOOK_STATE,
     APPROVAL_PENDING,
+    MISSING_RBAC,
 ];
 
 /// The annotations on a StatefulSet that only the stepper writes: its record of a rollout (when it last
@@ -202,7 +210,7 @@ pub const ALL: [&str; 42] = [
 /// manifest that carries one (copied from the cluster) never overwrites the stepper's record;
 /// `deploy/gitops.bats` holds the recipes' key lists to this list, and this list to the rows of
 /// docs/annotations.md set by `stepper`.
-pub const WRITTEN_BY_STEPPER: [&str; 12] = [
+pub const WRITTEN_BY_STEPPER: [&str; 13] = [
     PAUSED_REASON,
     PAUSE_POINTS_PASSED,
     RECENT_STEPS,
@@ -215,6 +223,7 @@ pub const WRITTEN_BY_STEPPER: [&str; 12] = [
     COMPLETED_REVISION,
     DEGRADED_REASON,
     FAILED_REVISION,
+    MISSING_RBAC,
 ];
 
 /// The value an annotation must have to count as set (`"true"`, exactly, as Kubernetes' own boolean

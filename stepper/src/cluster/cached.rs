@@ -161,6 +161,7 @@ mod wire {
         uid: Option<String>,
         resource_version: Option<String>,
         generation: Option<i64>,
+        labels: Option<BTreeMap<String, String>>,
         annotations: Option<BTreeMap<String, String>>,
         owner_references: Option<Vec<OwnerReference>>,
     }
@@ -174,6 +175,7 @@ mod wire {
         update_strategy: Option<StatefulSetUpdateStrategy>,
         min_ready_seconds: Option<i32>,
         ordinals: Option<StatefulSetOrdinals>,
+        pod_management_policy: Option<String>,
     }
 
     #[derive(Deserialize)]
@@ -193,6 +195,8 @@ mod wire {
                 uid: m.uid,
                 resource_version: m.resource_version,
                 generation: m.generation,
+                // What `OutOfScope` judges `--selector` on (`gates::scope::READS`).
+                labels: m.labels,
                 annotations: m.annotations,
                 // What `OwnerNotHealthy` reads (`gates::on_fleet::OWNER_READS`), no more.
                 owner_references: m.owner_references.map(|refs| {
@@ -214,6 +218,7 @@ mod wire {
                         update_strategy: s.update_strategy,
                         min_ready_seconds: s.min_ready_seconds,
                         ordinals: s.ordinals,
+                        pod_management_policy: s.pod_management_policy,
                         ..StatefulSetSpec::default()
                     }),
                     status: w.status,

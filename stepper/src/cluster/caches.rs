@@ -345,6 +345,7 @@ impl<A: Cluster> Cluster for CachedCluster<'_, A> {
         patch_statefulset,
         get_owner,
         get_controller_revision,
+        may_delete_pods,
         delete_pod,
         patch_pod,
         publish_event,

@@ -153,6 +153,15 @@ macro_rules! forward_cluster {
             self.$field.get_controller_revision(namespace, name)
         }
     };
+    (@one $field:ident may_delete_pods) => {
+        fn may_delete_pods(
+            &self,
+            namespace: &str,
+        ) -> impl ::std::future::Future<Output = Result<bool, $crate::cluster::ClusterError>> + Send
+        {
+            self.$field.may_delete_pods(namespace)
+        }
+    };
     (@one $field:ident delete_pod) => {
         fn delete_pod(
             &self,

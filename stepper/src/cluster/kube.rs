@@ -16,6 +16,7 @@ use kube::runtime::events::{Event, EventType as KubeEventType, Recorder, Reporte
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
+use crate::cluster::access_review::AccessAnswers;
 use crate::cluster::api_error;
 use crate::cluster::kube_error::{error, one_line};
 use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, PodPatched};
@@ -46,6 +47,8 @@ pub struct KubeCluster {
     /// Discovery answers for owner kinds (`OwnerNotHealthy`), so each kind costs one discovery request
     /// per process. Caches API shape only, never rollout state.
     resources: Arc<Mutex<HashMap<GroupVersionKind, (ApiResource, ApiCapabilities)>>>,
+    /// The access reviews' answers ([`AccessAnswers`]), kept a few minutes per namespace.
+    access: AccessAnswers,
 }
 
 impl KubeCluster {
@@ -61,6 +64,7 @@ impl KubeCluster {
             client,
             scope,
             resources: Arc::default(),
+            access: AccessAnswers::default(),
         }
     }
 
@@ -277,6 +281,10 @@ impl Cluster for KubeCluster {
             }),
             Err(e) => Err(error(action(), e)),
         }
+    }
+
+    async fn may_delete_pods(&self, namespace: &str) -> Result<bool, ClusterError> {
+        self.access.may_delete_pods(&self.client, namespace).await
     }
 
     async fn delete_pod(

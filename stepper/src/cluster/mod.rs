@@ -14,6 +14,7 @@
 //! request as a [`ClusterError`] with a stable reason ([`error`]). The only code that talks to the
 //! world. May import `plan`, `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers").
 
+pub mod access_review;
 pub mod api_error;
 mod ca_bundle;
 pub mod cache_feed;
@@ -230,6 +231,17 @@ pub trait Cluster: Sync {
         namespace: &str,
         name: &str,
     ) -> impl Future<Output = Result<Option<ControllerRevision>, ClusterError>> + Send;
+
+    /// Whether the stepper may delete pods in `namespace` (the RBAC the return of a pod stuck on a failed
+    /// revision needs, [`crate::plan::rbac`]): a SelfSubjectAccessReview against the API server, which
+    /// every authenticated user may create. The default answers yes (the simulation's stepper may).
+    fn may_delete_pods(
+        &self,
+        namespace: &str,
+    ) -> impl Future<Output = Result<bool, ClusterError>> + Send {
+        let _ = namespace;
+        async { Ok(true) }
+    }
 
     /// DELETE pod `namespace/name` with preconditions `uid` and `resource_version` (`DeleteOptions`
     /// `preconditions`), so a pod recreated or changed since the snapshot is never deleted: stuck-pod

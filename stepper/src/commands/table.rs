@@ -5,8 +5,8 @@ use crate::plan::set_status::RolloutStatus;
 use crate::rollout::health::HealthStatus;
 
 /// Below the table: the health message of each set not Healthy or unguarded, the canary plans
-/// (`pause_at_key`: the annotation), then the stuck pods (`recovery_on`: judged as with
-/// `--recover-stuck-pods`).
+/// (`pause_at_key`: the annotation), the RBAC the stepper recorded it lacks, then the stuck pods
+/// (`recovery_on`: judged as with `--recover-stuck-pods`).
 pub fn sections(items: &[RolloutStatus], recovery_on: bool, pause_at_key: &str) -> String {
     let mut out = String::new();
     let unhealthy: Vec<String> = items
@@ -36,6 +36,17 @@ pub fn sections(items: &[RolloutStatus], recovery_on: bool, pause_at_key: &str) 
     if !plans_text.is_empty() {
         out.push_str(&format!("\nPause points ({pause_at_key}):\n"));
         out.push_str(&plans_text.concat());
+    }
+    let rbac: Vec<String> = items
+        .iter()
+        .filter_map(|i| {
+            let what = i.recorded.missing_rbac.as_ref()?;
+            Some(format!("  {}/{} {what}\n", i.namespace, i.name))
+        })
+        .collect();
+    if !rbac.is_empty() {
+        out.push_str("\nRBAC the stepper lacks (recorded by it, missing-rbac):\n");
+        out.extend(rbac);
     }
     let stuck: Vec<_> = items
         .iter()

@@ -63,6 +63,8 @@ pub struct Stamps {
     pub completed_revision: Option<String>,
     /// `degraded-reason` as written (`<Kind>: <detail>`), when present.
     pub degraded_reason: Option<String>,
+    /// `missing-rbac` as written, when present: the RBAC rule the stepper lacks for this set.
+    pub missing_rbac: Option<String>,
     /// `prometheus-check` as written (JSON, see [`crate::gates::check::prometheus::CheckState`]), when present.
     pub prometheus_check: Option<String>,
     /// `http-check-state` as written (JSON, see [`crate::gates::check::CheckState`]), when present.
@@ -222,6 +224,7 @@ impl SetConfig {
                 blocked: get(&keys.blocked_reason).and_then(Reason::parse),
                 completed_revision: owned(&keys.completed_revision),
                 degraded_reason: owned(&keys.degraded_reason),
+                missing_rbac: owned(&keys.missing_rbac),
                 prometheus_check: owned(&keys.prometheus_check),
                 http_check_state: owned(&keys.http_check_state),
                 webhook_state: owned(&keys.webhook_state),

@@ -42,6 +42,7 @@ impl<C: Cluster> Cluster for LeaderCluster<'_, C> {
         list_set_pods_consistent,
         get_owner,
         get_controller_revision,
+        may_delete_pods,
     );
 
     async fn patch_statefulset(

@@ -30,6 +30,18 @@ pub fn min_ready_seconds(set: &StatefulSet) -> i32 {
         .unwrap_or(0)
 }
 
+/// True when `spec.podManagementPolicy` is `OrderedReady` (or absent, its default): the StatefulSet
+/// controller then creates, deletes and updates one pod at a time and waits for each to be Running and
+/// Ready — it never replaces a pod that is not (kubernetes#67250).
+pub fn is_ordered_ready(set: &StatefulSet) -> bool {
+    matches!(
+        set.spec
+            .as_ref()
+            .and_then(|s| s.pod_management_policy.as_deref()),
+        None | Some("OrderedReady")
+    )
+}
+
 /// True when `spec.updateStrategy.type` is `OnDelete`: the controller never replaces pods by itself, so
 /// there is nothing to stage (Kubernetes `OnDeleteStatefulSetStrategyType`).
 pub fn is_on_delete(set: &StatefulSet) -> bool {

@@ -17,8 +17,10 @@ use crate::config::SetConfig;
 use crate::model::set;
 use crate::pass::options::PassOptions;
 use crate::pass::options::PodReads;
+use crate::plan::rbac::needs_pod_delete;
 use crate::plan::{Planner, Snapshot};
 use k8s_openapi::api::apps::v1::StatefulSet;
+use tracing::warn;
 
 /// What a pass read ([`snapshot_parsed`]): the snapshot, its sets' parsed annotations, and the reads
 /// that failed, by the index of each set that needed them.
@@ -69,6 +71,9 @@ pub async fn snapshot_parsed<C: Cluster>(
         statefulsets,
         ..Snapshot::default()
     };
+    if opts.pod_reads == PodReads::Candidates {
+        snap.pod_delete = pod_delete(cluster, &snap.statefulsets, &configs).await;
+    }
     let chosen: Vec<usize> = match &opts.pod_reads {
         PodReads::Scope => {
             let mut failed = BTreeMap::new();
@@ -235,5 +240,35 @@ pub async fn reread_set<C: Cluster>(
         pods_read_for: None,
         pods_read_at: Some(read_at),
         read_failures: BTreeMap::new(),
+        // Not asked again: a set's `missing-rbac` record is left as the pass's first read decided.
+        pod_delete: BTreeMap::new(),
     })
+}
+
+/// Whether the stepper may delete pods, asked once per namespace of the sets that will need it
+/// ([`crate::plan::rbac::needs_pod_delete`]); a namespace whose review failed is left out (its sets keep
+/// their record as it is), the failure logged.
+async fn pod_delete<C: Cluster>(
+    cluster: &C,
+    sets: &[Arc<StatefulSet>],
+    configs: &[Arc<SetConfig>],
+) -> BTreeMap<String, bool> {
+    let namespaces: BTreeSet<&str> = sets
+        .iter()
+        .zip(configs)
+        .filter(|(s, c)| needs_pod_delete(s, c))
+        .map(|(s, _)| s.metadata.namespace.as_deref().unwrap_or(""))
+        .collect();
+    let mut out = BTreeMap::new();
+    for ns in namespaces {
+        match cluster.may_delete_pods(ns).await {
+            Ok(allowed) => {
+                out.insert(ns.to_string(), allowed);
+            }
+            Err(e) => {
+                warn!(namespace = ns, error = %e, "could not ask whether pods may be deleted")
+            }
+        }
+    }
+    out
 }

@@ -9,7 +9,7 @@ pub const STATUS_WRITE_REJECTED: &str = "StatusWriteRejected";
 
 /// Every Event `reason` the stepper publishes (docs/events.md lists the same, checked by
 /// `tests/docs/`).
-pub const REASONS: [&str; 15] = [
+pub const REASONS: [&str; 16] = [
     "Stepped",
     "Blocked",
     "RolloutPaused",
@@ -25,6 +25,7 @@ pub const REASONS: [&str; 15] = [
     "ApprovalDenied",
     "RolledBack",
     "ReturnedPod",
+    "MissingRbac",
 ];
 
 /// The Event's `type` (Kubernetes `core/v1` Event: `Normal` or `Warning`).
@@ -108,6 +109,17 @@ impl EventNote {
             "RolloutDegraded",
             "Degrade",
             value.to_string(),
+        )
+    }
+
+    /// The `MissingRbac` Event (`Warning`): the stepper lacks an RBAC rule the set's annotations will
+    /// need (`what`: the rule, why, and the Component that grants it, [`crate::plan::rbac`]).
+    pub fn missing_rbac(what: &str) -> Self {
+        EventNote::new(
+            EventType::Warning,
+            "MissingRbac",
+            "CheckRbac",
+            what.to_string(),
         )
     }
 

@@ -8,7 +8,7 @@
 use crate::config;
 use crate::gates;
 use crate::model::fields::{self, Field, Reader, set};
-use crate::plan::{figures, rollback};
+use crate::plan::{figures, rbac, rollback};
 
 /// What the pass itself reads to find a candidate's pods: the set's `spec.selector`
 /// (`model::set::pod_selector`).
@@ -35,6 +35,10 @@ pub fn readers() -> Vec<Reader> {
         Reader {
             name: "plan::rollback (its pins)",
             fields: rollback::READS,
+        },
+        Reader {
+            name: "plan::rbac (the RBAC a set will need)",
+            fields: rbac::READS,
         },
     ];
     all.extend(gates::readers());

@@ -16,6 +16,7 @@ mod needs_pods;
 pub mod patch;
 pub mod pause;
 pub mod planner;
+pub mod rbac;
 pub mod rejected;
 pub mod release;
 pub mod rollback;

@@ -46,6 +46,10 @@ pub struct Snapshot {
     /// `pods_read_for`; past the gates of the list it is blocked `ApiError` with this detail — a failed
     /// read blocks only the sets that needed it, never the fleet.
     pub read_failures: BTreeMap<usize, String>,
+    /// Whether the stepper may delete pods, by namespace, for the namespaces of sets that will need it
+    /// ([`crate::plan::rbac::needs_pod_delete`]; asked with a SelfSubjectAccessReview); a namespace
+    /// absent was not asked, or got no answer.
+    pub pod_delete: BTreeMap<String, bool>,
 }
 
 /// What the I/O gates read for each StatefulSet of a snapshot, by its index in
@@ -368,7 +372,9 @@ impl<'s> Planner<'s> {
                         recovery::decide(set, &config, &pods, this.opts.recover_stuck_pods, now)
                     })
                     .flatten();
-                let mut p = plan_evaluated(set, config, &pods, ev, (read, stuck), now);
+                let ns = set.metadata.namespace.as_deref().unwrap_or("");
+                let may_delete = this.snapshot.pod_delete.get(ns).copied();
+                let mut p = plan_evaluated(set, config, &pods, ev, (read, stuck, may_delete), now);
                 if this.opts.max_steps_per_minute.is_some()
                     && let Some(step) = &mut p.step
                 {

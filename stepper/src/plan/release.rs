@@ -63,7 +63,7 @@ pub enum ReleasePlan {
 /// their state, removed by `release`. `paused` is yours too; it goes only with `paused-reason`, which the
 /// stepper (or `pause`) writes beside it. Your configuration (`step`, `pause-at`, the checks) stays: a
 /// GitOps tool may own it.
-pub fn written_by_us(keys: &Keys) -> [&str; 14] {
+pub fn written_by_us(keys: &Keys) -> [&str; 15] {
     [
         &keys.guarded,
         &keys.initialized,
@@ -79,6 +79,7 @@ pub fn written_by_us(keys: &Keys) -> [&str; 14] {
         &keys.http_check_state,
         &keys.webhook_state,
         &keys.failed_revision,
+        &keys.missing_rbac,
     ]
 }
 

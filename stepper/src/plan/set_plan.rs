@@ -17,7 +17,7 @@ use crate::model::set;
 use crate::plan::degraded::StuckPods;
 use crate::plan::events::EventNote;
 use crate::plan::figures::Figures;
-use crate::plan::{canary, patch, status_annotations};
+use crate::plan::{canary, patch, rbac, status_annotations};
 
 /// The plan for one StatefulSet.
 #[derive(Clone, Debug, PartialEq)]
@@ -93,14 +93,14 @@ impl SetPlan {
 }
 
 /// The writes and Events for one evaluated StatefulSet (`config`: its parsed annotations, kept in the
-/// plan); `(read, stuck)`: whether its pods were read,
-/// and its recovery finding.
+/// plan); `(read, stuck, may_delete)`: whether its pods were read, its recovery finding, and whether
+/// the stepper may delete pods in its namespace ([`rbac::change`]; `None`: not asked).
 pub(super) fn plan_evaluated(
     set: &Arc<StatefulSet>,
     config: Arc<SetConfig>,
     pods: &BTreeMap<u32, &Pod>,
     mut ev: Evaluation,
-    (read, stuck): (bool, Option<recovery::Finding>),
+    (read, stuck, may_delete): (bool, Option<recovery::Finding>, Option<bool>),
     now: Timestamp,
 ) -> SetPlan {
     let stuck_pods = if read {
@@ -110,6 +110,15 @@ pub(super) fn plan_evaluated(
     };
     // Before the pod writes are taken: a withdrawal under way is recorded (`approval-pending`).
     let mut status = status_annotations::status_changes(set, &config, pods, &ev, stuck_pods, now);
+    if config.marked {
+        let (change, event) = rbac::change(set, &config, may_delete);
+        if let Some(value) = change {
+            status
+                .changes
+                .push((config.keys.missing_rbac.clone(), value));
+        }
+        status.events.extend(event);
+    }
     let pod_writes = std::mem::take(&mut ev.pod_writes);
     let returning = ev.returning.take();
     let rollback = status.rollback.take();

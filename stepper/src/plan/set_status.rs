@@ -104,6 +104,9 @@ pub struct RecordDoc {
     pub blocked_reason: Option<String>,
     /// `<prefix>/approval-pending`: what the approval gates wait for.
     pub approval_pending: Option<String>,
+    /// `<prefix>/missing-rbac`: an RBAC rule the stepper lacks for this set and the Component that
+    /// grants it (checked before it is needed, `plan::rbac`).
+    pub missing_rbac: Option<String>,
     /// The stepper's last write to the set (RFC 3339, from its `managedFields` entry); `null` when it
     /// never wrote on it.
     pub written_at: Option<String>,
@@ -123,6 +126,7 @@ impl RecordDoc {
         RecordDoc {
             blocked_reason: record.blocked_reason.clone(),
             approval_pending: record.approval_pending.clone(),
+            missing_rbac: record.missing_rbac.clone(),
             written_at: record.written_at.map(|t| t.to_string()),
             summary: record.summary(now),
             stale: None,

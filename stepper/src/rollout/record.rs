@@ -31,6 +31,9 @@ pub struct Record {
     pub approval_pending: Option<String>,
     /// `<prefix>/degraded-reason`: `<Kind>: <detail>`, the rollout needs a person.
     pub degraded_reason: Option<String>,
+    /// `<prefix>/missing-rbac`: an RBAC rule the stepper lacks for this set, and the Component to add
+    /// (`plan::rbac`).
+    pub missing_rbac: Option<String>,
     /// `<prefix>/paused: "true"`, with `<prefix>/paused-reason`.
     pub paused: Option<String>,
     /// `<prefix>/last-partition-update`: the last step.
@@ -58,6 +61,7 @@ pub fn record(set: &StatefulSet, config: &SetConfig, manager: &str) -> Record {
         blocked_reason: s.blocked_reason.clone(),
         approval_pending: s.approval_pending.clone(),
         degraded_reason: s.degraded_reason.clone(),
+        missing_rbac: s.missing_rbac.clone(),
         paused: config.paused.then(|| {
             config
                 .paused_reason

@@ -102,3 +102,38 @@ async fn a_marked_healthy_set_has_no_health_line() {
     assert_eq!(table.lines().count(), 2, "{table}");
     assert!(table.contains("  Healthy  "), "{table}");
 }
+
+/// The RBAC the in-cluster stepper recorded it lacks for a set (`missing-rbac`, issue 43) is listed below
+/// the table, and in the document's `recorded.missingRbac`.
+#[tokio::test]
+async fn the_rbac_the_stepper_lacks_is_listed() {
+    let lacking = |s: &mut Value| {
+        let a = &mut s["metadata"]["annotations"];
+        a["safe-rollout.dev/guarded"] = json!("true");
+        a["safe-rollout.dev/missing-rbac"] =
+            json!("delete pods: add the deploy/stepper/recovery Component");
+    };
+    let (cluster, server) = mock_cluster(Scope::default(), reads("4-complete", lacking));
+    let table = status_table(&cluster, &web_pods(), None, now())
+        .await
+        .expect("status");
+    drop(cluster);
+    server.await.expect("script");
+    assert!(
+        table.contains(
+            "RBAC the stepper lacks (recorded by it, missing-rbac):\n  demo/web delete pods: add \
+             the deploy/stepper/recovery Component\n"
+        ),
+        "{table}"
+    );
+    let (cluster, server) = mock_cluster(Scope::default(), reads("4-complete", lacking));
+    let items = status_items(&cluster, &Checks::default(), &web_pods(), None, now())
+        .await
+        .expect("status");
+    drop(cluster);
+    server.await.expect("script");
+    assert_eq!(
+        items[0].recorded.missing_rbac.as_deref(),
+        Some("delete pods: add the deploy/stepper/recovery Component")
+    );
+}

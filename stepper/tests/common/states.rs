@@ -169,6 +169,17 @@ pub fn states() -> Vec<(String, Snapshot)> {
         snap.statefulsets[0] = Arc::new(set);
         out.push((format!("{moment} unobserved"), snap));
     }
+    // Labels on the set (what `OutOfScope` judges `--selector` on) beside others of the application.
+    for labels in [
+        json!({"safe-rollout.dev/guard": "true", "app": "web"}),
+        json!({"app": "web"}),
+    ] {
+        let mut snap = full("2-stepped-4", &base, 0, None);
+        let mut set = (*snap.statefulsets[0]).clone();
+        set.metadata.labels = serde_json::from_value(labels.clone()).expect("labels");
+        snap.statefulsets[0] = Arc::new(set);
+        out.push((format!("2-stepped-4 labels {labels}"), snap));
+    }
     // Stepping back from a failed revision with a pod of it not Ready: returned at once (issue 43).
     let back = json!({"safe-rollout.dev/initialized": "true",
                       "safe-rollout.dev/on-failure": "rollback",

@@ -311,6 +311,7 @@ fn the_status_field_table_lists_every_field_of_the_document() {
         recorded: RecordDoc {
             blocked_reason: Some("PodNotReady".into()),
             approval_pending: Some("x".into()),
+            missing_rbac: Some("x".into()),
             written_at: Some("2026-11-23T01:10:42Z".into()),
             summary: "Blocked PodNotReady (written 3m ago)".into(),
             stale: Some(false),

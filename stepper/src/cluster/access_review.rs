@@ -1,0 +1,79 @@
+//! Whether the stepper may do what a set's annotations will need it to (`plan::rbac`): a
+//! SelfSubjectAccessReview (`authorization.k8s.io/v1`, which Kubernetes' `system:basic-user` role lets
+//! every authenticated user create) asking the API server's authorizer about the stepper's own
+//! credentials. The answer is kept for [`ANSWER_TTL`] per namespace in the process (a `watch` replica
+//! passes often; a `once` run asks once), so a Component added later is seen within that time.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+};
+use kube::Client;
+use kube::api::{Api, PostParams};
+
+use crate::cluster::ClusterError;
+use crate::cluster::kube_error::error;
+
+/// How long an answer is reused: 5 minutes.
+pub const ANSWER_TTL: Duration = Duration::from_secs(300);
+
+/// The answers so far, by namespace, with when each was given.
+#[derive(Clone, Debug, Default)]
+pub struct AccessAnswers(Arc<Mutex<HashMap<String, (Instant, bool)>>>);
+
+impl AccessAnswers {
+    /// Whether the credentials of `client` may `delete` `pods` in `namespace`: a kept answer younger than
+    /// [`ANSWER_TTL`], else a new SelfSubjectAccessReview.
+    ///
+    /// # Errors
+    /// The review could not be created (the API server's error, naming the request).
+    pub async fn may_delete_pods(
+        &self,
+        client: &Client,
+        namespace: &str,
+    ) -> Result<bool, ClusterError> {
+        let kept = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(namespace)
+            .filter(|(at, _)| at.elapsed() < ANSWER_TTL)
+            .map(|(_, allowed)| *allowed);
+        if let Some(allowed) = kept {
+            return Ok(allowed);
+        }
+        let review = SelfSubjectAccessReview {
+            spec: SelfSubjectAccessReviewSpec {
+                resource_attributes: Some(ResourceAttributes {
+                    namespace: Some(namespace.to_string()),
+                    verb: Some("delete".into()),
+                    resource: Some("pods".into()),
+                    ..ResourceAttributes::default()
+                }),
+                ..SelfSubjectAccessReviewSpec::default()
+            },
+            ..SelfSubjectAccessReview::default()
+        };
+        let api: Api<SelfSubjectAccessReview> = Api::all(client.clone());
+        let answer = api
+            .create(&PostParams::default(), &review)
+            .await
+            .map_err(|e| {
+                error(
+                    format!(
+                        "create selfsubjectaccessreview (delete pods in namespace {namespace})"
+                    ),
+                    e,
+                )
+            })?;
+        let allowed = answer.status.is_some_and(|s| s.allowed);
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(namespace.to_string(), (Instant::now(), allowed));
+        Ok(allowed)
+    }
+}
