@@ -115,8 +115,8 @@ pub fn timed_out_lines(
     lines
 }
 
-/// `in namespace demo`, `in namespaces a, b`, `in every namespace`, then ` labelled SELECTOR`: the
-/// scope of a LIST in words.
+/// ` labelled SELECTOR` (the sets' label), then ` in namespace demo`, ` in namespaces a, b`, ` in every
+/// namespace`: the scope of a LIST in words (the label first, so it never reads as the namespaces').
 pub fn scope_words(namespaces: &[String], selector: Option<&str>) -> String {
     let place = match namespaces {
         [] => "in every namespace".to_string(),
@@ -124,7 +124,7 @@ pub fn scope_words(namespaces: &[String], selector: Option<&str>) -> String {
         many => format!("in namespaces {}", many.join(", ")),
     };
     match selector {
-        Some(l) => format!("{place} labelled {l}"),
+        Some(l) => format!("labelled {l}, {place}"),
         None => place,
     }
 }

@@ -42,6 +42,8 @@ pub struct Record {
     pub written_at: Option<Timestamp>,
     /// The set has an update staged and a partition above 0 (steps remain).
     pub staged: bool,
+    /// The set carries the policy's mark (`<prefix>/guarded`): the stepper's to step.
+    pub marked: bool,
 }
 
 /// The record on `set` (annotations read into `config`; `manager`: the stepper's field manager, as its
@@ -71,13 +73,15 @@ pub fn record(set: &StatefulSet, config: &SetConfig, manager: &str) -> Record {
         last_step: s.last_partition_update,
         written_at,
         staged: set::has_staged_update(set) && set::partition(set).unwrap_or(0) > 0,
+        marked: config.marked,
     }
 }
 
 impl Record {
     /// The record in one line, most urgent first: `Degraded StepRejected: …`, `Paused: INC-1234 (paused
     /// by alice)`, `Blocked ApprovalPending: approval of web-4 …`, `Blocked PodNotReady`, `Stepping: last
-    /// step 2m ago`, `Staged: no step yet`, `Idle`; then when the stepper last wrote on the set.
+    /// step 2m ago`, `Staged: no step yet`, `Staged by hand: not stepped (no guarded mark)`, `Idle`; then
+    /// when the stepper last wrote on the set.
     pub fn summary(&self, now: Timestamp) -> String {
         let what = match (
             &self.degraded_reason,
@@ -89,6 +93,9 @@ impl Record {
             (None, Some(p), _, _) => format!("Paused: {p}"),
             (None, None, Some(b), Some(a)) => format!("Blocked {b}: {a}"),
             (None, None, Some(b), None) => format!("Blocked {b}"),
+            (None, None, None, _) if self.staged && !self.marked => {
+                "Staged by hand: not stepped (no guarded mark)".into()
+            }
             (None, None, None, _) if self.staged => match self.last_step {
                 Some(t) => format!("Stepping: last step {} ago", ago(now, t)),
                 None => "Staged: no step yet".into(),

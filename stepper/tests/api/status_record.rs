@@ -109,6 +109,17 @@ fn without_a_blocked_reason_the_record_tells_stepping_staged_and_idle_apart() {
         "Staged: no step yet"
     );
     assert_eq!(summary(set_of("4-complete", None, |_| {})), "Idle");
+    // Without the policy's mark, a staged partition is a person's: the stepper leaves it.
+    let unmarked = |s: &mut Value| {
+        s["metadata"]["annotations"]
+            .as_object_mut()
+            .expect("annotations")
+            .remove("safe-rollout.dev/guarded");
+    };
+    assert_eq!(
+        summary(set_of("1-staged", None, unmarked)),
+        "Staged by hand: not stepped (no guarded mark)"
+    );
     // Another manager's entries (kubectl, kube-controller-manager) are not the stepper's write.
     let set: StatefulSet = serde_json::from_value(set_of("4-complete", None, |_| {})).expect("set");
     let config = SetConfig::parse(&set, &Arc::new(Keys::default()));

@@ -43,6 +43,10 @@ async fn the_table_names_an_unmarked_set_as_unguarded() {
     server.await.expect("script");
     let lines: Vec<&str> = table.lines().collect();
     assert!(lines[1].contains("  Healthy  "), "{table}");
+    assert!(
+        lines[1].ends_with("Unguarded (no guarded mark: the policy did not stage it)"),
+        "NEXT says the stepper leaves it alone: {table}"
+    );
     assert_eq!(
         lines[2..],
         [
