@@ -119,6 +119,10 @@ assert_control_plane_excluded() {
 }
 
 # stepper_selectors KIND: the stepper's --selector values, one per line.
+stepper_namespace_selectors() {
+  pod_spec "$1" | jq -r '.containers[0].args[] | select(startswith("--namespace-selector=")) | sub("^--namespace-selector="; "")'
+}
+
 stepper_selectors() {
   pod_spec "$1" | jq -r '.containers[0].args[] | select(startswith("--selector=") or . == "-l") | sub("^--selector="; "")'
 }
@@ -163,8 +167,13 @@ stepper_selectors() {
     assert_control_plane_excluded
   done
   [ -z "$(stepper_selectors Deployment)" ]
+  [ "$(stepper_namespace_selectors Deployment)" = safe-rollout.dev/guard=true ]
+  # The stepper may list the namespaces it judges the scope by.
+  jq -e '.[] | select(.kind == "ClusterRole" and .metadata.name == "sts-stepper-list-namespaces")
+         | .rules[] | select(.resources == ["namespaces"] and .verbs == ["list"])' "$work/out.json" >/dev/null
   build deploy deploy/scope/namespace-label
   [ -z "$(stepper_selectors CronJob)" ]
+  [ "$(stepper_namespace_selectors CronJob)" = safe-rollout.dev/guard=true ]
 }
 
 @test "a scope Component refuses to build over a selector it does not know (its test ops)" {

@@ -61,6 +61,13 @@ pub struct PassArgs {
     /// set's pods before its write (nothing in the step's patch pins a pod's readiness).
     #[arg(long, default_value = "1s", value_parser = parse_duration, value_name = "DURATION")]
     pub max_decision_age: SignedDuration,
+
+    /// The namespace-label scope (deploy/scope/namespace-label/): act only on sets in namespaces
+    /// matching this label selector (e.g. safe-rollout.dev/guard=true), the policy's
+    /// namespaceSelector. The namespaces are listed every pass (needs `list` on namespaces); a
+    /// guarded set of a namespace that lost the label while staged is held OutOfScope.
+    #[arg(long, value_name = "SELECTOR", help_heading = "Scope")]
+    pub namespace_selector: Option<String>,
 }
 
 impl Default for PassArgs {
@@ -68,6 +75,7 @@ impl Default for PassArgs {
         PassArgs {
             recover_stuck_pods: false,
             max_steps_per_pass: None,
+            namespace_selector: None,
             max_steps_per_minute: None,
             max_decision_age: SignedDuration::from_secs(1),
         }

@@ -346,6 +346,7 @@ impl<A: Cluster> Cluster for CachedCluster<'_, A> {
         get_owner,
         get_controller_revision,
         may_delete_pods,
+        list_namespaces,
         delete_pod,
         patch_pod,
         publish_event,

@@ -153,6 +153,15 @@ macro_rules! forward_cluster {
             self.$field.get_controller_revision(namespace, name)
         }
     };
+    (@one $field:ident list_namespaces) => {
+        fn list_namespaces(
+            &self,
+            selector: &str,
+        ) -> impl ::std::future::Future<Output = Result<Vec<String>, $crate::cluster::ClusterError>>
+        + Send {
+            self.$field.list_namespaces(selector)
+        }
+    };
     (@one $field:ident may_delete_pods) => {
         fn may_delete_pods(
             &self,

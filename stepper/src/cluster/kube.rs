@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
-use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::api::core::v1::{Namespace, ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{
@@ -281,6 +281,19 @@ impl Cluster for KubeCluster {
             }),
             Err(e) => Err(error(action(), e)),
         }
+    }
+
+    async fn list_namespaces(&self, selector: &str) -> Result<Vec<String>, ClusterError> {
+        let api: Api<Namespace> = Api::all(self.client.clone());
+        let list = api
+            .list_metadata(&ListParams::default().labels(selector))
+            .await
+            .map_err(|e| error(format!("list namespaces ({selector})"), e))?;
+        Ok(list
+            .items
+            .into_iter()
+            .filter_map(|n| n.metadata.name)
+            .collect())
     }
 
     async fn may_delete_pods(&self, namespace: &str) -> Result<bool, ClusterError> {

@@ -232,6 +232,18 @@ pub trait Cluster: Sync {
         name: &str,
     ) -> impl Future<Output = Result<Option<ControllerRevision>, ClusterError>> + Send;
 
+    /// The names of the namespaces whose labels match `selector` (kubectl's `-l` form; the API server
+    /// applies it): the namespace-label scope (`--namespace-selector`), listed every pass. Needs `list`
+    /// on namespaces (`deploy/scope/namespace-label/`). The default lists none (the simulation has no
+    /// namespace objects, and never runs with that scope).
+    fn list_namespaces(
+        &self,
+        selector: &str,
+    ) -> impl Future<Output = Result<Vec<String>, ClusterError>> + Send {
+        let _ = selector;
+        async { Ok(Vec::new()) }
+    }
+
     /// Whether the stepper may delete pods in `namespace` (the RBAC the return of a pod stuck on a failed
     /// revision needs, [`crate::plan::rbac`]): a SelfSubjectAccessReview against the API server, which
     /// every authenticated user may create. The default answers yes (the simulation's stepper may).

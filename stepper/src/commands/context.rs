@@ -101,9 +101,14 @@ impl Context {
     pub(super) fn controller_cluster(
         &self,
         scope: &ScopeArgs,
+        pass: &PassArgs,
     ) -> Result<(KubeCluster, StepperScope)> {
         let namespaces = controller_namespaces(&self.global.namespaces, scope.all_namespaces);
-        let stepper_scope = StepperScope::new(scope.selector.as_deref()).map_err(|e| anyhow!(e))?;
+        let stepper_scope = StepperScope::with_namespaces(
+            scope.selector.as_deref(),
+            pass.namespace_selector.as_deref(),
+        )
+        .map_err(|e| anyhow!(e))?;
         Ok((self.cluster_over(namespaces, None), stepper_scope))
     }
 

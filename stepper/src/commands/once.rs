@@ -13,7 +13,7 @@ use crate::pass::PodReads;
 /// # Errors
 /// A bad `--prometheus-*` flag, or a failed StatefulSet LIST (nothing was written).
 pub async fn run(ctx: &Context, args: &OnceArgs) -> Result<Exit> {
-    let (cluster, scope) = ctx.controller_cluster(&args.scope)?;
+    let (cluster, scope) = ctx.controller_cluster(&args.scope, &args.pass)?;
     let mut opts = ctx.pass_options(
         PodReads::Candidates,
         &args.gates,

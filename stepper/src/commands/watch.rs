@@ -42,7 +42,7 @@ use crate::serve::server;
 /// # Errors
 /// A bad `--prometheus-*` or `--leader-election-*` flag, or the `--metrics-addr` cannot be bound.
 pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
-    let (cluster, scope) = ctx.controller_cluster(&args.scope)?;
+    let (cluster, scope) = ctx.controller_cluster(&args.scope, &args.pass)?;
     let checks = &checks(&args.checks)?;
     let metrics = ctx.metrics.clone();
     let last_pass = Arc::new(AtomicI64::new(Timestamp::now().as_second()));

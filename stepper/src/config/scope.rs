@@ -5,7 +5,7 @@
 //! so that a guarded set whose opt-in label was removed while an update was staged is still seen, and
 //! said so (gate `OutOfScope`), instead of staying staged with nobody to tell.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use kube::core::{Selector, SelectorExt};
@@ -36,6 +36,9 @@ pub struct ScopeSelector {
 pub struct StepperScope {
     /// `--selector`, when given: a set's labels must match it.
     pub selector: Option<ScopeSelector>,
+    /// `--namespace-selector`, when given: a set's namespace must carry matching labels (the pass lists
+    /// the namespaces it selects, [`StepperScope::excludes`]'s `covered`).
+    pub namespace_selector: Option<ScopeSelector>,
 }
 
 impl StepperScope {
@@ -45,31 +48,48 @@ impl StepperScope {
     /// The selector is not in kubectl's `-l` grammar: the message names `--selector`, the value and the
     /// expected form.
     pub fn new(selector: Option<&str>) -> Result<Self, String> {
-        let Some(text) = selector.map(str::trim).filter(|s| !s.is_empty()) else {
-            return Ok(StepperScope::default());
-        };
-        let parsed = parse_selector(text).map_err(|e| {
-            format!(
-                "--selector {text:?} is not a label selector ({e}): expected kubectl's -l form, \
-                 e.g. safe-rollout.dev/guard=true or tier in (db,cache)"
-            )
-        })?;
         Ok(StepperScope {
-            selector: Some(ScopeSelector {
-                text: text.to_string(),
-                selector: parsed,
-            }),
+            selector: scope_selector("--selector", selector)?,
+            namespace_selector: None,
         })
     }
 
-    /// Why `set` is outside this scope: its namespace is one every scope excludes, or its labels do not
-    /// match `--selector`; `None` when it is inside.
-    pub fn excludes(&self, set: &StatefulSet) -> Option<String> {
+    /// [`StepperScope::new`] with the namespace-label scope `--namespace-selector` `namespaces`.
+    ///
+    /// # Errors
+    /// Either selector is not in kubectl's `-l` grammar (the message names the flag).
+    pub fn with_namespaces(
+        selector: Option<&str>,
+        namespaces: Option<&str>,
+    ) -> Result<Self, String> {
+        Ok(StepperScope {
+            namespace_selector: scope_selector("--namespace-selector", namespaces)?,
+            ..StepperScope::new(selector)?
+        })
+    }
+
+    /// Why `set` is outside this scope: its namespace is one every scope excludes, or is not among
+    /// `covered` (the namespaces `--namespace-selector` selects, listed this pass; `None` without it), or
+    /// its labels do not match `--selector`; `None` when it is inside.
+    pub fn excludes(
+        &self,
+        set: &StatefulSet,
+        covered: Option<&BTreeSet<String>>,
+    ) -> Option<String> {
         let namespace = set.metadata.namespace.as_deref().unwrap_or("");
         if EXCLUDED_NAMESPACES.contains(&namespace) {
             return Some(format!(
                 "its namespace {namespace} is one the policy never covers ({})",
                 EXCLUDED_NAMESPACES.join(", ")
+            ));
+        }
+        if let (Some(ns), Some(covered)) = (&self.namespace_selector, covered)
+            && !covered.contains(namespace)
+        {
+            return Some(format!(
+                "its namespace {namespace} no longer matches the stepper's --namespace-selector {} \
+                 (the namespace's label removed?)",
+                ns.text
             ));
         }
         let selector = self.selector.as_ref()?;
@@ -82,6 +102,23 @@ impl StepperScope {
             )
         })
     }
+}
+
+/// `flag`'s selector `value`, parsed (`None` when absent or blank).
+fn scope_selector(flag: &str, value: Option<&str>) -> Result<Option<ScopeSelector>, String> {
+    let Some(text) = value.map(str::trim).filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    let parsed = parse_selector(text).map_err(|e| {
+        format!(
+            "{flag} {text:?} is not a label selector ({e}): expected kubectl's -l form, \
+             e.g. safe-rollout.dev/guard=true or tier in (db,cache)"
+        )
+    })?;
+    Ok(Some(ScopeSelector {
+        text: text.to_string(),
+        selector: parsed,
+    }))
 }
 
 #[cfg(test)]
@@ -104,18 +141,28 @@ mod tests {
     fn the_selector_and_the_excluded_namespaces_decide() {
         let opt_in = StepperScope::new(Some("safe-rollout.dev/guard=true")).expect("selector");
         assert_eq!(
-            opt_in.excludes(&set("db", &[("safe-rollout.dev/guard", "true")])),
+            opt_in.excludes(&set("db", &[("safe-rollout.dev/guard", "true")]), None),
             None
         );
-        let out = opt_in.excludes(&set("db", &[])).expect("out");
+        let out = opt_in.excludes(&set("db", &[]), None).expect("out");
         assert!(
             out.contains("--selector safe-rollout.dev/guard=true"),
             "{out}"
         );
         let every = StepperScope::new(None).expect("none");
-        assert_eq!(every.excludes(&set("db", &[])), None);
-        assert!(every.excludes(&set("kube-system", &[])).is_some());
+        assert_eq!(every.excludes(&set("db", &[]), None), None);
+        assert!(every.excludes(&set("kube-system", &[]), None).is_some());
         assert_eq!(StepperScope::new(Some("  ")).expect("blank"), every);
+        let by_ns =
+            StepperScope::with_namespaces(None, Some("safe-rollout.dev/guard=true")).expect("ns");
+        let covered: BTreeSet<String> = ["db".to_string()].into();
+        assert_eq!(by_ns.excludes(&set("db", &[]), Some(&covered)), None);
+        let out = by_ns
+            .excludes(&set("web", &[]), Some(&covered))
+            .expect("out");
+        assert!(out.contains("--namespace-selector"), "{out}");
+        let bad = StepperScope::with_namespaces(None, Some("a in b")).expect_err("bad");
+        assert!(bad.starts_with("--namespace-selector \"a in b\""), "{bad}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! the PDBs of its namespace, the fleet's view of it ([`FleetView`]), what the pass read for the I/O
 //! gates, the flags and `now`; and the shape of a gate ([`Gate`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -22,6 +22,8 @@ use crate::model::set;
 pub struct FleetView<'a> {
     /// The group's holder.
     pub group_holder: Option<&'a StatefulSet>,
+    /// The namespaces `--namespace-selector` selects, as listed this pass; `None` without it.
+    pub covered_namespaces: Option<&'a BTreeSet<String>>,
 }
 
 /// Everything a gate may read about one StatefulSet.

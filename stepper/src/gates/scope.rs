@@ -16,7 +16,7 @@ pub const READS: &[Field] = &[of_set("metadata.namespace"), of_set("metadata.lab
 /// Gate `OutOfScope`: passes while the set is inside the stepper's scope (`GateOptions::scope`).
 pub fn out_of_scope(input: &GateInput<'_>) -> Result<(), Blocked> {
     let scope: &StepperScope = &input.opts.scope;
-    match scope.excludes(input.set) {
+    match scope.excludes(input.set, input.fleet.covered_namespaces) {
         None => Ok(()),
         Some(why) => Err(Blocked::new(
             Reason::OutOfScope,

@@ -43,6 +43,7 @@ impl<C: Cluster> Cluster for LeaderCluster<'_, C> {
         get_owner,
         get_controller_revision,
         may_delete_pods,
+        list_namespaces,
     );
 
     async fn patch_statefulset(

@@ -74,6 +74,16 @@ pub async fn snapshot_parsed<C: Cluster>(
     if opts.pod_reads == PodReads::Candidates {
         snap.pod_delete = pod_delete(cluster, &snap.statefulsets, &configs).await;
     }
+    if let Some(ns) = &gates.scope.namespace_selector {
+        // The scope cannot be told without them: like the StatefulSet LIST, a failure fails the pass.
+        snap.covered_namespaces = Some(
+            cluster
+                .list_namespaces(&ns.text)
+                .await?
+                .into_iter()
+                .collect(),
+        );
+    }
     let chosen: Vec<usize> = match &opts.pod_reads {
         PodReads::Scope => {
             let mut failed = BTreeMap::new();
@@ -242,6 +252,8 @@ pub async fn reread_set<C: Cluster>(
         read_failures: BTreeMap::new(),
         // Not asked again: a set's `missing-rbac` record is left as the pass's first read decided.
         pod_delete: BTreeMap::new(),
+        // A fresh read confirms a step of a set already judged in scope.
+        covered_namespaces: None,
     })
 }
 

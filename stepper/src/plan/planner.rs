@@ -50,6 +50,10 @@ pub struct Snapshot {
     /// ([`crate::plan::rbac::needs_pod_delete`]; asked with a SelfSubjectAccessReview); a namespace
     /// absent was not asked, or got no answer.
     pub pod_delete: BTreeMap<String, bool>,
+    /// The namespaces the stepper's `--namespace-selector` selects, listed this pass
+    /// ([`crate::cluster::Cluster::list_namespaces`]); `None` without that flag. A set of another namespace
+    /// is outside the scope (gate `OutOfScope`).
+    pub covered_namespaces: Option<BTreeSet<String>>,
 }
 
 /// What the I/O gates read for each StatefulSet of a snapshot, by its index in
@@ -156,6 +160,7 @@ impl<'s> Planner<'s> {
         let set = &self.snapshot.statefulsets[i];
         let ns = set.metadata.namespace.as_deref().unwrap_or("");
         FleetView {
+            covered_namespaces: self.snapshot.covered_namespaces.as_ref(),
             group_holder: self.configs[i]
                 .rollout_group
                 .as_ref()

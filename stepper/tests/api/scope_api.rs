@@ -111,3 +111,63 @@ async fn a_hand_held_canary_is_neither_stepped_nor_written_nor_read() {
         assert_eq!(seen.len(), 1, "one LIST and nothing else: {seen:?}");
     }
 }
+
+#[tokio::test]
+async fn with_the_namespace_label_scope_a_set_of_a_namespace_that_lost_its_label_is_out_of_scope() {
+    let by_namespace = |covered: &[&str]| {
+        let items: Vec<Value> = covered
+            .iter()
+            .map(|n| json!({"metadata": {"name": n}}))
+            .collect();
+        serde_json::to_vec(&json!({"kind": "PartialObjectMetadataList",
+            "apiVersion": "meta.k8s.io/v1", "metadata": {}, "items": items}))
+        .expect("json")
+    };
+    let opts = PassOptions {
+        gates: GateOptions {
+            scope: StepperScope::with_namespaces(None, Some(OPT_IN)).expect("selector"),
+            ..GateOptions::default()
+        },
+        ..PassOptions::default()
+    };
+    const NAMESPACES: &str = "/api/v1/namespaces?&labelSelector=safe-rollout.dev%2Fguard%3Dtrue";
+    // demo lost its label: the marked, staged set is held, said once.
+    let script = vec![
+        get(STS_ALL, list_with("2-stepped-4", initialized)),
+        get(NAMESPACES, by_namespace(&["db"])),
+        patch(
+            "/apis/apps/v1/namespaces/demo/statefulsets/web?&fieldManager=sts-stepper",
+            200,
+            stored("2-stepped-4", initialized),
+        ),
+        post_event("demo"),
+    ];
+    let (report, seen) = pass_with(Scope::default(), opts.clone(), script).await;
+    match &report.expect("pass").sets[0].outcome {
+        Outcome::Blocked(b) => {
+            assert_eq!(b.reason, Reason::OutOfScope);
+            assert!(b.detail.contains("--namespace-selector"), "{}", b.detail);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(seen[2].body[0]["value"], "OutOfScope");
+    // demo labelled: stepped as usual.
+    let mut script = vec![
+        get(STS_ALL, list_with("2-stepped-4", initialized)),
+        get(NAMESPACES, by_namespace(&["demo"])),
+    ];
+    script.extend(lists_of("2-stepped-4", initialized).into_iter().skip(1));
+    script.extend([
+        patch(
+            "/apis/apps/v1/namespaces/demo/statefulsets/web?&fieldManager=sts-stepper",
+            200,
+            stored("2-stepped-4", set_partition(3)),
+        ),
+        post_event("demo"),
+    ]);
+    let (report, _) = pass_with(Scope::default(), opts, script).await;
+    assert_eq!(
+        report.expect("pass").sets[0].outcome,
+        Outcome::Stepped { from: 4, to: 3 }
+    );
+}

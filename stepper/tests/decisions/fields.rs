@@ -117,7 +117,10 @@ fn judge(
         config: &config,
         pods: &pods,
         pdbs: &pdbs,
-        fleet: FleetView { group_holder },
+        fleet: FleetView {
+            group_holder,
+            covered_namespaces: None,
+        },
         probes,
         opts,
         now,

@@ -178,6 +178,7 @@ fn owner_gate_runs_after_group_busy() {
         &pods("web", 3, 3),
         FleetView {
             group_holder: Some(&holder),
+            covered_namespaces: None,
         },
         &Probes::default(),
     );
