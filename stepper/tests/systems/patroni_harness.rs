@@ -42,11 +42,15 @@ async fn patroni_comes_up_with_one_leader_and_two_streaming_replicas() {
     assert_eq!(expected.len(), 2);
     for m in &members {
         assert_eq!(m.state, "running", "{m:?}");
-        if m.revision.as_deref() == Some(FIRST_REVISION) {
-            continue;
-        }
-        // A member another test restarted carries that test's tag, never none.
+        // Tag `revision`: the first revision, or the one another test restarted the member as.
         assert!(m.revision.is_some(), "{m:?}");
+        if m.revision.as_deref() != Some(FIRST_REVISION) {
+            assert_eq!(
+                m.revision.as_deref(),
+                Some(pg.revision(&m.name).as_str()),
+                "{m:?}"
+            );
+        }
     }
     // Each member's PostgreSQL answers on its own port; only the leader accepts writes.
     for m in &members {

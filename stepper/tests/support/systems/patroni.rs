@@ -251,19 +251,22 @@ tags: {{revision: "{revision}"}}
     pub async fn restart_member(&mut self, name: &str, revision: &str) -> Result<Duration, String> {
         let i = self.index(name)?;
         let mut took = Duration::ZERO;
+        let mut killed = None;
         if let Some(mut proc) = self.members[i].proc.take() {
-            let (t, killed) = proc.stop(STOP_GRACE).await;
+            let (t, was_killed) = proc.stop(STOP_GRACE).await;
             took = t;
-            if killed {
-                return Err(format!(
-                    "{name}'s Patroni ignored SIGTERM for {STOP_GRACE:?}; log {}",
-                    proc.log().display()
-                ));
-            }
+            killed = was_killed.then(|| proc.log().to_path_buf());
         }
         self.members[i].revision = revision.to_string();
+        // Started again even after a SIGKILL, so the next test finds every member.
         self.spawn(i)?;
-        Ok(took)
+        match killed {
+            Some(log) => Err(format!(
+                "{name}'s Patroni ignored SIGTERM for {STOP_GRACE:?} and was killed; log {}",
+                log.display()
+            )),
+            None => Ok(took),
+        }
     }
 
     /// Waits until GET /cluster lists every member, one of them `leader` and every other `running`, and
