@@ -13,9 +13,15 @@ setup() {
   mkdir "$bin"
   : >"$calls"
   # Every tool of the list, present.
-  for tool in bats jq curl docker-registry buildah skopeo musl-gcc prometheus promtool python3 kubectl cargo-cyclonedx; do
+  for tool in bats jq curl docker-registry buildah skopeo musl-gcc prometheus promtool python3 kubectl cargo-cyclonedx \
+    patroni setpriv etcd etcdctl redis-server redis-sentinel redis-cli; do
     stub "$tool"
   done
+  # PostgreSQL's server programs, off PATH as Debian installs them (setup.sh looks in PG_BIN_DIR).
+  export PG_BIN_DIR=$sandbox/pg
+  mkdir "$PG_BIN_DIR"
+  printf '#!/bin/bash\n' >"$PG_BIN_DIR/pg_ctl"
+  chmod +x "$PG_BIN_DIR/pg_ctl"
   # rustup lists what $sandbox/targets and $sandbox/components hold, and records `add`.
   printf '%s\n' wasm32-wasip1 x86_64-unknown-linux-gnu x86_64-unknown-linux-musl >"$sandbox/targets"
   printf '%s\n' cargo-x86_64-unknown-linux-gnu clippy-x86_64-unknown-linux-gnu rustfmt-x86_64-unknown-linux-gnu \
@@ -55,6 +61,12 @@ if [ "\$1" = install ]; then
     case "\$arg" in
       prometheus) for t in prometheus promtool; do printf '#!/bin/bash\n' >"$bin/\$t"; /bin/chmod +x "$bin/\$t"; done ;;
       musl-tools) printf '#!/bin/bash\n' >"$bin/musl-gcc"; /bin/chmod +x "$bin/musl-gcc" ;;
+      postgresql-15) printf '#!/bin/bash\n' >"$PG_BIN_DIR/pg_ctl"; /bin/chmod +x "$PG_BIN_DIR/pg_ctl" ;;
+      etcd-server) printf '#!/bin/bash\n' >"$bin/etcd"; /bin/chmod +x "$bin/etcd" ;;
+      etcd-client) printf '#!/bin/bash\n' >"$bin/etcdctl"; /bin/chmod +x "$bin/etcdctl" ;;
+      redis-tools) printf '#!/bin/bash\n' >"$bin/redis-cli"; /bin/chmod +x "$bin/redis-cli" ;;
+      util-linux) printf '#!/bin/bash\n' >"$bin/setpriv"; /bin/chmod +x "$bin/setpriv" ;;
+      python3-etcd) ;;
       -*|install) ;;
       *) printf '#!/bin/bash\n' >"$bin/\$arg"; /bin/chmod +x "$bin/\$arg" ;;
     esac
@@ -77,7 +89,7 @@ run_setup() {
   fake_apt_get
   run_setup
   [ "$status" -eq 0 ]
-  [[ "$output" == *"all 12 tools, 2 rustup targets and 2 components present"* ]]
+  [[ "$output" == *"all 20 tools, 2 rustup targets and 2 components present"* ]]
   ! grep -q '^apt-get' "$calls"
   ! grep -q '^rustup .*add' "$calls"
 }
@@ -135,7 +147,7 @@ run_setup() {
   [ "$(grep -c '^apt-get update' "$calls")" -eq 1 ]
   [ "$(grep -c '^apt-get install' "$calls")" -eq 1 ]
   grep -q '^apt-get install -y -qq --no-install-recommends jq musl-tools prometheus (DEBIAN_FRONTEND=noninteractive)$' "$calls"
-  [[ "$output" == *"installed; all 12 tools"* ]]
+  [[ "$output" == *"installed; all 20 tools"* ]]
 }
 
 @test "not root but sudo -n works: installs through sudo" {
@@ -177,7 +189,7 @@ EOF
   [[ "$output" == *"cargo-cyclonedx (crate cargo-cyclonedx@0.5.9: "* ]]
   grep -qx 'cargo install --locked --debug --quiet cargo-cyclonedx --version 0.5.9' "$calls"
   ! grep -q '^apt-get' "$calls"
-  [[ "$output" == *"installed; all 12 tools"* ]]
+  [[ "$output" == *"installed; all 20 tools"* ]]
 }
 
 @test "a cargo-installed tool that cannot be installed fails, naming the cargo command" {
@@ -253,4 +265,28 @@ EOS
   # make test's tools are not this scope's: prometheus and skopeo stay missing, no apt-get.
   [ "$(grep -c '^apt-get' "$calls")" -eq 0 ]
   [[ "$output" == *"installed; all 1 tools, 4 rustup targets and 0 components present (and 1 cargo-installed)"* ]]
+}
+
+@test "the real systems missing, as root: patroni with python3-etcd, postgresql-15 into PG_BIN_DIR, etcd, redis" {
+  fake_apt_get
+  printf '#!/bin/bash\necho 0\n' >"$bin/id"
+  rm "$bin/patroni" "$bin/etcd" "$bin/etcdctl" "$bin/redis-server" "$bin/redis-sentinel" "$bin/redis-cli" "$PG_BIN_DIR/pg_ctl"
+  # pg_ctl on PATH does not count: the tests run the server programs of PG_BIN_DIR.
+  stub pg_ctl
+  run_setup
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"patroni (package patroni and python3-etcd: "* ]]
+  [[ "$output" == *"$PG_BIN_DIR/pg_ctl (package postgresql-15: "* ]]
+  grep -q '^apt-get install -y -qq --no-install-recommends patroni python3-etcd postgresql-15 etcd-server etcd-client redis-server redis-sentinel redis-tools (DEBIAN_FRONTEND=noninteractive)$' "$calls"
+  [ -x "$PG_BIN_DIR/pg_ctl" ]
+  [[ "$output" == *"installed; all 20 tools"* ]]
+}
+
+@test "PG_BIN_DIR without pg_ctl, no root: names postgresql-15 and the path it looked at" {
+  fake_apt_get
+  rm "$PG_BIN_DIR/pg_ctl"
+  run_setup
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"$PG_BIN_DIR/pg_ctl (package postgresql-15: "* ]]
+  [[ "$output" == *"sudo apt-get install -y --no-install-recommends postgresql-15"* ]]
 }

@@ -8,7 +8,9 @@
 #                           plugin-binaries, image-multiarch), never needed by make test
 #
 # A tool is present when its command is on PATH (so any distribution's package, or a local build, counts), or,
-# for a `python3:MODULE` row, when python3 imports that module.
+# for a `python3:MODULE` row, when python3 imports that module, or, for a row naming a path (a `/` in it),
+# when that file is executable (PostgreSQL's server programs are not on PATH: Debian keeps them in
+# /usr/lib/postgresql/15/bin; `PG_BIN_DIR=DIR` names another directory, as for the tests that run them).
 # Missing system packages are installed with apt-get (one `apt-get update`, then one `apt-get install`)
 # when this runs as root or `sudo -n` works (sudo without a password); missing rustup targets and
 # components with `rustup`. Otherwise it stops at once, before anything is compiled, naming every missing
@@ -19,8 +21,9 @@ set -euo pipefail
 
 # The list. Each row: `demo` when make demo needs it too, `test` when only make test does (make test needs
 # both), `release` for the release's cross builds alone (not make test's), the command looked
-# up on PATH (or `python3:MODULE`, a module python3 must import), the Debian/Ubuntu package providing it,
-# and what needs it.
+# up on PATH (or `python3:MODULE`, a module python3 must import; or a path), the Debian/Ubuntu package
+# providing it (or packages, comma-separated, installed together), and what needs it.
+PG_BIN_DIR=${PG_BIN_DIR:-/usr/lib/postgresql/15/bin}
 TOOLS=(
     "demo jq              jq               scripts/demo-policy.sh, e2e.bats, scripts/registry-test.sh"
     "test bats            bats             e2e.bats, scripts/setup.bats"
@@ -35,6 +38,18 @@ TOOLS=(
     "test kubectl         kubernetes-client stepper/tests/decisions/example_approve_pods.rs: docs/examples/approve-pods.sh"
     "test python3:venv    python3-venv     deploy/validate.sh, scripts/monitoring-test.sh: a venv for their PyPI packages"
     "release python3:venv python3-venv     scripts/cross-build.sh: a venv for PyPI's ziglang (zig, the cross linker)"
+    # The real systems the built-in answerers are tested against (stepper/tests/systems/, its harness in
+    # stepper/tests/support/systems/): a Patroni cluster with etcd as its store, Redis with Sentinel, etcd.
+    # patroni with python3-etcd: its etcd3: store imports python-etcd (patroni/dcs/etcd3.py@v3.0.2 l.3), one of
+    # the package's alternative Depends (python3-etcd | python3-consul | …), named so apt never picks another.
+    "test patroni         patroni,python3-etcd stepper/tests/systems/: a 3-member Patroni cluster (PostgreSQL's HA manager)"
+    "test $PG_BIN_DIR/pg_ctl postgresql-15 stepper/tests/systems/: the PostgreSQL 15 server Patroni runs"
+    "test setpriv         util-linux       stepper/tests/systems/: PostgreSQL refuses root: members run as user postgres"
+    "test etcd            etcd-server      stepper/tests/systems/: Patroni's store and a 3-member etcd cluster"
+    "test etcdctl         etcd-client      stepper/tests/systems/: a second witness of etcd's leader"
+    "test redis-server    redis-server     stepper/tests/systems/: a Redis master and two replicas"
+    "test redis-sentinel  redis-sentinel   stepper/tests/systems/: three Sentinels watching them"
+    "test redis-cli       redis-tools      stepper/tests/systems/: a second witness of Sentinel's master"
 )
 # Tools no Debian package provides, installed with `cargo install --locked --debug CRATE --version V` (into
 # cargo's bin directory, ~/.cargo/bin, no root needed; --debug: unoptimized, built in about half the time of a
@@ -74,10 +89,12 @@ in_scope RUST_COMPONENTS
 
 say() { echo "setup: $*"; }
 
-# True when a row's tool is there: a command on PATH, or for `python3:MODULE` a module python3 imports.
+# True when a row's tool is there: a command on PATH, for `python3:MODULE` a module python3 imports, for a
+# path an executable file.
 present() {
     case $1 in
         python3:*) command -v python3 >/dev/null 2>&1 && python3 -c "import ${1#python3:}" >/dev/null 2>&1 ;;
+        */*) [ -x "$1" ] ;;
         *) command -v "$1" >/dev/null 2>&1 ;;
     esac
 }
@@ -88,14 +105,16 @@ missing_packages=()
 check_tools() {
     missing_tools=()
     missing_packages=()
-    local row tool package why p seen
+    local row tool package why p seen one
     for row in "${TOOLS[@]}"; do
         read -r tool package why <<<"$row"
         present "$tool" && continue
-        missing_tools+=("$tool (package $package: $why)")
-        seen=
-        for p in "${missing_packages[@]}"; do [ "$p" = "$package" ] && seen=1; done
-        [ -n "$seen" ] || missing_packages+=("$package")
+        missing_tools+=("$tool (package ${package//,/ and }: $why)")
+        for one in ${package//,/ }; do
+            seen=
+            for p in "${missing_packages[@]}"; do [ "$p" = "$one" ] && seen=1; done
+            [ -n "$seen" ] || missing_packages+=("$one")
+        done
     done
 }
 
