@@ -11,7 +11,7 @@ use jiff::Timestamp;
 use super::approval::webhook::state::WebhookState;
 use super::check::CheckState;
 use crate::config::{FailedRevision, Keys, SetConfig};
-use crate::model::reasons::degraded_kind::{self, APPROVAL_TIMEOUT, CHECK_ERRORS, WEBHOOK_ERRORS};
+use crate::model::degraded::{DegradedKind, Record};
 
 /// A gate's own state annotation on the set, kept from pass to pass for one step and removed by the
 /// step (the next step's checks count from zero, its request is new).
@@ -67,31 +67,14 @@ pub enum DegradedOwner {
 }
 
 impl DegradedOwner {
-    /// The `degraded-reason` kinds this owner writes.
-    pub fn kinds(self) -> &'static [&'static str] {
+    /// The `degraded-reason` kinds this owner writes (each [`DegradedKind::held_by_a_gate`]).
+    pub fn kinds(self) -> &'static [DegradedKind] {
         match self {
-            DegradedOwner::Check => &[CHECK_ERRORS],
-            DegradedOwner::Handshake => &[APPROVAL_TIMEOUT],
-            DegradedOwner::Webhook => &[WEBHOOK_ERRORS, APPROVAL_TIMEOUT],
+            DegradedOwner::Check => &[DegradedKind::CheckErrors],
+            DegradedOwner::Handshake => &[DegradedKind::ApprovalTimeout],
+            DegradedOwner::Webhook => &[DegradedKind::WebhookErrors, DegradedKind::ApprovalTimeout],
         }
     }
-
-    /// True when `recorded` (a `degraded-reason` value) is of a kind this owner writes.
-    pub fn owns(self, recorded: &str) -> bool {
-        self.kinds().contains(&degraded_kind::of(recorded))
-    }
-}
-
-/// True when `recorded` (the `degraded-reason` as read) is a record some gate holds the step on
-/// ([`DegradedOwner`]: `CheckErrors`, `ApprovalTimeout`, `WebhookErrors`): a step removes it (every gate
-/// passed), and so does a pass with nothing left to step.
-pub fn held_by_a_gate(recorded: Option<&str>) -> bool {
-    let owners = [
-        DegradedOwner::Check,
-        DegradedOwner::Handshake,
-        DegradedOwner::Webhook,
-    ];
-    recorded.is_some_and(|r| owners.iter().any(|o| o.owns(r)))
 }
 
 /// What a gate asks the pass to write on the set once the gate was reached.
@@ -116,8 +99,9 @@ pub enum Effect {
     /// `progress-deadline-seconds`): `paused: "true"`, `paused-reason: "<reason> (at <at>)"`,
     /// `degraded-reason: <kind>: <reason>`, announced `RolloutPaused`.
     Pause {
-        /// The `degraded-reason` kind: `FailureLimit` or `ProgressDeadline`.
-        kind: &'static str,
+        /// The `degraded-reason` kind: [`DegradedKind::FailureLimit`] or
+        /// [`DegradedKind::ProgressDeadline`].
+        kind: DegradedKind,
         /// Why, in one line (the check's last failure, the step's pods not Ready).
         reason: String,
         /// When the pass decided it.
@@ -139,8 +123,8 @@ pub enum Effect {
     Degraded {
         /// The gate that holds the record.
         owner: DegradedOwner,
-        /// The record the gate's state calls for now, `<Kind>: <detail>`.
-        wanted: Option<String>,
+        /// The record the gate's state calls for now.
+        wanted: Option<Record>,
     },
     /// The line `<prefix>/approval-pending` records while an approval gate holds the step
     /// (`gates::approval::note`).

@@ -10,9 +10,9 @@ use super::pods::pods_below_partition_ready;
 use super::rollback::{rolls_back_to, stepping_back};
 use super::verdict::{Evaluation, Verdict};
 use crate::config::FailedRevision;
+use crate::model::degraded::DegradedKind;
 use crate::model::fields::{Field, pod};
 use crate::model::pods::{pod_revision, start_ordinal};
-use crate::model::reasons::degraded_kind::PROGRESS_DEADLINE;
 use crate::model::set;
 
 /// What the progress deadline reads beside the pod gates' fields: when each pod was created (a pod
@@ -24,7 +24,7 @@ pub const READS: &[Field] = &[pod("metadata.creationTimestamp")];
 /// set is already stepping back, or has no other revision to return to ([`rolls_back_to`]) —; else the
 /// pause
 /// ([`Effect::Pause`]).
-pub fn on_failure(input: &GateInput<'_>, kind: &'static str, reason: String) -> Effect {
+pub fn on_failure(input: &GateInput<'_>, kind: DegradedKind, reason: String) -> Effect {
     if let Some(to) = rolls_back_to(input) {
         Effect::RollBack {
             failed: FailedRevision {
@@ -71,7 +71,7 @@ pub(super) fn progress_deadline(input: &GateInput<'_>, ev: &mut Evaluation) {
         b.detail
     );
     ev.effects
-        .push(on_failure(input, PROGRESS_DEADLINE, reason));
+        .push(on_failure(input, DegradedKind::ProgressDeadline, reason));
 }
 
 /// When a step's deadline counts from (`stepped`: its `last-partition-update`). While the set steps

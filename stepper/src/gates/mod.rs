@@ -40,7 +40,7 @@ pub mod throttle;
 mod verdict;
 
 pub use approval::{approval_pending, primary_not_moved};
-pub use effect::{DegradedOwner, Effect, StateKey, held_by_a_gate};
+pub use effect::{DegradedOwner, Effect, StateKey};
 pub use evaluate::{UNMARKED, before_gates, decide, evaluate, evaluate_input, withdraws_requests};
 pub use fleet::{check_group, check_owner, group_busy, group_holder, owner_not_healthy};
 pub use input::{FleetView, Gate, GateInput};

@@ -4,6 +4,7 @@
 //!
 //! Imports nothing of the crate (ARCHITECTURE.md, "Layers").
 
+pub mod degraded;
 pub mod fields;
 pub mod pods;
 pub mod reasons;

@@ -159,36 +159,3 @@ impl fmt::Display for Blocked {
         write!(f, "{} {}", self.reason, self.detail)
     }
 }
-
-/// The kinds of `<prefix>/degraded-reason` values (`<Kind>: <detail>`) the stepper's own status
-/// annotations write (the plan's `degraded` module decides when); any value reads as Degraded.
-pub mod degraded_kind {
-    /// A Prometheus check reached its `failure-limit` and paused the rollout.
-    pub const FAILURE_LIMIT: &str = "FailureLimit";
-    /// A step was not done within `progress-deadline-seconds` (its pods not Ready on the new revision)
-    /// and the set does not roll back by itself (`on-failure: pause`): the rollout is paused.
-    pub const PROGRESS_DEADLINE: &str = "ProgressDeadline";
-    /// The stepper rolled the set back to its last good revision after a failure (`on-failure:
-    /// rollback`): kept while `failed-revision` is recorded.
-    pub const ROLLED_BACK: &str = "RolledBack";
-    /// A stuck pod past its `recover-after-seconds` that recovery did not delete.
-    pub const STUCK_POD: &str = "StuckPod";
-    /// A check (Prometheus) got no answer `check-error-limit` times in a row: the rollout is held, not
-    /// paused, until it gets one.
-    pub const CHECK_ERRORS: &str = "CheckErrors";
-
-    /// The approval handshake got no answer within `approval-timeout-seconds`: the rollout is held,
-    /// never stepped, until the approvals come.
-    pub const APPROVAL_TIMEOUT: &str = "ApprovalTimeout";
-
-    /// The approval webhook gave no decision `webhook-error-limit` times in a row (a timeout, a refused
-    /// connection, a status other than 2xx, a 2xx without a valid body): the rollout is held, never
-    /// stepped, until it decides.
-    pub const WEBHOOK_ERRORS: &str = "WebhookErrors";
-
-    /// The kind of a `degraded-reason` value: the text before the first `:` (trimmed), or the whole
-    /// value.
-    pub fn of(value: &str) -> &str {
-        value.split_once(':').map_or(value, |(k, _)| k).trim()
-    }
-}

@@ -14,8 +14,9 @@ use tracing::warn;
 
 use crate::cluster::{Cluster, ClusterError, PatchOutcome};
 use crate::plan::SetPlan;
+use crate::plan::degraded::{self, Claim, RecordBase, record_patch};
 use crate::plan::events::EventNote;
-use crate::plan::rejected::{RecordBase, RefusedWrite, Rejection, record_patch};
+use crate::plan::rejected::{RefusedWrite, Rejection};
 
 /// What became of one refused write's announcement.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,7 +43,11 @@ pub async fn announce<C: Cluster>(
     stored: Option<&StatefulSet>,
 ) -> (RejectionReport, Option<ClusterError>) {
     let keys = &p.config.keys;
-    let value = rejection.record();
+    // The record `plan::degraded` decides for the refusal (it replaces any other).
+    let value = degraded::next(&p.config, &[Claim::Refused(rejection.degraded())])
+        .change
+        .flatten()
+        .unwrap_or_else(|| rejection.record());
     let news = rejection.is_news(p.config.stamps.degraded_reason.as_deref());
     let base = match stored {
         Some(s) => RecordBase {

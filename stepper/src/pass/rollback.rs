@@ -5,17 +5,11 @@
 //! rollout undo` does (kubectl's `statefulSetRollbacker` applies the ControllerRevision's data), with
 //! the stepper's record.
 
-use serde_json::json;
-
 use crate::cluster::{Cluster, ClusterError, PatchOutcome};
-use crate::gates::StateKey;
-use crate::model::reasons::degraded_kind::ROLLED_BACK;
 use crate::plan::SetPlan;
-use crate::plan::degraded;
 use crate::plan::effects::Rollback;
 use crate::plan::events::EventNote;
-use crate::plan::patch::{fold_annotations, ptr, test};
-use crate::plan::rollback::{rollback_patch, template_of};
+use crate::plan::rollback::{template_of, write};
 
 /// What became of a rollback.
 #[derive(Debug)]
@@ -28,22 +22,9 @@ pub enum RollbackWrite {
     Conflict(String),
 }
 
-/// The `degraded-reason` of a rollback: `RolledBack: revision web-7d… failed (FailureLimit: …); back to
-/// revision web-6d…`. Any value reads as Degraded (GitOps health, `status`); it stays while
-/// `failed-revision` is recorded.
-pub fn degraded_value(rb: &Rollback) -> String {
-    degraded::value(
-        ROLLED_BACK,
-        &format!(
-            "revision {} failed ({}); back to revision {}",
-            rb.failed.revision, rb.failed.reason, rb.to
-        ),
-    )
-}
-
-/// Writes `rb` for plan `p`: reads the ControllerRevision `rb.to`, writes the rollback patch carrying
-/// the plan's status annotations (pinned to the set's `resourceVersion` as read), and publishes the
-/// plan's status Events and `RolledBack`.
+/// Writes `rb` for plan `p`: reads the ControllerRevision `rb.to`, sends the rollback's one patch
+/// (`plan::rollback::write`, carrying the plan's status annotations), and publishes the plan's status
+/// Events and `RolledBack`.
 ///
 /// # Errors
 /// The ControllerRevision's GET failing, its absence (pruned past `spec.revisionHistoryLimit`) or a
@@ -70,23 +51,13 @@ pub async fn roll_back<C: Cluster>(
             ))
         })?;
     let template = template_of(&revision).map_err(|e| unexpected(e.to_string()))?;
-    let keys = &p.config.keys;
-    let mut patch = rollback_patch(&p.set, &template, &rb.failed, keys);
-    // The pass's status annotations ride in the same write (one write, as a step carries them), then
-    // the record, last, so it wins over them.
-    if let Some(status) = &p.status_annotations {
-        patch.0.extend(status.0.iter().cloned());
-    }
-    let mut changes = vec![(keys.degraded_reason.clone(), Some(degraded_value(rb)))];
-    changes.extend(StateKey::ALL.map(|k| (k.key(keys).to_string(), None)));
-    fold_annotations(&p.set, &changes, &mut patch);
-    // Pinned to the whole object as read: a person's pause or resume since the read (an annotation:
-    // no new generation) makes the write fail, and the next pass decides on what they did.
-    if let Some(rv) = &p.set.metadata.resource_version {
-        patch
-            .0
-            .insert(0, test(ptr(&["metadata", "resourceVersion"]), json!(rv)));
-    }
+    let patch = write(
+        &p.set,
+        &p.config,
+        p.status_annotations.as_ref(),
+        &template,
+        rb,
+    );
     match cluster
         .patch_statefulset(&p.namespace, &p.name, &patch)
         .await?

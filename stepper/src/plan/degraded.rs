@@ -1,51 +1,198 @@
-//! `<prefix>/degraded-reason`: when a pass records on the set that its rollout needs a person, and
-//! when it removes the record.
+//! `<prefix>/degraded-reason`: the one place that decides when it is written and when removed
+//! ([`next`]), over what each writer claims in a pass or a command ([`Claim`]).
 //!
-//! The value is `<Kind>: <detail>` ([`sts_safe_rollout_rules::annotations::DEGRADED_REASON`]); the GitOps
-//! health ([`crate::rollout::health`]) reports any value as Degraded. The status annotations own two
-//! kinds: [`FAILURE_LIMIT`] (written with a check's pause, [`crate::gates::Effect::Pause`]; kept while
-//! the set stays paused, removed by `resume` or once a person removes `paused`) and [`STUCK_POD`] (a
-//! stuck pod past its recovery time that recovery did not delete; removed once the pass reads the
-//! set's pods and finds none). The records a gate holds the step on (`CheckErrors`, `ApprovalTimeout`,
-//! `WebhookErrors`: [`crate::gates::DegradedOwner`]) are the gates' own, written and removed by the one
-//! rule of [`crate::plan::effects`]; a step removes them, and so does a pass with nothing left to step
-//! ([`held_by_gate_cleared`]).
-//! A value of another kind (e.g. `StepRejected`, recorded by a pass's write) is never touched here.
+//! The value is a [`Record`] (`<Kind>: <detail>`, `model::degraded`); GitOps health
+//! ([`crate::rollout::health`]) reads any value as Degraded. The precedence, in order:
+//!
+//! 1. A record that replaces whatever is there: the rollback's (`RolledBack`), a refused write's
+//!    (`StepRejected`, `StatusWriteRejected`, `plan::rejected`), a failure's pause (`FailureLimit`,
+//!    `ProgressDeadline`, [`crate::gates::Effect::Pause`]); `release` removes any record, `resume`
+//!    the pause's (and `--retry` the rollback's).
+//! 2. What the pass's verdict clears: a step clears the refusals' records, those a gate holds the
+//!    step on (`CheckErrors`, `ApprovalTimeout`, `WebhookErrors`: every gate passed) and — when the
+//!    step is a new revision's — the rollback's; a pass without a step clears a refused status write
+//!    (it is itself a status write that succeeds), and, with nothing left to step, a refused step and
+//!    the gates' records.
+//! 3. The gates' own records ([`crate::gates::Effect::Degraded`]): written when nothing is recorded
+//!    (the first stays until removed: one `RolloutDegraded` Event per episode), removed when of the
+//!    holder's kinds and no longer called for; a record of another kind is never touched.
+//! 4. Else a stuck pod's (`StuckPod`, when its pods were read; a failure's pause record stays while
+//!    the set is paused).
+//!
+//! A value naming no kind (a person's, a newer stepper's) is left alone but by `release`.
 
-use crate::config::SetConfig;
+use json_patch::{AddOperation, Patch, PatchOperation};
+use serde_json::json;
+
+use crate::config::{Keys, SetConfig};
+use crate::gates::DegradedOwner;
 use crate::gates::recovery::{self, Action, Finding};
-use crate::gates::{Verdict, held_by_a_gate};
-pub use crate::model::reasons::degraded_kind::{
-    FAILURE_LIMIT, PROGRESS_DEADLINE, STUCK_POD, of as kind,
-};
-
-/// True when `recorded` (a `degraded-reason` as read) is the record of a failure's pause
-/// ([`crate::gates::Effect::Pause`]: `FailureLimit`, `ProgressDeadline`): kept while the set stays
-/// paused, removed with the pause by `resume`.
-pub fn paused_by_failure(recorded: Option<&str>) -> bool {
-    matches!(recorded.map(kind), Some(FAILURE_LIMIT | PROGRESS_DEADLINE))
-}
+pub use crate::model::degraded::{DegradedKind, Record};
 use crate::plan::events::EventNote;
-
-/// True when a pass with `verdict` (not a step) removes a record a gate holds the step on
-/// ([`held_by_a_gate`]: `CheckErrors`, `ApprovalTimeout`, `WebhookErrors`): nothing is left to step
-/// (`Idle`, `Unguarded`), so no gate holds it.
-pub fn held_by_gate_cleared(recorded: Option<&str>, verdict: &Verdict) -> bool {
-    held_by_a_gate(recorded) && matches!(verdict, Verdict::Idle(_) | Verdict::Unguarded(_))
-}
-
-/// The value `<kind>: <detail>`.
-pub fn value(kind: &str, detail: &str) -> String {
-    format!("{kind}: {detail}")
-}
+use crate::plan::patch::{ptr, test};
 
 /// What a pass knows of the set's stuck pods.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum StuckPods<'a> {
     /// The set's pods were not read this pass: a recorded stuck pod is kept as it is.
     NotRead,
     /// Read: recovery's finding, if any ([`recovery::decide`]).
     Read(Option<&'a Finding>),
+}
+
+/// What one writer says of `degraded-reason` in a pass or a command.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Claim<'a> {
+    /// The pass rolls the set back: its `RolledBack` record replaces any record.
+    RolledBack(Record),
+    /// A write the API server refused (`plan::rejected`): its record replaces any record.
+    Refused(Record),
+    /// A failure pauses the set: its record (`FailureLimit`, `ProgressDeadline`) replaces any record.
+    Paused(Record),
+    /// `release`: any record goes.
+    Release,
+    /// `resume` removes a failure's pause record; with `retry` the rollback's too.
+    Resume {
+        /// `resume --retry`.
+        retry: bool,
+    },
+    /// The pass steps; `new_revision`: of a revision other than the failed and the rolled-back one
+    /// (`plan::patch::ends_rollback`).
+    Step {
+        /// The step ends a rollback's record.
+        new_revision: bool,
+    },
+    /// The pass does not step; `nothing_to_step`: its verdict is `Idle` or `Unguarded`.
+    NoStep {
+        /// Nothing is left to step.
+        nothing_to_step: bool,
+    },
+    /// A gate holds the step on a record of its own (`wanted`), or on none any more.
+    Gate {
+        /// The gate's owner of records.
+        owner: DegradedOwner,
+        /// The record its state calls for now.
+        wanted: Option<Record>,
+    },
+    /// What the pass knows of the set's stuck pods.
+    Stuck(StuckPods<'a>),
+}
+
+/// What [`next`] decides: `change` — `None` leaves the record, `Some(None)` removes it, `Some(Some(v))`
+/// writes `v` — and the Warning `RolloutDegraded` Event announcing a new record of a gate or a stuck
+/// pod (the other records have Events of their own: `RolledBack`, `StepRejected`, `RolloutPaused`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Change {
+    /// The change of the annotation.
+    pub change: Option<Option<String>>,
+    /// The Event, when one is due.
+    pub event: Option<EventNote>,
+}
+
+impl Change {
+    fn set(value: String, announce: bool) -> Self {
+        Change {
+            event: announce.then(|| EventNote::degraded(&value)),
+            change: Some(Some(value)),
+        }
+    }
+
+    fn remove() -> Self {
+        Change {
+            change: Some(None),
+            event: None,
+        }
+    }
+
+    /// The annotation change under `config`'s prefix (full key, `Some` sets, `None` removes), when
+    /// there is one: what a writer folds into its patch.
+    pub fn keyed(&self, config: &SetConfig) -> Option<(String, Option<String>)> {
+        let value = self.change.clone()?;
+        Some((config.keys.degraded_reason.clone(), value))
+    }
+}
+
+/// The `degraded-reason` change of one pass or command on a set whose annotations are `config`, given
+/// every writer's `claims` (the module's precedence).
+pub fn next(config: &SetConfig, claims: &[Claim<'_>]) -> Change {
+    let current = config.stamps.degraded_reason.as_deref();
+    let kind = current.and_then(DegradedKind::of);
+    // 1. Records that replace any other, then the commands' removals.
+    for c in claims {
+        match c {
+            Claim::RolledBack(r) | Claim::Refused(r) | Claim::Paused(r) => {
+                return Change::set(r.value(), false);
+            }
+            _ => {}
+        }
+    }
+    for c in claims {
+        match c {
+            Claim::Release if current.is_some() => return Change::remove(),
+            Claim::Resume { retry }
+                if kind
+                    .is_some_and(|k| k.pauses() || (*retry && k == DegradedKind::RolledBack)) =>
+            {
+                return Change::remove();
+            }
+            _ => {}
+        }
+    }
+    // 2. What the verdict clears.
+    let cleared = claims.iter().any(|c| match (c, kind) {
+        (Claim::Step { new_revision }, Some(k)) => k.cleared_by_step(*new_revision),
+        (Claim::NoStep { nothing_to_step }, Some(k)) => k.cleared_without_step(*nothing_to_step),
+        _ => false,
+    });
+    if cleared {
+        return Change::remove();
+    }
+    // 3. The gates' own records, judged on the record as read.
+    let mut decided: Option<Change> = None;
+    for c in claims {
+        if let Claim::Gate { owner, wanted } = c {
+            match (wanted, kind, current) {
+                (Some(r), _, None) if decided.is_none() => {
+                    decided = Some(Change::set(r.value(), true));
+                }
+                (None, Some(k), Some(_)) if owner.kinds().contains(&k) => {
+                    decided = Some(Change::remove());
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Some(d) = decided {
+        return d;
+    }
+    // 4. A stuck pod's record; a failure's pause record kept while paused.
+    let Some(stuck) = claims.iter().find_map(|c| match c {
+        Claim::Stuck(s) => Some(*s),
+        _ => None,
+    }) else {
+        return Change::default();
+    };
+    if kind.is_some_and(|k| k != DegradedKind::StuckPod && !k.pauses())
+        || (current.is_some() && kind.is_none())
+    {
+        return Change::default();
+    }
+    let wanted = if kind.is_some_and(DegradedKind::pauses) && config.paused {
+        current.map(str::to_string)
+    } else {
+        match stuck {
+            StuckPods::NotRead if kind == Some(DegradedKind::StuckPod) => {
+                current.map(str::to_string)
+            }
+            StuckPods::NotRead => None,
+            StuckPods::Read(finding) => finding.and_then(|f| stuck_pod(config, f)),
+        }
+    };
+    match wanted {
+        w if w.as_deref() == current => Change::default(),
+        Some(v) => Change::set(v, true),
+        None => Change::remove(),
+    }
 }
 
 /// The `StuckPod` value for `finding` when its pod has been not Ready for at least the set's
@@ -59,41 +206,57 @@ pub fn stuck_pod(config: &SetConfig, finding: &Finding) -> Option<String> {
         return None;
     }
     let p = &finding.pod;
-    Some(value(
-        STUCK_POD,
-        &format!(
-            "{} not Ready for more than {after}s on revision {}, its ordinal runs {}; {}",
-            p.name, p.revision, p.expected_revision, finding.action
-        ),
-    ))
+    Some(
+        Record::new(
+            DegradedKind::StuckPod,
+            format!(
+                "{} not Ready for more than {after}s on revision {}, its ordinal runs {}; {}",
+                p.name, p.revision, p.expected_revision, finding.action
+            ),
+        )
+        .value(),
+    )
 }
 
-/// The `degraded-reason` change of one pass that did not set it through the gates (`Some(None)`:
-/// remove it, `Some(Some(v))`: set `v`; `None`: leave it), and the Warning Event announcing a new
-/// value. A value of a kind other than a failure's pause ([`paused_by_failure`]) and [`STUCK_POD`] is
-/// left alone; a failure's pause record stays while the set is paused; else a stuck pod past its recovery time is
-/// recorded, and removed once the pods read show none.
-pub fn degraded_change(
-    config: &SetConfig,
-    stuck: StuckPods<'_>,
-) -> (Option<Option<String>>, Option<EventNote>) {
-    let current = config.stamps.degraded_reason.as_deref();
-    let current_kind = current.map(kind);
-    if current_kind.is_some_and(|k| k != STUCK_POD) && !paused_by_failure(current) {
-        return (None, None);
-    }
-    let wanted = if paused_by_failure(current) && config.paused {
-        current.map(str::to_string)
-    } else {
-        match stuck {
-            StuckPods::NotRead if current_kind == Some(STUCK_POD) => current.map(str::to_string),
-            StuckPods::NotRead => None,
-            StuckPods::Read(finding) => finding.and_then(|f| stuck_pod(config, f)),
+/// What a record patch needs of the set as last known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordBase<'a> {
+    /// `metadata.annotations` is present (the record adds a key; else it adds the map).
+    pub annotated: bool,
+    /// `metadata.resourceVersion`.
+    pub resource_version: Option<&'a str>,
+    /// The `degraded-reason` on it, if any.
+    pub recorded: Option<&'a str>,
+}
+
+/// The metadata-only JSON Patch that records `value` in `degraded-reason` on the set `base`
+/// describes: `test` the old value and `add` the new one; with no old value, `test` the
+/// `resourceVersion` (a set changed since it was read is left for the next pass) and add the key
+/// (the whole annotations map when the set has none — only ever pinned to the `resourceVersion`
+/// read: a set read without one is tested against `""`, which no stored object has).
+pub fn record_patch(keys: &Keys, base: RecordBase<'_>, value: &str) -> Patch {
+    let key = &keys.degraded_reason;
+    let path = ptr(&["metadata", "annotations", key]);
+    let mut ops = Vec::new();
+    match (base.recorded, base.resource_version) {
+        (Some(old), _) => ops.push(test(path.clone(), json!(old))),
+        (None, Some(rv)) => ops.push(test(ptr(&["metadata", "resourceVersion"]), json!(rv))),
+        // Never a whole map unpinned (`plan::patch::annotation_ops`): `""` is no stored version.
+        (None, None) if !base.annotated => {
+            ops.push(test(ptr(&["metadata", "resourceVersion"]), json!("")));
         }
-    };
-    if wanted.as_deref() == current {
-        return (None, None);
+        (None, None) => {}
     }
-    let event = wanted.as_deref().map(EventNote::degraded);
-    (Some(wanted), event)
+    ops.push(PatchOperation::Add(if base.annotated {
+        AddOperation {
+            path,
+            value: json!(value),
+        }
+    } else {
+        AddOperation {
+            path: ptr(&["metadata", "annotations"]),
+            value: json!({ key.as_str(): value }),
+        }
+    }));
+    Patch(ops)
 }

@@ -1,9 +1,8 @@
 //! The gates' effects on the set ([`Effect`]) as annotation changes, `test` guards and Events: the one
 //! place that knows what each kind of effect writes, by matching on the enum.
 //!
-//! The rule every holder of a `degraded-reason` record shares is here once ([`Effect::Degraded`]): its
-//! record is written when nothing is recorded, removed when it is of the holder's kinds and no longer
-//! called for, and a record of another kind is never touched.
+//! What the effects say of `degraded-reason` ([`Effect::Pause`]'s record, [`Effect::Degraded`]) is
+//! passed on as [`degraded::Claim`]s: `plan::degraded::next` alone decides that annotation.
 
 use json_patch::PatchOperation;
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -27,9 +26,12 @@ pub struct GateWrites {
     /// set had none — the set's `resourceVersion` as read, so two steppers never both count one
     /// period's check or both record one webhook call.
     pub guards: Vec<PatchOperation>,
-    /// The Events announcing them: `RolloutPaused` for a pause, `RolloutDegraded` for a new
-    /// `degraded-reason` record, the webhook's `ApprovalRequested` / `ApprovalDenied`.
+    /// The Events announcing them: `RolloutPaused` for a pause, the webhook's `ApprovalRequested` /
+    /// `ApprovalDenied`.
     pub events: Vec<EventNote>,
+    /// What the effects claim of `degraded-reason` (a pause's record, the gates' own records), for
+    /// [`degraded::next`].
+    pub degraded: Vec<degraded::Claim<'static>>,
     /// The rollback a failure asks for ([`Effect::RollBack`]), written by the pass apart.
     pub rollback: Option<Rollback>,
 }
@@ -50,10 +52,6 @@ pub fn gate_writes(set: &StatefulSet, config: &SetConfig, effects: &[Effect]) ->
     let keys = &config.keys;
     let mut w = GateWrites::default();
     let mut pinned: Vec<StateKey> = Vec::new();
-    // Each holder judges the record as read; the first record this pass sets wins, so the patch and
-    // its Event say the same.
-    let recorded = config.stamps.degraded_reason.as_deref();
-    let mut set_now = false;
     for effect in effects {
         match effect {
             Effect::CheckState { key, state } => {
@@ -78,23 +76,16 @@ pub fn gate_writes(set: &StatefulSet, config: &SetConfig, effects: &[Effect]) ->
                 w.changes
                     .push((keys.paused_reason.clone(), Some(why.clone())));
                 // The record GitOps tools report as Degraded; `resume` removes it with the pause.
-                let record = degraded::value(kind, reason);
-                w.changes.push((keys.degraded_reason.clone(), Some(record)));
-                set_now = true;
+                w.degraded
+                    .push(degraded::Claim::Paused(degraded::Record::new(
+                        *kind, reason,
+                    )));
                 w.events.push(EventNote::paused(&why));
             }
-            Effect::Degraded { owner, wanted } => match (wanted, recorded) {
-                (Some(value), None) if !set_now => {
-                    w.changes
-                        .push((keys.degraded_reason.clone(), Some(value.clone())));
-                    w.events.push(EventNote::degraded(value));
-                    set_now = true;
-                }
-                (None, Some(recorded)) if owner.owns(recorded) => {
-                    w.changes.push((keys.degraded_reason.clone(), None));
-                }
-                _ => {}
-            },
+            Effect::Degraded { owner, wanted } => w.degraded.push(degraded::Claim::Gate {
+                owner: *owner,
+                wanted: wanted.clone(),
+            }),
             // The pass reads the ControllerRevision and writes the rollback in one patch of its own.
             Effect::RollBack { failed, to } => {
                 w.rollback = Some(Rollback {

@@ -1,11 +1,13 @@
 //! The Kubernetes Events the stepper publishes on a StatefulSet, and their wording.
 
+use crate::model::degraded::DegradedKind;
 use crate::model::reasons::Blocked;
 
-/// `reason` of the Warning Event for a step the API server refused ([`EventNote::rejected`]).
-pub const STEP_REJECTED: &str = "StepRejected";
+/// `reason` of the Warning Event for a step the API server refused ([`EventNote::rejected`]): the
+/// kind of its `degraded-reason` record.
+pub const STEP_REJECTED: &str = DegradedKind::StepRejected.as_str();
 /// `reason` of the Warning Event for a status-annotation write the API server refused.
-pub const STATUS_WRITE_REJECTED: &str = "StatusWriteRejected";
+pub const STATUS_WRITE_REJECTED: &str = DegradedKind::StatusWriteRejected.as_str();
 
 /// Every Event `reason` the stepper publishes (docs/events.md lists the same, checked by
 /// `tests/docs/`).

@@ -13,10 +13,8 @@ use serde_json::{Value, json};
 
 use crate::config::SetConfig;
 use crate::gates::approval::PodWrite;
-use crate::gates::{StateKey, held_by_a_gate, throttle};
-use crate::model::reasons::degraded_kind::ROLLED_BACK;
+use crate::gates::{StateKey, throttle};
 use crate::model::set;
-use crate::plan::{degraded, rejected};
 
 /// The JSON Pointer of `tokens` (escaped: `/` in an annotation key becomes `~1`).
 pub fn ptr(tokens: &[&str]) -> PointerBuf {
@@ -122,9 +120,9 @@ pub fn stamp(config: &SetConfig, now: Timestamp) -> String {
 ///    request lowering the partition;
 /// 4. `remove` `<prefix>/blocked-reason`, the checks' states and `<prefix>/webhook-state` if the set
 ///    carries them (the rollout moved on; the next step's checks count from zero, its request is
-///    new), and `<prefix>/degraded-reason` when it records a refused write
-///    ([`crate::plan::rejected::cleared_by_step`]) or a check's errors ([`held_by_a_gate`]:
-///    the check passed); and a rollback's record when the step is a new revision's ([`ends_rollback`]).
+///    new), and `failed-revision` when the step is a new revision's ([`ends_rollback`]); what the step
+///    does to `<prefix>/degraded-reason` is `plan::degraded::next`'s (`Claim::Step`), folded in with the
+///    status annotations.
 pub fn step_patch(
     set: &StatefulSet,
     config: &SetConfig,
@@ -152,16 +150,8 @@ pub fn step_patch(
     // Every gate's state: the next step's checks count from zero, its request is new.
     changes.extend(StateKey::ALL.map(|k| (k.key(&config.keys).to_string(), None)));
     changes.push((config.keys.approval_pending.clone(), None));
-    let degraded_now = config.stamps.degraded_reason.as_deref();
-    let new_revision = ends_rollback(set, config, update_revision);
-    if new_revision {
+    if ends_rollback(set, config, update_revision) {
         changes.push((config.keys.failed_revision.clone(), None));
-    }
-    if rejected::cleared_by_step(degraded_now)
-        || held_by_a_gate(degraded_now)
-        || (new_revision && degraded_now.map(degraded::kind) == Some(ROLLED_BACK))
-    {
-        changes.push((config.keys.degraded_reason.clone(), None));
     }
     ops.extend(annotation_ops(&set.metadata, &changes));
     Patch(ops)

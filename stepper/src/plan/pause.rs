@@ -12,7 +12,6 @@ use serde_json::json;
 use sts_safe_rollout_rules::annotations::TRUE;
 
 use crate::config::SetConfig;
-use crate::model::reasons::degraded_kind::ROLLED_BACK;
 use crate::plan::degraded;
 use crate::plan::patch::{annotation_ops, annotation_patch, ptr, test};
 
@@ -53,6 +52,9 @@ pub fn retry_patch(set: &StatefulSet, config: &SetConfig) -> Option<Patch> {
 fn resume_or_retry(set: &StatefulSet, config: &SetConfig, retry: bool) -> Option<Patch> {
     let keys = &config.keys;
     let annotations = set.metadata.annotations.as_ref()?;
+    // A failure's pause record goes with the pause, the rollback's with `--retry`
+    // (`plan::degraded::next`).
+    let degraded = degraded::next(config, &[degraded::Claim::Resume { retry }]).keyed(config);
     let mut removed = vec![
         &keys.paused,
         &keys.paused_reason,
@@ -62,12 +64,8 @@ fn resume_or_retry(set: &StatefulSet, config: &SetConfig, retry: bool) -> Option
     if retry {
         removed.push(&keys.failed_revision);
     }
-    let rolled_back = |v: &String| retry && degraded::kind(v) == ROLLED_BACK;
-    if annotations
-        .get(&keys.degraded_reason)
-        .is_some_and(|v| degraded::paused_by_failure(Some(v)) || rolled_back(v))
-    {
-        removed.push(&keys.degraded_reason);
+    if let Some((key, None)) = &degraded {
+        removed.push(key);
     }
     let mut ops: Vec<_> = removed
         .iter()

@@ -14,9 +14,12 @@ use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use serde_json::{Value, json};
 use sts_safe_rollout_rules::field_error::json_type;
 
-use crate::config::{FailedRevision, Keys};
+use crate::config::{FailedRevision, Keys, SetConfig};
+use crate::gates::StateKey;
+use crate::model::degraded::{DegradedKind, Record};
 use crate::model::fields::{Field, set};
-use crate::plan::patch::{annotation_ops, ptr, test};
+use crate::plan::effects::Rollback;
+use crate::plan::patch::{annotation_ops, fold_annotations, ptr, test};
 
 /// What [`rollback_patch`] reads of a set (besides its identity, `metadata.resourceVersion` among it,
 /// which every reader reads): the generation and both revisions it pins, and its annotations under the
@@ -134,6 +137,50 @@ pub fn rollback_patch(
         &[(keys.failed_revision.clone(), Some(failed.to_annotation()))],
     ));
     Patch(ops)
+}
+
+/// The `degraded-reason` record of a rollback: `RolledBack: revision web-7d… failed (FailureLimit: …);
+/// back to revision web-6d…` (kept while `failed-revision` is recorded; `plan::degraded::next` writes
+/// it, `Claim::RolledBack`).
+pub fn record(rb: &Rollback) -> Record {
+    Record::new(
+        DegradedKind::RolledBack,
+        format!(
+            "revision {} failed ({}); back to revision {}",
+            rb.failed.revision, rb.failed.reason, rb.to
+        ),
+    )
+}
+
+/// The whole rollback write of `rb` on `set` (annotations read into `config`): [`rollback_patch`] with
+/// `template` (read by the pass from the ControllerRevision `rb.to`), the pass's status annotations
+/// (`status`: its `degraded-reason` is the rollback's [`record`] already) and the gates' state
+/// removed (a new rollout's checks count from zero), all pinned first to the set's `resourceVersion`
+/// as read: a person's pause or resume since the read (an annotation: no new generation) makes it fail,
+/// and the next pass decides on what they did. One write: the pass only sends it.
+pub fn write(
+    set: &StatefulSet,
+    config: &SetConfig,
+    status: Option<&Patch>,
+    template: &Value,
+    rb: &Rollback,
+) -> Patch {
+    let keys = &config.keys;
+    let mut patch = rollback_patch(set, template, &rb.failed, keys);
+    if let Some(status) = status {
+        patch.0.extend(status.0.iter().cloned());
+    }
+    let cleared: Vec<(String, Option<String>)> = StateKey::ALL
+        .iter()
+        .map(|k| (k.key(keys).to_string(), None))
+        .collect();
+    fold_annotations(set, &cleared, &mut patch);
+    if let Some(rv) = &set.metadata.resource_version {
+        patch
+            .0
+            .insert(0, test(ptr(&["metadata", "resourceVersion"]), json!(rv)));
+    }
+    patch
 }
 
 #[cfg(test)]

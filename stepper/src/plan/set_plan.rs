@@ -17,7 +17,7 @@ use crate::model::set;
 use crate::plan::degraded::StuckPods;
 use crate::plan::events::EventNote;
 use crate::plan::figures::Figures;
-use crate::plan::{canary, patch, rbac, status_annotations};
+use crate::plan::{canary, degraded, patch, rbac, rollback, status_annotations};
 
 /// The plan for one StatefulSet.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,6 +110,19 @@ pub(super) fn plan_evaluated(
     };
     // Before the pod writes are taken: a withdrawal under way is recorded (`approval-pending`).
     let mut status = status_annotations::status_changes(set, &config, pods, &ev, stuck_pods, now);
+    // `degraded-reason`, decided once over what the step, the rollback and the gates claim.
+    let mut also = Vec::new();
+    if let Verdict::Step {
+        update_revision, ..
+    } = &ev.verdict
+    {
+        let new_revision = patch::ends_rollback(set, &config, update_revision);
+        also.push(degraded::Claim::Step { new_revision });
+    }
+    if let Some(rb) = &status.rollback {
+        also.push(degraded::Claim::RolledBack(rollback::record(rb)));
+    }
+    status.settle_degraded(&config, also);
     if config.marked {
         let (change, event) = rbac::change(set, &config, may_delete);
         if let Some(value) = change {

@@ -17,14 +17,14 @@ use crate::gates::{self, Evaluation, Idle, Verdict};
 use crate::model::reasons::Reason;
 use crate::model::set;
 use crate::plan::degraded::{self, StuckPods};
+use crate::plan::effects;
 use crate::plan::events::EventNote;
 use crate::plan::patch::annotation_patch;
-use crate::plan::{effects, rejected};
 
 /// The status annotations of one evaluated set, as plain changes: what [`status_annotations`] writes,
 /// and what a step folds into its own patch (so a step is one write, issue 12 item 5).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct StatusChanges {
+pub struct StatusChanges<'a> {
     /// Annotation changes by full key (`Some` sets, `None` removes).
     pub changes: Vec<(String, Option<String>)>,
     /// `test` ops that must hold for the changes to apply (the Prometheus check's state; the canary
@@ -34,9 +34,22 @@ pub struct StatusChanges {
     pub events: Vec<EventNote>,
     /// The rollback the gates ask for ([`effects::Rollback`]): a write of its own.
     pub rollback: Option<effects::Rollback>,
+    /// What the pass claims of `degraded-reason` ([`degraded::next`] decides it, with what the step
+    /// or the rollback adds).
+    pub degraded: Vec<degraded::Claim<'a>>,
 }
 
-impl StatusChanges {
+impl StatusChanges<'_> {
+    /// Decides `degraded-reason` ([`degraded::next`]) over the pass's claims and `also` (the step's,
+    /// the rollback's), adding its change and its Event: the one write of that annotation.
+    pub fn settle_degraded(&mut self, config: &SetConfig, also: Vec<degraded::Claim<'_>>) {
+        let mut claims: Vec<degraded::Claim<'_>> = also;
+        claims.extend(self.degraded.iter().cloned());
+        let decided = degraded::next(config, &claims);
+        self.changes.extend(decided.keyed(config));
+        self.events.extend(decided.event);
+    }
+
     /// The metadata-only JSON Patch of these changes on `set` (the guards first), `None` when empty.
     pub fn patch(self, set: &StatefulSet) -> Option<Patch> {
         annotation_patch(set, &self.changes).map(|mut patch| {
@@ -57,6 +70,7 @@ pub fn status_annotations(
     now: Timestamp,
 ) -> (Option<Patch>, Vec<EventNote>) {
     let mut status = status_changes(set, config, pods, ev, stuck, now);
+    status.settle_degraded(config, Vec::new());
     let events = std::mem::take(&mut status.events);
     (status.patch(set), events)
 }
@@ -82,14 +96,14 @@ pub fn status_annotations(
 ///   step once no step is pending); otherwise ([`degraded::degraded_change`], `stuck`: what the
 ///   pass knows of the set's stuck pods) set or cleared with its `RolloutDegraded` Event, unless
 ///   the gates set it (a `failure-limit` pause, announced by its `RolloutPaused` Event).
-pub fn status_changes(
+pub fn status_changes<'a>(
     set: &StatefulSet,
     config: &SetConfig,
     pods: &BTreeMap<u32, &Pod>,
     ev: &Evaluation,
-    stuck: StuckPods<'_>,
+    stuck: StuckPods<'a>,
     now: Timestamp,
-) -> StatusChanges {
+) -> StatusChanges<'a> {
     if !config.marked {
         // Not the stepper's (no guarded mark: a manual canary, a set the policy does not cover):
         // nothing is written on it (`gates::evaluate::UNMARKED`).
@@ -150,27 +164,19 @@ pub fn status_changes(
         }
         changes.push((keys.approval_pending.clone(), note));
     }
-    let degraded_now = config.stamps.degraded_reason.as_deref();
-    if rejected::cleared_without_step(degraded_now, verdict)
-        || degraded::held_by_gate_cleared(degraded_now, verdict)
-    {
-        changes.push((keys.degraded_reason.clone(), None));
-    }
     let mut guards = Vec::new();
     let mut rollback = None;
+    let mut claims = vec![degraded::Claim::Stuck(stuck)];
     if !matches!(verdict, Verdict::Step { .. }) {
         let gate = effects::gate_writes(set, config, &ev.effects);
         changes.extend(gate.changes);
         guards = gate.guards;
         events.extend(gate.events);
         rollback = gate.rollback;
-    }
-    if !changes.iter().any(|(k, _)| *k == keys.degraded_reason) {
-        let (change, event) = degraded::degraded_change(config, stuck);
-        if let Some(value) = change {
-            changes.push((keys.degraded_reason.clone(), value));
-        }
-        events.extend(event);
+        claims.push(degraded::Claim::NoStep {
+            nothing_to_step: matches!(verdict, Verdict::Idle(_) | Verdict::Unguarded(_)),
+        });
+        claims.extend(gate.degraded);
     }
     if *verdict == Verdict::Idle(Idle::UpToDate)
         && set::partition(set).unwrap_or(0) == 0
@@ -190,6 +196,7 @@ pub fn status_changes(
         guards,
         events,
         rollback,
+        degraded: claims,
     }
 }
 

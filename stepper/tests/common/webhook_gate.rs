@@ -83,10 +83,18 @@ pub fn blocked_detail(ev: &Evaluation, reason: Reason) -> String {
 }
 
 /// What the gates' effects write on `set` (the set `ev` was evaluated on), as the plan writes them
-/// without a step ([`plan::effects::gate_writes`]).
+/// without a step ([`plan::effects::gate_writes`], and the `degraded-reason` that
+/// [`plan::degraded::next`] decides over their claims on a blocked set).
 pub fn gate_changes(set: &StatefulSet, ev: &Evaluation) -> Vec<(String, Option<String>)> {
     let config = SetConfig::parse(set, &Arc::new(Keys::new(P)));
-    plan::effects::gate_writes(set, &config, &ev.effects).changes
+    let gate = plan::effects::gate_writes(set, &config, &ev.effects);
+    let mut claims = vec![plan::degraded::Claim::NoStep {
+        nothing_to_step: false,
+    }];
+    claims.extend(gate.degraded);
+    let mut changes = gate.changes;
+    changes.extend(plan::degraded::next(&config, &claims).keyed(&config));
+    changes
 }
 
 /// The value the gates set on `set` for annotation `name` (`Some(None)`: removed; `None`: unchanged).

@@ -14,7 +14,8 @@ use sts_stepper::config::{FailedRevision, Keys, SetConfig};
 use sts_stepper::gates::{self, Effect, Evaluation, FleetView, GateOptions, Need, Probes, Verdict};
 use sts_stepper::model::pods::pods_by_ordinal;
 use sts_stepper::model::reasons::Reason;
-use sts_stepper::plan::patch::step_patch;
+use sts_stepper::plan::degraded;
+use sts_stepper::plan::patch::{ends_rollback, fold_annotations, step_patch};
 use sts_stepper::plan::pause::{resume_patch, retry_patch};
 
 const P: &str = "safe-rollout.dev";
@@ -70,7 +71,7 @@ fn a_step_past_its_deadline_pauses_or_rolls_back_as_the_set_says() {
     let ev = evaluate(&v, &pods, "2026-11-23T01:10:00Z");
     match failure(&ev) {
         Some(Effect::Pause { kind, reason, .. }) => {
-            assert_eq!(*kind, "ProgressDeadline");
+            assert_eq!(kind.as_str(), "ProgressDeadline");
             assert!(
                 reason.contains("not done within 600 s on revision b"),
                 "{reason}"
@@ -167,6 +168,17 @@ fn config(v: &Value) -> SetConfig {
     SetConfig::parse(&set_from(v.clone()), &Arc::new(Keys::default()))
 }
 
+/// The step's write as the plan makes it: [`step_patch`] with what `plan::degraded` decides for a step
+/// (`Claim::Step`) folded in.
+fn step_write(v: &Value, from: i32, to: i32, revision: &str, now: Timestamp) -> json_patch::Patch {
+    let (set, config) = (set_from(v.clone()), config(v));
+    let mut patch = step_patch(&set, &config, from, to, revision, now);
+    let new_revision = ends_rollback(&set, &config, revision);
+    let change = degraded::next(&config, &[degraded::Claim::Step { new_revision }]);
+    fold_annotations(&set, &Vec::from_iter(change.keyed(&config)), &mut patch);
+    patch
+}
+
 #[test]
 fn a_new_revisions_first_step_ends_the_record_and_the_steps_back_keep_it() {
     let record = [
@@ -181,7 +193,7 @@ fn a_new_revisions_first_step_ends_the_record_and_the_steps_back_keep_it() {
     // A step of `b` (neither the failed `x` nor the current `a`): the record goes.
     let after = applied(
         &v,
-        &step_patch(&set_from(v.clone()), &config(&v), 3, 2, "b", now),
+        &step_write(&v, 3, 2, "b", now),
     )
     .expect("applies");
     let notes = &after["metadata"]["annotations"];
@@ -198,7 +210,7 @@ fn a_new_revisions_first_step_ends_the_record_and_the_steps_back_keep_it() {
     back["status"]["updateRevision"] = json!("a");
     let after = applied(
         &back,
-        &step_patch(&set_from(back.clone()), &config(&back), 3, 2, "a", now),
+        &step_write(&back, 3, 2, "a", now),
     )
     .expect("applies");
     let notes = &after["metadata"]["annotations"];

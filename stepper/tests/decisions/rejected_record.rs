@@ -7,9 +7,8 @@ use serde_json::{Value, json};
 use sts_stepper::config::Keys;
 use sts_stepper::gates::{GateOptions, Idle, Verdict};
 use sts_stepper::model::reasons::{Blocked, Reason};
-use sts_stepper::plan::rejected::{
-    RecordBase, RefusedWrite, Rejection, cleared_by_step, cleared_without_step, record_patch,
-};
+use sts_stepper::plan::degraded::{RecordBase, record_patch};
+use sts_stepper::plan::rejected::{RefusedWrite, Rejection, cleared_by_step, cleared_without_step};
 use sts_stepper::plan::{self, Snapshot};
 
 const KEY_PTR: &str = "/metadata/annotations/safe-rollout.dev~1degraded-reason";

@@ -10,7 +10,7 @@
 use jiff::{SignedDuration, Timestamp};
 
 use super::webhook::state::WebhookState;
-use crate::model::reasons::degraded_kind::APPROVAL_TIMEOUT;
+use crate::model::degraded::{DegradedKind, Record};
 
 /// `t` to the second, RFC 3339 UTC (`2026-11-26T15:00:00Z`).
 fn second(t: Timestamp) -> String {
@@ -58,9 +58,20 @@ pub fn timed_out(
     timeout_seconds: i64,
     webhook: Option<&str>,
 ) -> String {
+    timed_out_record(pods, revision, timeout_seconds, webhook).value()
+}
+
+/// [`timed_out`] as the `degraded-reason` record it is.
+pub fn timed_out_record(
+    pods: &str,
+    revision: &str,
+    timeout_seconds: i64,
+    webhook: Option<&str>,
+) -> Record {
     let from = webhook.map_or_else(String::new, |name| format!(" from webhook {name}"));
-    format!(
-        "{APPROVAL_TIMEOUT}: no approval of {pods} on {revision} within {timeout_seconds} s{from}"
+    Record::new(
+        DegradedKind::ApprovalTimeout,
+        format!("no approval of {pods} on {revision} within {timeout_seconds} s{from}"),
     )
 }
 

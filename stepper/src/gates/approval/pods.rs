@@ -87,7 +87,7 @@ pub(super) fn effects(input: &GateInput<'_>, config: &ApprovalConfig, ev: &mut E
             pods,
             timed_out: true,
             ..
-        } => Some(note::timed_out(
+        } => Some(note::timed_out_record(
             &names(&pods),
             revision,
             config.timeout_seconds,

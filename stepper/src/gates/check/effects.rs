@@ -9,7 +9,7 @@ use crate::gates::failure;
 use crate::gates::input::GateInput;
 use crate::gates::probes::Need;
 use crate::gates::verdict::Evaluation;
-use crate::model::reasons::degraded_kind::FAILURE_LIMIT;
+use crate::model::degraded::{DegradedKind, Record};
 
 /// One check at its gate: what differs between the kinds of check.
 pub(super) struct Reached<N, D> {
@@ -30,7 +30,7 @@ pub(super) struct Reached<N, D> {
 pub(super) fn record<N, D>(input: &GateInput<'_>, ev: &mut Evaluation, reached: Reached<N, D>)
 where
     N: FnOnce() -> Need,
-    D: Fn(&CheckState) -> Option<String>,
+    D: Fn(&CheckState) -> Option<Record>,
 {
     let key = reached.state_key;
     match reached.result {
@@ -53,23 +53,25 @@ where
                 ev.effects.push(Effect::CheckState { key, state });
             }
         }
-        CheckResult::Pause { reason } => match failure::on_failure(input, FAILURE_LIMIT, reason) {
-            // The rollback's own patch removes the check's state: a rollback not written (its
-            // ControllerRevision unread, a conflict) is decided again next pass.
-            roll_back @ Effect::RollBack { .. } => ev.effects.push(roll_back),
-            pause => {
-                ev.effects.push(Effect::ClearState(key));
-                // With the `FailureLimit` record GitOps tools report as Degraded; `resume` removes both.
-                ev.effects.push(pause);
+        CheckResult::Pause { reason } => {
+            match failure::on_failure(input, DegradedKind::FailureLimit, reason) {
+                // The rollback's own patch removes the check's state: a rollback not written (its
+                // ControllerRevision unread, a conflict) is decided again next pass.
+                roll_back @ Effect::RollBack { .. } => ev.effects.push(roll_back),
+                pause => {
+                    ev.effects.push(Effect::ClearState(key));
+                    // With the `FailureLimit` record GitOps tools report as Degraded; `resume` removes both.
+                    ev.effects.push(pause);
+                }
             }
-        },
+        }
     }
 }
 
 /// The `degraded-reason: CheckErrors: …` record the counts call for (`wanted`), or its removal once
 /// the check got an answer again (`None`); `plan::effects` applies the rule every holder of a record
 /// shares ([`Effect::Degraded`]).
-fn check_errors(wanted: Option<String>, ev: &mut Evaluation) {
+fn check_errors(wanted: Option<Record>, ev: &mut Evaluation) {
     ev.effects.push(Effect::Degraded {
         owner: DegradedOwner::Check,
         wanted,

@@ -22,6 +22,7 @@ use crate::gates::input::GateInput;
 pub use crate::gates::probes::HttpAnswer;
 use crate::gates::probes::Need;
 use crate::gates::verdict::Evaluation;
+use crate::model::degraded::Record;
 use crate::model::fields::{Field, set as of_set};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
@@ -117,7 +118,7 @@ pub fn check_result(
 }
 
 /// The `degraded-reason` this check records for `state` ([`check::degraded`]).
-pub fn degraded(config: &HttpCheckConfig, state: &CheckState) -> Option<String> {
+pub fn degraded(config: &HttpCheckConfig, state: &CheckState) -> Option<Record> {
     check::degraded(KIND, &config.limits, state)
 }
 

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::config::check::CheckLimits;
 use crate::gates::input::GateInput;
 use crate::gates::rollback;
-use crate::model::reasons::degraded_kind::CHECK_ERRORS;
+use crate::model::degraded::{DegradedKind, Record};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 
@@ -208,17 +208,20 @@ pub fn count(
     }
 }
 
-/// The `degraded-reason` value the check `kind` records while `state` has at least `error_limit`
+/// The `degraded-reason` record the check `kind` calls for while `state` has at least `error_limit`
 /// consecutive errors, e.g. `CheckErrors: PrometheusCheck got no answer 4 times in a row
 /// (check-error-limit 4); last: safe-rollout.dev/prometheus-query got no answer: timeout`; `None`
 /// below the limit.
-pub fn degraded(kind: &str, limits: &CheckLimits, state: &CheckState) -> Option<String> {
+pub fn degraded(kind: &str, limits: &CheckLimits, state: &CheckState) -> Option<Record> {
     (state.errors >= limits.error_limit).then(|| {
-        format!(
-            "{CHECK_ERRORS}: {kind} got no answer {} times in a row (check-error-limit {}); last: {}",
-            state.errors,
-            limits.error_limit,
-            state.last_error.as_deref().unwrap_or("-")
+        Record::new(
+            DegradedKind::CheckErrors,
+            format!(
+                "{kind} got no answer {} times in a row (check-error-limit {}); last: {}",
+                state.errors,
+                limits.error_limit,
+                state.last_error.as_deref().unwrap_or("-")
+            ),
         )
     })
 }

@@ -24,6 +24,7 @@ use crate::gates::input::GateInput;
 use crate::gates::probes::Need;
 pub use crate::gates::probes::QueryOutcome;
 use crate::gates::verdict::Evaluation;
+use crate::model::degraded::Record;
 use crate::model::fields::{Field, set as of_set};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
@@ -78,7 +79,7 @@ pub fn check_result(
 }
 
 /// The `degraded-reason` this check records for `state` ([`check::degraded`]).
-pub fn degraded(config: &CheckConfig, state: &CheckState) -> Option<String> {
+pub fn degraded(config: &CheckConfig, state: &CheckState) -> Option<Record> {
     check::degraded(KIND, &config.limits, state)
 }
 

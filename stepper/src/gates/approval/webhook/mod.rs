@@ -22,7 +22,7 @@ use crate::gates::effect::{DegradedOwner, Effect};
 use crate::gates::input::GateInput;
 use crate::gates::probes::Need;
 use crate::gates::verdict::Evaluation;
-use crate::model::reasons::degraded_kind::WEBHOOK_ERRORS;
+use crate::model::degraded::{DegradedKind, Record};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
 
@@ -262,14 +262,17 @@ pub(super) fn effects(input: &GateInput<'_>, config: &WebhookConfig, ev: &mut Ev
     }
     let wanted = r.state().filter(|s| !approved(s)).and_then(|s| {
         if s.errors >= r.config.error_limit {
-            Some(format!(
-                "{WEBHOOK_ERRORS}: webhook {name} gave no answer {} times in a row (webhook-error-limit {}); last: {}",
-                s.errors,
-                r.config.error_limit,
-                s.last_error.as_deref().unwrap_or("-")
+            Some(Record::new(
+                DegradedKind::WebhookErrors,
+                format!(
+                    "webhook {name} gave no answer {} times in a row (webhook-error-limit {}); last: {}",
+                    s.errors,
+                    r.config.error_limit,
+                    s.last_error.as_deref().unwrap_or("-")
+                ),
             ))
         } else if s.timed_out(input.now, r.config.timeout_seconds) {
-            Some(approval_note::timed_out(
+            Some(approval_note::timed_out_record(
                 &r.names(),
                 revision,
                 r.config.timeout_seconds,
