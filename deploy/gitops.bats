@@ -150,12 +150,15 @@ manifests() {
     "$work/failed.json" >"$work/noise.json"
 }
 
-# stepper_keys: WRITTEN_BY_STEPPER of rules/src/annotations.rs, each constant resolved to its name, sorted.
+# stepper_keys: WRITTEN_BY_STEPPER, the `recorded` and `state` rows of DECLARED in rules/src/declared.rs
+# (the stepper's own annotations on a set), each constant resolved to its name in
+# rules/src/annotations.rs, sorted.
 stepper_keys() {
-  local src="$repo/rules/src/annotations.rs" constant
-  sed -n '/^pub const WRITTEN_BY_STEPPER/,/^];/p' "$src" | sed -n 's/^    \([A-Z_]*\),$/\1/p' |
+  local declared="$repo/rules/src/declared.rs" names="$repo/rules/src/annotations.rs" constant
+  sed -n '/^pub const DECLARED/,/^];/p' "$declared" |
+    sed -n 's/^ *\(step(\|resume(\)*\(recorded\|state\)(\([A-Z_]*\)).*$/\3/p' |
     while read -r constant; do
-      sed -n "s/^pub const $constant: &str = \"\\(.*\\)\";\$/\\1/p" "$src"
+      sed -n "s/^pub const $constant: &str = \"\\(.*\\)\";\$/\\1/p" "$names"
     done | sort
 }
 

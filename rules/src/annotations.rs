@@ -153,78 +153,10 @@ pub const APPROVAL_PENDING: &str = "approval-pending";
 /// removed once the rule is there or no longer needed.
 pub const MISSING_RBAC: &str = "missing-rbac";
 
-/// Every annotation name the policy and the stepper read or write (the user-facing API;
-/// docs/annotations.md lists the same names, checked by `make docs-check`). `prometheus-query-<N>` is the numbered form of
-/// [`PROMETHEUS_QUERY`].
-pub const ALL: [&str; 43] = [
-    STEP,
-    INITIAL_DELAY_SECONDS,
-    PAUSED,
-    PAUSED_REASON,
-    PAUSE_AT,
-    PAUSE_POINTS_PASSED,
-    ROLLOUT_GROUP,
-    OWNER_CONDITION,
-    PROMETHEUS_QUERY,
-    CHECK_PERIOD_SECONDS,
-    SUCCESS_THRESHOLD,
-    FAILURE_LIMIT,
-    CHECK_ERROR_LIMIT,
-    ON_FAILURE,
-    PROGRESS_DEADLINE_SECONDS,
-    RECENT_STEPS,
-    PROMETHEUS_CHECK,
-    HTTP_CHECK,
-    HTTP_CHECK_JSONPATH,
-    HTTP_CHECK_EXPECT,
-    HTTP_CHECK_STATE,
-    RECOVER_AFTER_SECONDS,
-    FORCE_ROLLING_UPDATE,
-    INITIALIZED,
-    GUARDED,
-    LAST_PARTITION_UPDATE,
-    BLOCKED_REASON,
-    COMPLETED_REVISION,
-    DEGRADED_REASON,
-    FAILED_REVISION,
-    PRE_UPDATE_APPROVAL,
-    APPROVAL_TIMEOUT_SECONDS,
-    PRIMARY_SELECTOR,
-    UPDATE_REQUESTED,
-    UPDATE_REQUESTED_AT,
-    UPDATE_REQUEST_PHASE,
-    UPDATE_APPROVED,
-    UPDATE_DENIED,
-    PRE_UPDATE_WEBHOOK,
-    WEBHOOK_ERROR_LIMIT,
-    WEBHOOK_STATE,
-    APPROVAL_PENDING,
-    MISSING_RBAC,
-];
-
-/// The annotations on a StatefulSet that only the stepper writes: its record of a rollout (when it last
-/// stepped, what holds the next step, what failed and why, its checks' counts), never a person's setting
-/// (`paused`, which a person sets too, is not here; nor the policy's `guarded` and `initialized`, nor the
-/// pod annotations of the approval handshake). The GitOps sync recipes (`deploy/gitops/argocd-sync/`,
-/// `deploy/gitops/flux-sync/`, `docs/examples/gitops/`) leave exactly these keys out of the diff, so a
-/// manifest that carries one (copied from the cluster) never overwrites the stepper's record;
-/// `deploy/gitops.bats` holds the recipes' key lists to this list, and this list to the rows of
-/// docs/annotations.md set by `stepper`.
-pub const WRITTEN_BY_STEPPER: [&str; 13] = [
-    PAUSED_REASON,
-    PAUSE_POINTS_PASSED,
-    RECENT_STEPS,
-    PROMETHEUS_CHECK,
-    HTTP_CHECK_STATE,
-    WEBHOOK_STATE,
-    APPROVAL_PENDING,
-    LAST_PARTITION_UPDATE,
-    BLOCKED_REASON,
-    COMPLETED_REVISION,
-    DEGRADED_REASON,
-    FAILED_REVISION,
-    MISSING_RBAC,
-];
+pub use crate::declared::{
+    ALL, DECLARED, Declared, On, WRITTEN_BY_STEPPER, Writer, released, reset_by_resume,
+    reset_by_step, step_state,
+};
 
 /// The value an annotation must have to count as set (`"true"`, exactly, as Kubernetes' own boolean
 /// annotations: `"True"`, `"yes"` or `"1"` do not count).

@@ -15,6 +15,7 @@
 
 pub mod annotations;
 pub mod decision;
+mod declared;
 mod edit;
 pub mod error;
 pub mod field_error;

@@ -23,11 +23,9 @@ pub struct Keys {
     pub on_failure: String,
     pub progress_deadline_seconds: String,
     pub recent_steps: String,
-    pub prometheus_check: String,
     pub http_check: String,
     pub http_check_jsonpath: String,
     pub http_check_expect: String,
-    pub http_check_state: String,
     pub recover_after_seconds: String,
     pub force_rolling_update: String,
     pub initialized: String,
@@ -48,7 +46,6 @@ pub struct Keys {
     pub update_denied: String,
     pub pre_update_webhook: String,
     pub webhook_error_limit: String,
-    pub webhook_state: String,
     pub approval_pending: String,
 }
 
@@ -74,11 +71,9 @@ impl Keys {
             on_failure: k(names::ON_FAILURE),
             progress_deadline_seconds: k(names::PROGRESS_DEADLINE_SECONDS),
             recent_steps: k(names::RECENT_STEPS),
-            prometheus_check: k(names::PROMETHEUS_CHECK),
             http_check: k(names::HTTP_CHECK),
             http_check_jsonpath: k(names::HTTP_CHECK_JSONPATH),
             http_check_expect: k(names::HTTP_CHECK_EXPECT),
-            http_check_state: k(names::HTTP_CHECK_STATE),
             recover_after_seconds: k(names::RECOVER_AFTER_SECONDS),
             force_rolling_update: k(names::FORCE_ROLLING_UPDATE),
             initialized: k(names::INITIALIZED),
@@ -99,7 +94,6 @@ impl Keys {
             update_denied: k(names::UPDATE_DENIED),
             pre_update_webhook: k(names::PRE_UPDATE_WEBHOOK),
             webhook_error_limit: k(names::WEBHOOK_ERROR_LIMIT),
-            webhook_state: k(names::WEBHOOK_STATE),
             approval_pending: k(names::APPROVAL_PENDING),
         }
     }
@@ -107,6 +101,11 @@ impl Keys {
     /// The prefix these keys are under (the simulation's admission reads it, as the policy's setting).
     pub fn prefix(&self) -> &str {
         &self.prefix
+    }
+    /// The full key `<prefix>/<name>` of annotation `name` (a short name, e.g. from
+    /// [`sts_safe_rollout_rules::annotations::DECLARED`]).
+    pub fn full(&self, name: &str) -> String {
+        names::key(self.prefix(), name)
     }
 
     /// True for an annotation key under this prefix (`<prefix>/<name>`, any name): the only annotations

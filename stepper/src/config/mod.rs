@@ -65,12 +65,9 @@ pub struct Stamps {
     pub degraded_reason: Option<String>,
     /// `missing-rbac` as written, when present: the RBAC rule the stepper lacks for this set.
     pub missing_rbac: Option<String>,
-    /// `prometheus-check` as written (JSON, see [`crate::gates::check::prometheus::CheckState`]), when present.
-    pub prometheus_check: Option<String>,
-    /// `http-check-state` as written (JSON, see [`crate::gates::check::CheckState`]), when present.
-    pub http_check_state: Option<String>,
-    /// `webhook-state` as written (JSON, see [`crate::gates::approval::webhook::state::WebhookState`]), when present.
-    pub webhook_state: Option<String>,
+    /// The gates' state annotations as written, by short name (`prometheus-check`, `http-check-state`,
+    /// `webhook-state`: the `state` rows of [`names::DECLARED`]), when present ([`Stamps::state`]).
+    pub states: std::collections::BTreeMap<&'static str, String>,
     /// `approval-pending` as written (what the approval gates wait for), when present.
     pub approval_pending: Option<String>,
     /// `pause-points-passed` as written (JSON, see [`PassedPoints`]), when present.
@@ -85,6 +82,13 @@ pub struct Stamps {
     /// `InvalidAnnotation`: the stepper wrote it, a person has nothing to fix): what it would hold —
     /// a re-apply of the failed template — is then stepped through the gates like any template change.
     pub failed_revision: Option<FailedRevision>,
+}
+
+impl Stamps {
+    /// A gate's state annotation as read, by short name (`http-check-state`); `None` when absent.
+    pub fn state(&self, name: &str) -> Option<&str> {
+        self.states.get(name).map(String::as_str)
+    }
 }
 
 /// What the annotations' parse ([`SetConfig::parse`]) reads of a set: its annotations under the prefix,
@@ -225,9 +229,9 @@ impl SetConfig {
                 completed_revision: owned(&keys.completed_revision),
                 degraded_reason: owned(&keys.degraded_reason),
                 missing_rbac: owned(&keys.missing_rbac),
-                prometheus_check: owned(&keys.prometheus_check),
-                http_check_state: owned(&keys.http_check_state),
-                webhook_state: owned(&keys.webhook_state),
+                states: names::step_state()
+                    .filter_map(|name| Some((name, get(&keys.full(name))?.to_string())))
+                    .collect(),
                 approval_pending: owned(&keys.approval_pending),
                 pause_points_passed_raw: owned(&keys.pause_points_passed),
                 pause_points_passed: get(&keys.pause_points_passed).and_then(PassedPoints::parse),

@@ -10,46 +10,44 @@ use jiff::Timestamp;
 
 use super::approval::webhook::state::WebhookState;
 use super::check::CheckState;
+use sts_safe_rollout_rules::annotations as names;
+
 use crate::config::{FailedRevision, Keys, SetConfig};
 use crate::model::degraded::{DegradedKind, Record};
 
 /// A gate's own state annotation on the set, kept from pass to pass for one step and removed by the
-/// step (the next step's checks count from zero, its request is new).
+/// step (the next step's checks count from zero, its request is new): a `state` row of
+/// [`names::DECLARED`], by its short name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StateKey {
-    /// `<prefix>/prometheus-check`: the Prometheus check's counts (`gates::check::prometheus`).
-    PrometheusCheck,
-    /// `<prefix>/http-check-state`: the HTTP check's counts (`gates::check::http`).
-    HttpCheck,
-    /// `<prefix>/webhook-state`: the approval webhook's record (`gates::approval::webhook`).
-    Webhook,
-}
+pub struct StateKey(&'static str);
 
 impl StateKey {
-    /// Every state annotation, in the order their `test` guards are written.
-    pub const ALL: [StateKey; 3] = [
-        StateKey::PrometheusCheck,
-        StateKey::HttpCheck,
-        StateKey::Webhook,
-    ];
+    /// `<prefix>/prometheus-check`: the Prometheus check's counts (`gates::check::prometheus`).
+    pub const PROMETHEUS_CHECK: StateKey = StateKey(names::PROMETHEUS_CHECK);
+    /// `<prefix>/http-check-state`: the HTTP check's counts (`gates::check::http`).
+    pub const HTTP_CHECK: StateKey = StateKey(names::HTTP_CHECK_STATE);
+    /// `<prefix>/webhook-state`: the approval webhook's record (`gates::approval::webhook`).
+    pub const WEBHOOK: StateKey = StateKey(names::WEBHOOK_STATE);
+
+    /// Every state annotation, in declaration order (the order their `test` guards are written):
+    /// derived from [`names::step_state`], never listed by hand.
+    pub fn all() -> impl Iterator<Item = StateKey> {
+        names::step_state().map(StateKey)
+    }
+
+    /// The short name (`prometheus-check`).
+    pub fn name(self) -> &'static str {
+        self.0
+    }
 
     /// The full annotation key under `keys`' prefix.
-    pub fn key(self, keys: &Keys) -> &str {
-        match self {
-            StateKey::PrometheusCheck => &keys.prometheus_check,
-            StateKey::HttpCheck => &keys.http_check_state,
-            StateKey::Webhook => &keys.webhook_state,
-        }
+    pub fn key(self, keys: &Keys) -> String {
+        keys.full(self.0)
     }
 
     /// The value stored on the set as read (`None`: absent).
     pub fn stored(self, config: &SetConfig) -> Option<&str> {
-        let stamps = &config.stamps;
-        match self {
-            StateKey::PrometheusCheck => stamps.prometheus_check.as_deref(),
-            StateKey::HttpCheck => stamps.http_check_state.as_deref(),
-            StateKey::Webhook => stamps.webhook_state.as_deref(),
-        }
+        config.stamps.state(self.0)
     }
 }
 
@@ -81,7 +79,7 @@ impl DegradedOwner {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Effect {
     /// Write a check's counts (`state`) under its state annotation (`key`:
-    /// [`StateKey::PrometheusCheck`] or [`StateKey::HttpCheck`]), pinned by a `test` op on the value
+    /// [`StateKey::PROMETHEUS_CHECK`] or [`StateKey::HTTP_CHECK`]), pinned by a `test` op on the value
     /// read so two steppers never both count one period's check.
     CheckState {
         /// The check's state annotation.

@@ -4,6 +4,7 @@
 //! with the step the approvals let through.
 
 use crate::config::{Answerer, SetConfig};
+use crate::gates::StateKey;
 use crate::gates::approval::webhook::state::{WebhookState, news};
 use crate::gates::approval::{PodWrite, PodWriteKind};
 use crate::plan::events::{EventNote, EventType};
@@ -109,10 +110,8 @@ pub fn webhook_events(config: &SetConfig, new: &WebhookState) -> Vec<EventNote> 
     let Some(Answerer::Webhook(webhook)) = &config.answerer else {
         return Vec::new();
     };
-    let old = config
-        .stamps
-        .webhook_state
-        .as_deref()
+    let old = StateKey::WEBHOOK
+        .stored(config)
         .and_then(WebhookState::parse);
     let (first_call, new_denial) = news(old.as_ref(), new);
     let mut events = Vec::new();

@@ -55,18 +55,17 @@ pub fn gate_writes(set: &StatefulSet, config: &SetConfig, effects: &[Effect]) ->
     for effect in effects {
         match effect {
             Effect::CheckState { key, state } => {
-                w.changes
-                    .push((key.key(keys).to_string(), Some(state.to_annotation())));
+                w.changes.push((key.key(keys), Some(state.to_annotation())));
                 pinned.push(*key);
             }
             Effect::ClearState(key) => {
-                w.changes.push((key.key(keys).to_string(), None));
+                w.changes.push((key.key(keys), None));
                 pinned.push(*key);
             }
             Effect::WebhookState(state) => {
                 w.changes
-                    .push((keys.webhook_state.clone(), Some(state.to_annotation())));
-                pinned.push(StateKey::Webhook);
+                    .push((StateKey::WEBHOOK.key(keys), Some(state.to_annotation())));
+                pinned.push(StateKey::WEBHOOK);
                 w.events
                     .extend(approval_events::webhook_events(config, state));
             }
@@ -96,8 +95,8 @@ pub fn gate_writes(set: &StatefulSet, config: &SetConfig, effects: &[Effect]) ->
             Effect::ApprovalNote { .. } => {}
         }
     }
-    for key in StateKey::ALL.into_iter().filter(|k| pinned.contains(k)) {
-        let path = ptr(&["metadata", "annotations", key.key(keys)]);
+    for key in StateKey::all().filter(|k| pinned.contains(k)) {
+        let path = ptr(&["metadata", "annotations", &key.key(keys)]);
         w.guards.push(match key.stored(config) {
             Some(old) => test(path, json!(old)),
             None => test(

@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 
 use crate::config::SetConfig;
 use crate::gates::approval::PodWrite;
-use crate::gates::{StateKey, throttle};
+use sts_safe_rollout_rules::annotations as names;
+
+use crate::gates::throttle;
 use crate::model::set;
 
 /// The JSON Pointer of `tokens` (escaped: `/` in an annotation key becomes `~1`).
@@ -140,16 +142,13 @@ pub fn step_patch(
             value: json!(to),
         }),
     ];
-    let mut changes = vec![
-        (
-            config.keys.last_partition_update.clone(),
-            Some(stamp(config, now)),
-        ),
-        (config.keys.blocked_reason.clone(), None),
-    ];
-    // Every gate's state: the next step's checks count from zero, its request is new.
-    changes.extend(StateKey::ALL.map(|k| (k.key(&config.keys).to_string(), None)));
-    changes.push((config.keys.approval_pending.clone(), None));
+    let mut changes = vec![(
+        config.keys.last_partition_update.clone(),
+        Some(stamp(config, now)),
+    )];
+    // What a step resets (`blocked-reason`, `approval-pending`, every gate's state: the next step's
+    // checks count from zero, its request is new): the `reset_by_step` rows of the declared table.
+    changes.extend(names::reset_by_step().map(|n| (config.keys.full(n), None)));
     if ends_rollback(set, config, update_revision) {
         changes.push((config.keys.failed_revision.clone(), None));
     }

@@ -9,7 +9,7 @@
 use json_patch::Patch;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use serde_json::json;
-use sts_safe_rollout_rules::annotations::TRUE;
+use sts_safe_rollout_rules::annotations::{self as names, TRUE};
 
 use crate::config::SetConfig;
 use crate::plan::degraded;
@@ -55,17 +55,14 @@ fn resume_or_retry(set: &StatefulSet, config: &SetConfig, retry: bool) -> Option
     // A failure's pause record goes with the pause, the rollback's with `--retry`
     // (`plan::degraded::next`).
     let degraded = degraded::next(config, &[degraded::Claim::Resume { retry }]).keyed(config);
-    let mut removed = vec![
-        &keys.paused,
-        &keys.paused_reason,
-        &keys.prometheus_check,
-        &keys.http_check_state,
-    ];
+    // `paused`, `paused-reason` and the checks' counts: the `reset_by_resume` rows of the declared
+    // table.
+    let mut removed: Vec<String> = names::reset_by_resume().map(|n| keys.full(n)).collect();
     if retry {
-        removed.push(&keys.failed_revision);
+        removed.push(keys.failed_revision.clone());
     }
     if let Some((key, None)) = &degraded {
-        removed.push(key);
+        removed.push(key.clone());
     }
     let mut ops: Vec<_> = removed
         .iter()
@@ -77,7 +74,7 @@ fn resume_or_retry(set: &StatefulSet, config: &SetConfig, retry: bool) -> Option
     if ops.is_empty() {
         return None;
     }
-    let changes: Vec<_> = removed.iter().map(|k| ((*k).clone(), None)).collect();
+    let changes: Vec<_> = removed.iter().map(|k| (k.clone(), None)).collect();
     ops.extend(annotation_ops(&set.metadata, &changes));
     Some(Patch(ops))
 }

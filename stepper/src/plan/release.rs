@@ -23,6 +23,8 @@ use json_patch::{Patch, PatchOperation, RemoveOperation, ReplaceOperation};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use serde_json::json;
 
+use sts_safe_rollout_rules::annotations as names;
+
 use crate::config::{Keys, SetConfig};
 use crate::model::{pods, set};
 use crate::plan::patch::{annotation_ops, ptr, stamp, test};
@@ -60,27 +62,12 @@ pub enum ReleasePlan {
 }
 
 /// The annotations the stepper and the policy write (docs/annotations.md, "set by" stepper or policy):
-/// their state, removed by `release`. `paused` is yours too; it goes only with `paused-reason`, which the
-/// stepper (or `pause`) writes beside it. Your configuration (`step`, `pause-at`, the checks) stays: a
-/// GitOps tool may own it.
-pub fn written_by_us(keys: &Keys) -> [&str; 15] {
-    [
-        &keys.guarded,
-        &keys.initialized,
-        &keys.last_partition_update,
-        &keys.blocked_reason,
-        &keys.completed_revision,
-        &keys.degraded_reason,
-        &keys.approval_pending,
-        &keys.paused_reason,
-        &keys.pause_points_passed,
-        &keys.recent_steps,
-        &keys.prometheus_check,
-        &keys.http_check_state,
-        &keys.webhook_state,
-        &keys.failed_revision,
-        &keys.missing_rbac,
-    ]
+/// their state, removed by `release`, full keys in declaration order (derived:
+/// [`sts_safe_rollout_rules::annotations::released`], never kept by hand). `paused` is yours too; it goes
+/// only with `paused-reason`, which the stepper (or `pause`) writes beside it. Your configuration (`step`,
+/// `pause-at`, the checks) stays: a GitOps tool may own it.
+pub fn written_by_us(keys: &Keys) -> Vec<String> {
+    names::released().map(|name| keys.full(name)).collect()
 }
 
 /// What releasing `set` (its annotations read into `config`) does, `force`d or not. The partition is
@@ -119,8 +106,11 @@ fn removed(set: &StatefulSet, keys: &Keys) -> Vec<(String, String)> {
         return Vec::new();
     };
     let mut out: Vec<(String, String)> = written_by_us(keys)
-        .iter()
-        .filter_map(|k| Some((k.to_string(), map.get(*k)?.clone())))
+        .into_iter()
+        .filter_map(|k| {
+            let value = map.get(&k)?.clone();
+            Some((k, value))
+        })
         .collect();
     if map.contains_key(&keys.paused_reason)
         && let Some(paused) = map.get(&keys.paused)

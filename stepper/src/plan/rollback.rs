@@ -170,10 +170,8 @@ pub fn write(
     if let Some(status) = status {
         patch.0.extend(status.0.iter().cloned());
     }
-    let cleared: Vec<(String, Option<String>)> = StateKey::ALL
-        .iter()
-        .map(|k| (k.key(keys).to_string(), None))
-        .collect();
+    let cleared: Vec<(String, Option<String>)> =
+        StateKey::all().map(|k| (k.key(keys), None)).collect();
     fold_annotations(set, &cleared, &mut patch);
     if let Some(rv) = &set.metadata.resource_version {
         patch

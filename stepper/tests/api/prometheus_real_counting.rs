@@ -54,7 +54,8 @@ struct Rollout {
 fn stored(set: &StatefulSet) -> Option<String> {
     SetConfig::parse(set, &Arc::new(Keys::new(PREFIX)))
         .stamps
-        .prometheus_check
+        .state("prometheus-check")
+        .map(str::to_string)
 }
 
 impl Rollout {

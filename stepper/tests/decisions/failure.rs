@@ -191,11 +191,7 @@ fn a_new_revisions_first_step_ends_the_record_and_the_steps_back_keep_it() {
     let (v, _) = stepped(&record, None);
     let now = at("2026-11-23T02:00:00Z");
     // A step of `b` (neither the failed `x` nor the current `a`): the record goes.
-    let after = applied(
-        &v,
-        &step_write(&v, 3, 2, "b", now),
-    )
-    .expect("applies");
+    let after = applied(&v, &step_write(&v, 3, 2, "b", now)).expect("applies");
     let notes = &after["metadata"]["annotations"];
     assert!(
         notes.get(format!("{P}/failed-revision")).is_none(),
@@ -208,11 +204,7 @@ fn a_new_revisions_first_step_ends_the_record_and_the_steps_back_keep_it() {
     // A step back to the current revision `a`: kept.
     let mut back = v.clone();
     back["status"]["updateRevision"] = json!("a");
-    let after = applied(
-        &back,
-        &step_write(&back, 3, 2, "a", now),
-    )
-    .expect("applies");
+    let after = applied(&back, &step_write(&back, 3, 2, "a", now)).expect("applies");
     let notes = &after["metadata"]["annotations"];
     assert!(
         notes.get(format!("{P}/failed-revision")).is_some(),

@@ -214,3 +214,34 @@ fn a_pod_being_replaced_by_the_step_is_a_normal_event_a_pod_below_the_partition_
     assert_eq!(plan.status_events[0].note, "PodNotReady web-1: terminating");
     assert_eq!(plan.status_events[0].type_, EventType::Warning);
 }
+
+/// The annotation keys `patch` removes (`remove` ops under `/metadata/annotations/`).
+fn removed_keys(patch: &json_patch::Patch) -> Vec<String> {
+    to_json(&Some(patch.clone()))
+        .as_array()
+        .expect("ops")
+        .iter()
+        .filter(|op| op["op"] == "remove")
+        .filter_map(|op| op["path"].as_str()?.strip_prefix("/metadata/annotations/"))
+        .map(|k| k.replace("~1", "/"))
+        .collect()
+}
+
+#[test]
+fn a_step_and_a_resume_reset_every_key_the_declared_table_says_they_reset() {
+    use sts_safe_rollout_rules::annotations as names;
+    let keys = Keys::default();
+    let mut v = set_json("web", 3, Some(3), 0);
+    for name in names::reset_by_step().chain(names::reset_by_resume()) {
+        v["metadata"]["annotations"][keys.full(name)] = json!("x");
+    }
+    v["metadata"]["annotations"][keys.full(names::PAUSED)] = json!("true");
+    let set = set_from(v);
+    let step = removed_keys(&step_patch(&set, &config_of(&set), 3, 2, "b", now()));
+    let want: Vec<String> = names::reset_by_step().map(|n| keys.full(n)).collect();
+    assert_eq!(step, want, "a step removes the reset_by_step rows, in order");
+    let resume = sts_stepper::plan::pause::resume_patch(&set, &config_of(&set)).expect("a patch");
+    let want: Vec<String> = names::reset_by_resume().map(|n| keys.full(n)).collect();
+    assert_eq!(removed_keys(&resume), want, "a resume removes the reset_by_resume rows");
+    assert!(want.contains(&keys.paused) && step.contains(&keys.blocked_reason));
+}

@@ -18,7 +18,8 @@ use sts_stepper::gates::check::prometheus::{
 fn stored(set: &StatefulSet, prefix: &str) -> Option<String> {
     SetConfig::parse(set, &Arc::new(Keys::new(prefix)))
         .stamps
-        .prometheus_check
+        .state("prometheus-check")
+        .map(str::to_string)
 }
 
 const Q1: &str = "safe-rollout.dev/prometheus-query-1";

@@ -137,7 +137,7 @@ fn run<'a>(
     let check = input.config.http_check.as_ref()?;
     let revision = set::update_revision(input.set);
     let partition = input.partition();
-    let stored = input.config.stamps.http_check_state.as_deref();
+    let stored = StateKey::HTTP_CHECK.stored(input.config);
     let state = current_state(stored, partition, revision);
     let result = check_result(
         check,
@@ -188,7 +188,7 @@ pub(in crate::gates) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
         return;
     };
     let reached = Reached {
-        state_key: StateKey::HttpCheck,
+        state_key: StateKey::HTTP_CHECK,
         state,
         result,
         need: || Need::Http(check.name.clone()),

@@ -97,7 +97,7 @@ fn run<'a>(input: &GateInput<'a>) -> Option<(&'a CheckConfig, Option<CheckState>
     let check = input.config.prometheus.as_ref()?;
     let revision = set::update_revision(input.set);
     let partition = input.partition();
-    let stored = input.config.stamps.prometheus_check.as_deref();
+    let stored = StateKey::PROMETHEUS_CHECK.stored(input.config);
     let state = current_state(stored, partition, revision);
     let result = check_result(
         check,
@@ -131,7 +131,7 @@ pub(in crate::gates) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
         return;
     };
     let reached = Reached {
-        state_key: StateKey::PrometheusCheck,
+        state_key: StateKey::PROMETHEUS_CHECK,
         state,
         result,
         need: || Need::Queries(check.queries.clone()),

@@ -18,7 +18,7 @@ use state::{WebhookState, current_state, next_state};
 use super::note as approval_note;
 use super::step::{StepPod, pods_of};
 use crate::config::{Answerer, WebhookConfig};
-use crate::gates::effect::{DegradedOwner, Effect};
+use crate::gates::effect::{DegradedOwner, Effect, StateKey};
 use crate::gates::input::GateInput;
 use crate::gates::probes::Need;
 use crate::gates::verdict::Evaluation;
@@ -71,7 +71,7 @@ fn run<'a>(input: &GateInput<'a>, config: &'a WebhookConfig) -> Run<'a> {
         partition: (input.partition(), input.target()),
     };
     let key = question.key();
-    let stored = current_state(input.config.stamps.webhook_state.as_deref(), &key);
+    let stored = current_state(StateKey::WEBHOOK.stored(input.config), &key);
     let id = stored
         .as_ref()
         .map_or_else(|| question.request_id(input.now), |s| s.request_id.clone());
@@ -233,16 +233,15 @@ pub(super) fn effects(input: &GateInput<'_>, config: &WebhookConfig, ev: &mut Ev
                 name: r.config.name.clone(),
                 body: body(input, &r),
                 record: (
-                    input.config.keys.webhook_state.clone(),
-                    input.config.stamps.webhook_state.clone(),
+                    StateKey::WEBHOOK.key(&input.config.keys),
+                    StateKey::WEBHOOK.stored(input.config).map(str::to_string),
                 ),
             });
         }
         None => {}
         // Written when this pass's call changed it.
         Some((_, state))
-            if input.config.stamps.webhook_state.as_deref()
-                != Some(state.to_annotation().as_str()) =>
+            if StateKey::WEBHOOK.stored(input.config) != Some(state.to_annotation().as_str()) =>
         {
             ev.effects
                 .push(Effect::WebhookState(Box::new(state.clone())));
