@@ -1,15 +1,16 @@
 //! CPU per pod watch event in `watch` (issue 45 item 5): a fleet of Patroni members, each pod patched
 //! every loop by Patroni (its `status` annotation: nothing any gate reads), is a steady stream of
-//! MODIFIED events the caches must decode and keep. Measured on one event shaped as the API server sends
-//! it (`patroni_pod.rs`: the v1.36.2 fixture `fixtures/api/scale/pod-running.json` as a Patroni member,
-//! with `managedFields`):
-//! - `decode`: the line decoded as kube-client decodes each line of a watch response
+//! MODIFIED events the caches must decode and keep. Measured on the event a v1.36.2 API server sent for
+//! such a patch (`fixtures/api/scale/pod-patroni-modified.jsonl`, made each member's by `patroni_pod.rs`):
+//! - `pod_event_decode`: the line decoded as kube-client decodes each line of a watch response
 //!   (`serde_json::from_str::<WatchEvent<CachedPod>>`), and, for scale, as a typed k8s-openapi `Pod`;
-//! - `watcher`: the whole path `watch` runs ([`Caches::start`]: kube-client's line splitting and decode,
-//!   kube-runtime's watcher, the trim, the pod index, the reflector store, the stream a pass wakes on)
-//!   over a mocked API server whose pod watch sends MODIFIED events of 1,000 pods, each a new WAL position
-//!   in Patroni's annotation — and, beside it, the same events when each also changes a kept field (the
-//!   pod's readiness), so both sides of the "nothing kept changed" skip are timed.
+//! - `pod_event_watcher`: the whole path `watch` runs in-process ([`Caches::start`]: kube-client's line
+//!   splitting and decode, kube-runtime's watcher, the trim, the news test and pod index, the reflector
+//!   store, the stream early passes wake on) over a mocked API server whose pod watch sends MODIFIED
+//!   events of 1,000 members, each a new WAL position in Patroni's annotation (`patroni_status_only`) —
+//!   and the same events when each also flips the pod's readiness (`ready_flips`, a kept field), so both
+//!   sides of the "nothing kept changed" skip are timed. Not included: the TLS, HTTP and socket reads and
+//!   the runtime's wakeups of a real connection (BENCHMARKS.md, "CPU per pod watch event").
 //!
 //! The time reported is this thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), not the wall clock: the
 //! runtime is single-threaded (the mock, the watcher and the stream run on this thread), so it is the
@@ -47,16 +48,6 @@ const PODS: usize = 1000;
 type MockBody = UnsyncBoxBody<Bytes, Infallible>;
 
 type Pending = tower_test::mock::SendResponse<Response<MockBody>>;
-
-/// The captured pod the events are built on (module doc).
-fn fixture() -> Value {
-    let path = format!(
-        "{}/../fixtures/api/scale/pod-running.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_slice(&text).expect("fixture JSON")
-}
 
 /// This thread's CPU time.
 fn thread_cpu() -> Duration {
@@ -116,29 +107,27 @@ fn mock_client(pods: Vec<Value>, watches: mpsc::UnboundedSender<Pending>) -> Cli
 }
 
 /// The MODIFIED lines of the fleet's pods, two rounds (each pod's WAL position moves between them):
-/// with `ready_flips`, the second round also flips each pod's `Ready` condition (a kept field).
-fn lines(fixture: &Value, ready_flips: bool) -> Vec<Bytes> {
+/// with `ready_flips`, each pod's `Ready` condition also flips between the rounds (a kept field).
+fn lines(captured: &str, ready_flips: bool) -> Vec<Bytes> {
     let mut lines = Vec::new();
     for round in 0..2u64 {
         for n in 0..PODS {
-            let mut pod = patroni_pod::pod(fixture, n, 0x0300_0000 + round * 4096, 2 + round);
-            if ready_flips && round == 1 {
-                pod["status"]["conditions"][1]["status"] = json!("False");
-            }
-            lines.push(Bytes::from(patroni_pod::modified(&pod)));
+            let line = patroni_pod::modified(
+                captured,
+                n,
+                50_331_648 + round * 4096,
+                2 + round,
+                ready_flips && round == 1,
+            );
+            lines.push(Bytes::from(line));
         }
     }
     lines
 }
 
 fn decode(c: &mut Criterion) {
-    let fixture = fixture();
-    let line = patroni_pod::modified(&patroni_pod::pod(&fixture, 7, 0x0300_0000, 2));
-    let status = patroni_pod::status_annotation("10.244.0.9", 0x0300_0000).len();
-    eprintln!(
-        "one event: {} bytes ({status} bytes of Patroni's status annotation)",
-        line.len()
-    );
+    let line = patroni_pod::captured();
+    eprintln!("one event: {} bytes", line.len());
     let mut g = c.benchmark_group("pod_event_decode");
     g.bench_function("cached_pod", |b| {
         b.iter_custom(|iters| {
@@ -162,12 +151,12 @@ fn watcher(c: &mut Criterion) {
         .enable_all()
         .build()
         .expect("runtime");
-    let fixture = fixture();
+    let captured = patroni_pod::captured();
     let mut g = c.benchmark_group("pod_event_watcher");
     for (name, ready_flips) in [("patroni_status_only", false), ("ready_flips", true)] {
-        let lines = lines(&fixture, ready_flips);
+        let lines = lines(&captured, ready_flips);
         let listed = (0..PODS)
-            .map(|n| patroni_pod::pod(&fixture, n, 0x0300_0000, 1))
+            .map(|n| patroni_pod::object(&captured, n))
             .collect();
         let (tx, mut watches) = mpsc::unbounded_channel();
         let yielded = Arc::new(AtomicUsize::new(0));

@@ -17,6 +17,7 @@ use serde::de::DeserializeOwned;
 use crate::cluster::cached::{CachedPod, CachedSet, trim_pdb};
 use crate::cluster::caches::Caches;
 use crate::cluster::pod_index::PodIndex;
+use crate::cluster::pod_news;
 use crate::cluster::set_list::SetList;
 use crate::config::Keys;
 
@@ -104,14 +105,16 @@ impl CacheFeed {
         (self.set_changed)(&event);
     }
 
-    /// One watch event of a pod.
-    pub fn pod(&mut self, event: WatchEvent<Pod>) {
+    /// One watch event of a pod; true when it is news to a pass ([`pod_news`]: `Caches::start`'s
+    /// watches yield only those to `watch`'s early passes).
+    pub fn pod(&mut self, event: WatchEvent<Pod>) -> bool {
         let keys = self.keys.clone();
         let mut event = cached::<CachedPod, _>(event);
         trim(&mut event, |p| p.keep(&keys));
         // The index first, as `Caches::start`'s watches do: never behind the store.
-        self.index.apply(&event);
+        let news = pod_news::before_store(&self.pods.as_reader(), &self.index, &event);
         self.pods.apply_watcher_event(&event);
+        news
     }
 
     /// One watch event of a PodDisruptionBudget.

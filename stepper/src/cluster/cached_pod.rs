@@ -8,7 +8,6 @@
 //! (module doc of [`crate::cluster::cached`] for who reads what), and is unpacked into a k8s-openapi
 //! `Pod` when a pass reads it ([`From`]).
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
@@ -16,6 +15,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference,
 use serde::Deserialize;
 
 use crate::config::Keys;
+
+mod wire;
 
 /// The pod condition the pass reads (Kubernetes `PodReady`); the others are not kept.
 const READY: &str = "Ready";
@@ -28,7 +29,7 @@ const NUL: char = '\0';
 
 /// A pod as `watch`'s caches keep it (module doc).
 #[derive(Clone, Debug, Deserialize)]
-#[serde(from = "Wire")]
+#[serde(from = "wire::Wire")]
 pub struct CachedPod {
     /// Name, namespace, uid and resourceVersion only (the store's key, the delete preconditions).
     pub metadata: ObjectMeta,
@@ -49,14 +50,14 @@ pub struct CachedPod {
 /// A StatefulSet ownerReference: name, uid, `controller`.
 type Owner = (Box<str>, Box<str>, Option<bool>);
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 struct State {
     phase: Option<Box<str>>,
     /// `None`: no `conditions` field; `Some(None)`: conditions, none of them `Ready`.
     ready: Option<Option<Ready>>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 struct Ready {
     status: Box<str>,
     reason: Option<Box<str>>,
@@ -64,7 +65,7 @@ struct Ready {
 }
 
 /// A string map packed in one string: `key NUL value NUL key NUL value`, in key order (`""`: empty).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 struct Packed(Box<str>);
 
 impl Packed {
@@ -93,39 +94,6 @@ impl Packed {
     }
 }
 
-/// A JSON object of strings decoded straight into its packed form: one string per map, not one per
-/// key and value and a tree node per entry (a pod store decodes 50,000 pods at each re-list).
-impl<'de> Deserialize<'de> for Packed {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = Packed;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a map of strings")
-            }
-
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Packed, A::Error> {
-                let mut packed = String::new();
-                let mut first = true;
-                while let Some((k, v)) = map.next_entry::<Cow<'de, str>, Cow<'de, str>>()? {
-                    if !std::mem::take(&mut first) {
-                        packed.push(NUL);
-                    }
-                    packed.push_str(&k);
-                    packed.push(NUL);
-                    packed.push_str(&v);
-                }
-                Ok(Packed(packed.into_boxed_str()))
-            }
-        }
-        d.deserialize_map(Visitor)
-    }
-}
-
 impl CachedPod {
     /// Drops the annotations that are not the stepper's (`keys`; the map itself stays if present): what
     /// a pod store does with each pod before it keeps it.
@@ -133,6 +101,23 @@ impl CachedPod {
         if let Some(a) = &self.annotations {
             self.annotations = Some(Packed::pack(a.pairs().filter(|(k, _)| keys.owns(k))));
         }
+    }
+
+    /// True when `self` keeps what `other` keeps, but maybe for the `resourceVersion`: a watch event
+    /// that changed only what the caches drop (another owner's annotation, such as the `status` Patroni
+    /// rewrites every loop; the spec; container statuses; `managedFields`) gives a pod equal to the one
+    /// stored (`cluster::pod_news`).
+    pub fn same_kept(&self, other: &CachedPod) -> bool {
+        let (m, o) = (&self.metadata, &other.metadata);
+        m.name == o.name
+            && m.namespace == o.namespace
+            && m.uid == o.uid
+            && self.labels == other.labels
+            && self.annotations == other.annotations
+            && self.owners == other.owners
+            && self.created == other.created
+            && self.deleting == other.deleting
+            && self.status == other.status
     }
 
     /// The uid of the StatefulSet controlling this pod (as `model::pods::controller_uid`).
@@ -185,70 +170,6 @@ impl From<&CachedPod> for Pod {
                         .collect()
                 }),
                 ..PodStatus::default()
-            }),
-        }
-    }
-}
-
-/// The JSON decoded: only the fields kept (serde skips every other field unread).
-#[derive(Deserialize)]
-struct Wire {
-    #[serde(default)]
-    metadata: Option<WireMeta>,
-    status: Option<WireStatus>,
-}
-
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WireMeta {
-    name: Option<String>,
-    namespace: Option<String>,
-    uid: Option<String>,
-    resource_version: Option<String>,
-    labels: Option<Packed>,
-    annotations: Option<Packed>,
-    owner_references: Option<Vec<OwnerReference>>,
-    creation_timestamp: Option<Time>,
-    deletion_timestamp: Option<Time>,
-}
-
-#[derive(Deserialize)]
-struct WireStatus {
-    phase: Option<String>,
-    conditions: Option<Vec<PodCondition>>,
-}
-
-impl From<Wire> for CachedPod {
-    fn from(w: Wire) -> Self {
-        let m = w.metadata.unwrap_or_default();
-        let owners = m.owner_references.map(|refs| {
-            refs.into_iter()
-                .filter(|r| r.kind == STATEFULSET)
-                .map(|r| (r.name.into(), r.uid.into(), r.controller))
-                .collect()
-        });
-        CachedPod {
-            metadata: ObjectMeta {
-                name: m.name,
-                namespace: m.namespace,
-                uid: m.uid,
-                resource_version: m.resource_version,
-                ..ObjectMeta::default()
-            },
-            labels: m.labels,
-            annotations: m.annotations,
-            owners,
-            created: m.creation_timestamp,
-            deleting: m.deletion_timestamp,
-            status: w.status.map(|s| State {
-                phase: s.phase.map(String::into_boxed_str),
-                ready: s.conditions.map(|cs| {
-                    cs.into_iter().find(|c| c.type_ == READY).map(|c| Ready {
-                        status: c.status.into_boxed_str(),
-                        reason: c.reason.map(String::into_boxed_str),
-                        last_transition_time: c.last_transition_time,
-                    })
-                }),
             }),
         }
     }
@@ -338,5 +259,48 @@ mod tests {
                                     "annotations": {"example.com/owned-by-app": "keep-me"}}}));
         assert_eq!(foreign.metadata.annotations, Some(BTreeMap::new()));
         assert_eq!(empty.status.and_then(|s| s.conditions), Some(vec![]));
+    }
+
+    #[test]
+    fn same_kept_ignores_what_is_not_kept_and_the_resource_version() {
+        let keys = Keys::default();
+        let pod = |rv: &str, status: &str, ready: &str, image: &str| {
+            let mut c = serde_json::from_value::<CachedPod>(json!({
+                "metadata": {"name": "pg-0", "namespace": "db", "uid": "u", "resourceVersion": rv,
+                             "annotations": {"status": status}, "managedFields": [{"manager": rv}]},
+                "spec": {"containers": [{"name": "postgres", "image": image}]},
+                "status": {"phase": "Running", "conditions": [
+                    {"type": "PodScheduled", "status": "True", "message": rv},
+                    {"type": "Ready", "status": ready}]}}))
+            .expect("pod");
+            c.keep(&keys);
+            c
+        };
+        let stored = pod("1", "{\"xlog_location\":1}", "True", "postgres:16");
+        assert!(stored.same_kept(&pod("2", "{\"xlog_location\":2}", "True", "postgres:17")));
+        assert!(!stored.same_kept(&pod("2", "{}", "False", "postgres:16")));
+        let mut other_uid = stored.clone();
+        other_uid.metadata.uid = Some("v".into());
+        assert!(!stored.same_kept(&other_uid));
+    }
+
+    #[test]
+    fn malformed_kept_fields_are_errors_and_unkept_ones_are_not_read() {
+        let decode = |pod: Value| serde_json::from_value::<CachedPod>(pod).map(|_| ());
+        // A field no reader keeps may hold anything.
+        assert!(
+            decode(json!({"metadata": {"name": "p", "managedFields": 7}, "spec": "x"})).is_ok()
+        );
+        for bad in [
+            json!({"metadata": {"ownerReferences": [{"kind": "StatefulSet", "name": "s"}]}}),
+            json!({"metadata": {"ownerReferences": {"kind": "StatefulSet"}}}),
+            json!({"metadata": {"labels": {"a": 1}}}),
+            json!({"metadata": {"creationTimestamp": "yesterday"}}),
+            json!({"status": {"conditions": [{"type": "Ready"}]}}),
+            json!({"status": {"conditions": [{"type": "Ready", "status": "True",
+                                              "lastTransitionTime": 5}]}}),
+        ] {
+            assert!(decode(bad.clone()).is_err(), "{bad}");
+        }
     }
 }

@@ -3,12 +3,13 @@
 //!
 //! One kube-rs watcher per kind and namespace in scope (`watcher::Config` with the scope's label
 //! selector for StatefulSets, `statefulset.kubernetes.io/pod-name` for pods), each feeding its own
-//! reflector store (`WatchStreamExt::reflect`; a store is never fed by two watchers). The stores keep
+//! reflector store (updated as `WatchStreamExt::reflect` does; a store is never fed by two watchers). The stores keep
 //! only what a pass reads ([`crate::cluster::cached`]: StatefulSets and pods decoded as `CachedSet` and
 //! `CachedPod`, their annotations that are not the stepper's and PDBs' metadata dropped with
 //! `WatchStreamExt::modify` before the store keeps them), and the pod stores are indexed by controller
-//! ([`crate::cluster::pod_index`]), so a pass reads its candidates' pods without scanning the rest. A
-//! watch that errors or expires re-lists with `watcher::default_backoff()`, logs a warning and counts
+//! ([`crate::cluster::pod_index`]), so a pass reads its candidates' pods without scanning the rest; a
+//! pod event that changes nothing kept is stored but neither indexed nor yielded to `watch`'s early
+//! passes ([`crate::cluster::pod_news`]). A watch that errors or expires re-lists with `watcher::default_backoff()`, logs a warning and counts
 //! `sts_safe_rollout_watch_restarts_total{resource}`. Steady state: no LIST per pass.
 
 use std::pin::Pin;
@@ -30,6 +31,7 @@ use crate::cluster::cached::{CachedPod, CachedSet, trim_pdb};
 use crate::cluster::forward::forward_cluster;
 use crate::cluster::kube::{KubeCluster, Scope};
 use crate::cluster::pod_index::PodIndex;
+use crate::cluster::pod_news;
 use crate::cluster::set_list::SetList;
 use crate::cluster::{Cluster, ClusterError, ParsedSet};
 use crate::config::{Keys, SetConfig};
@@ -105,16 +107,19 @@ impl Caches {
         let (mut s, mut p, mut d) = (vec![], vec![], vec![]);
         let listed = SetList::default();
         for ns in namespaces {
-            let (store, stream) = sets.watch(client, ns, on_restart, (|_| (), listed.on_change()));
+            let (store, stream) =
+                sets.watch(client, ns, on_restart, (|_, _| true, listed.on_change()));
             set_stores.push(store);
             s.push(stream);
             let index = PodIndex::default();
             let updates = index.clone();
-            let index_first = move |e: &WatchEvent<CachedPod>| updates.apply(e);
-            let (store, stream) = pods.watch(client, ns, on_restart, (index_first, |_| ()));
+            let news = move |store: &Store<CachedPod>, e: &WatchEvent<CachedPod>| {
+                pod_news::before_store(store, &updates, e)
+            };
+            let (store, stream) = pods.watch(client, ns, on_restart, (news, |_| ()));
             pod_stores.push((store, index));
             p.push(stream);
-            let (store, stream) = pdbs.watch(client, ns, on_restart, (|_| (), |_| ()));
+            let (store, stream) = pdbs.watch(client, ns, on_restart, (|_, _| true, |_| ()));
             pdb_stores.push(store);
             d.push(stream);
         }
@@ -193,16 +198,17 @@ struct Kind<T> {
 
 impl<T> Kind<T> {
     /// The store and event stream of this kind in `ns` (all namespaces: `None`): each object trimmed,
-    /// handed to `before` (the pod index: never behind the store, so caches found ready have their
-    /// index built), stored, handed to `after` (the set list's change count: bumped once the store has
-    /// the change), then yielded.
+    /// handed to `before` with the store as it is (the pod index: never behind the store, so caches
+    /// found ready have their index built; [`pod_news`]), stored, then, if `before` said it is news,
+    /// handed to `after` (the set list's change count: bumped once the store has the change) and
+    /// yielded.
     fn watch<K>(
         &self,
         client: &Client,
         ns: Option<&str>,
         on_restart: &RestartHook,
         (mut before, mut after): (
-            impl FnMut(&WatchEvent<K>) + Send + 'static,
+            impl FnMut(&Store<K>, &WatchEvent<K>) -> bool + Send + 'static,
             impl FnMut(&WatchEvent<K>) + Send + 'static,
         ),
     ) -> (Store<K>, Reflected<K>)
@@ -221,24 +227,24 @@ impl<T> Kind<T> {
             Some(ns) => Api::namespaced(client.clone(), ns),
             None => Api::all(client.clone()),
         };
-        let (store, writer) = reflector::store();
+        let (store, mut writer) = reflector::store();
+        let held = store.clone();
         let on_restart = on_restart.clone();
         let resource = self.resource;
         let trim = self.trim.clone();
+        // `WatchStreamExt::reflect`'s store update, with the news decided in between.
         let stream = watcher::watcher(api, self.config.clone())
             .default_backoff()
             .modify(move |o| trim(o))
-            .inspect(move |ev| {
-                if let Ok(e) = ev {
-                    before(e);
-                }
-            })
-            .reflect(writer)
             .filter_map(move |ev| {
                 std::future::ready(match ev {
                     Ok(e) => {
-                        after(&e);
-                        Some(e)
+                        let news = before(&held, &e);
+                        writer.apply_watcher_event(&e);
+                        news.then(|| {
+                            after(&e);
+                            e
+                        })
                     }
                     Err(e) => {
                         warn!(resource, error = %e, "watch failed: re-listing with backoff");

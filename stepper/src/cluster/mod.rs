@@ -28,6 +28,7 @@ pub mod http_check;
 pub mod kube;
 mod kube_error;
 pub mod pod_index;
+pub mod pod_news;
 pub mod probe;
 pub mod prometheus;
 pub mod set_list;

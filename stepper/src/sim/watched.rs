@@ -131,7 +131,9 @@ impl Watched {
         {
             match self.in_flight.pop_front().map(|(_, c)| c) {
                 Some(Change::Set(e)) => self.feed.set(e),
-                Some(Change::Pod(e)) => self.feed.pod(e),
+                Some(Change::Pod(e)) => {
+                    self.feed.pod(e);
+                }
                 Some(Change::Pdb(e)) => self.feed.pdb(e),
                 None => {}
             }

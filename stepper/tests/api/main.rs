@@ -38,6 +38,7 @@ mod modes_api;
 mod one_question_api;
 mod pause_api;
 mod pause_points_api;
+mod pod_churn;
 mod preview;
 mod prometheus_real_auth;
 mod prometheus_real_counting;
