@@ -156,6 +156,15 @@ pub struct WebhookArgs {
     /// (TLS is always verified).
     #[arg(long, value_name = "FILE")]
     pub webhook_ca_file: Option<PathBuf>,
+
+    /// A YAML file of built-in answerers (apiVersion: safe-rollout.dev/v1alpha1, kind:
+    /// AnswererConfig, answerers: a list of name, optionally timeoutSeconds, and one kind — patroni —
+    /// with the members' address template, e.g. http://{pod}.{service}.{namespace}.svc:8008): the
+    /// stepper answers the approval questions itself for these systems and moves their leader before
+    /// its pod goes (docs/answerers.md). A set's <prefix>/pre-update-webhook names an entry as it names a
+    /// webhook; each name once across both. Read at start.
+    #[arg(long, value_name = "FILE")]
+    pub answerer_config: Option<PathBuf>,
 }
 
 impl Default for WebhookArgs {
@@ -165,6 +174,7 @@ impl Default for WebhookArgs {
             webhook_config: None,
             webhook_timeout: DEFAULT_TIMEOUT,
             webhook_ca_file: None,
+            answerer_config: None,
         }
     }
 }

@@ -15,6 +15,7 @@
 //! world. May import `plan`, `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers").
 
 pub mod access_review;
+pub mod answerer;
 pub mod api_error;
 mod ca_bundle;
 pub mod cache_feed;

@@ -10,6 +10,7 @@ use crate::cli::checks::DEFAULT_TIMEOUT;
 use crate::cli::webhook_file;
 use crate::cli::{CheckArgs, PrometheusArgs};
 use crate::cluster::Checks;
+use crate::cluster::answerer::{Answerers, file as answerer_file};
 use crate::cluster::http_check::HttpChecks;
 use crate::cluster::prometheus::{Auth, PrometheusClient, PrometheusConfig};
 use crate::cluster::webhook::{Endpoint, Webhooks};
@@ -41,6 +42,7 @@ pub fn configured_timeouts(g: &CheckArgs, checks: &Checks) -> Vec<Duration> {
         timeouts.push(to_std(g.http.http_check_timeout));
     }
     timeouts.extend(checks.webhooks.as_ref().and_then(Webhooks::longest_timeout));
+    timeouts.extend(checks.answerers.as_ref().and_then(Answerers::longest_call));
     timeouts
 }
 
@@ -91,11 +93,34 @@ pub fn checks(g: &CheckArgs) -> Result<Checks> {
         let ca = w.webhook_ca_file.as_deref();
         Some(Webhooks::new(&endpoints, ca).map_err(anyhow::Error::msg)?)
     };
-    Ok(Checks {
+    let answerers = match &w.answerer_config {
+        Some(path) => Some(Answerers::new(
+            answerer_file::read(path).map_err(anyhow::Error::msg)?,
+        )),
+        None => None,
+    };
+    let checks = Checks {
         prometheus: prometheus(&g.prometheus)?,
         http,
         webhooks,
-    })
+        answerers,
+    };
+    if let Some(name) = both_kinds(&checks) {
+        anyhow::bail!(
+            "--answerer-config: {name:?} is also a --webhook name; expected each name once (a set's pre-update-webhook names one of them)"
+        );
+    }
+    Ok(checks)
+}
+
+/// A name configured both as a webhook and as a built-in answerer, if any.
+fn both_kinds(checks: &Checks) -> Option<String> {
+    let answerers = checks.answerers.as_ref()?;
+    checks
+        .webhooks
+        .iter()
+        .flat_map(Webhooks::names)
+        .find(|n| answerers.get(n).is_some())
 }
 
 /// What a pass needs of the check flags: the reads' bound and deadline ([`probe_options`]; no webhook
@@ -104,13 +129,7 @@ pub fn checks(g: &CheckArgs) -> Result<Checks> {
 pub fn check_options(g: &CheckArgs, checks: &Checks, opts: &mut PassOptions) {
     opts.probes = probe_options(g, checks);
     opts.probes.call_webhooks = !opts.dry_run;
-    opts.gates.webhooks = Some(
-        checks
-            .webhooks
-            .as_ref()
-            .map(Webhooks::names)
-            .unwrap_or_default(),
-    );
+    opts.gates.webhooks = Some(checks.approval_names());
     opts.gates.http_checks = Some(
         checks
             .http

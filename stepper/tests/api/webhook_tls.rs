@@ -120,6 +120,7 @@ fn clients(webhooks: &[(&str, String)], config: Option<PathBuf>, ca: Option<Path
         webhook_config: config,
         webhook_ca_file: ca,
         webhook_timeout: SignedDuration::from_secs(60),
+        answerer_config: None,
     });
     checks(&args).expect("clients")
 }
