@@ -173,3 +173,18 @@ fn maintenance_mode_denies_and_no_leader_waits() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn in_synchronous_mode_only_the_synchronous_standby_is_a_candidate() {
+    let q = question("Switchover", &[("pg-0", 0, true)], 1);
+    let mut view = healthy(json!(0), json!(0));
+    view.members[1].role = "sync_standby".into();
+    assert_eq!(
+        decide(&q, &view, MIB),
+        Verdict::Act(Switchover {
+            leader: "pg-0".into(),
+            candidate: "pg-1".into()
+        }),
+        "pg-2 has the higher ordinal but is asynchronous"
+    );
+}

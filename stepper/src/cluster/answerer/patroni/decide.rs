@@ -7,15 +7,16 @@
 //! - The leader is the member whose `role` is `leader` or `standby_leader` (`utils.cluster_as_json`).
 //! - Maintenance mode (`"pause": true`) → `Deny`: Patroni then neither fails over nor switches over
 //!   without a named candidate, and a person is at work (docs/rest_api.rst, "pause").
-//! - A healthy replica (and a switchover candidate): `state` `running` or `streaming` (3.0.4+ reports
-//!   the replication state), on the leader's `timeline`, `lag` in bytes at most the limit (`"unknown"`
+//! - A healthy replica (and a switchover candidate): `state` `running`, `streaming` or `in archive
+//!   recovery` (3.0.4+ reports the replication state; the Zalando operator accepts the same three), on the leader's `timeline`, `lag` in bytes at most the limit (`"unknown"`
 //!   is not within it); a candidate also without the `nofailover` tag (Patroni's own
 //!   `Ha.is_failover_possible`, whose default `maximum_lag_on_failover` is 1 MiB).
 //! - `Update`: every pod of the set outside the step is a member, the leader running and the others
 //!   healthy; so after a step the next waits until the replaced member is back and streaming.
 //! - The leader among the step's pods (whatever `primary-selector` says): switch over first, to the
 //!   healthiest candidate outside the step — one already on `updateRevision` first, then the least
-//!   lag, then the highest ordinal.
+//!   lag, then the highest ordinal. In synchronous mode (a member's `role` is `sync_standby`) only a
+//!   synchronous standby is a candidate (Patroni refuses any other with HTTP 412).
 
 use serde::Deserialize;
 
@@ -85,7 +86,10 @@ impl Member {
     }
 
     fn running(&self) -> bool {
-        matches!(self.state.as_str(), "running" | "streaming")
+        matches!(
+            self.state.as_str(),
+            "running" | "streaming" | "in archive recovery"
+        )
     }
 
     /// Why this replica is not healthy against `leader` and `max_lag` bytes; `None` when it is.
@@ -180,6 +184,7 @@ fn switch_over(
 ) -> Verdict<Switchover> {
     let ordinals = q.set_pods();
     let ordinal = |name: &str| ordinals.iter().find(|(_, n)| n == name).map(|(o, _)| *o);
+    let synchronous = view.members.iter().any(|m| m.role == "sync_standby");
     let mut refused = Vec::new();
     let mut candidates = Vec::new();
     for m in view.members.iter().filter(|m| !m.is_leader()) {
@@ -187,7 +192,9 @@ fn switch_over(
         if q.in_step(&m.name) {
             continue;
         }
-        if m.tags.nofailover {
+        if synchronous && m.role != "sync_standby" {
+            refused.push(format!("{} is not a synchronous standby", m.name));
+        } else if m.tags.nofailover {
             refused.push(format!("{} has the nofailover tag", m.name));
         } else if let Some(why) = m.unhealthy(leader, max_lag) {
             refused.push(why);
