@@ -12,7 +12,9 @@ mod systems;
 mod etcd_harness;
 mod map;
 mod patroni_harness;
+mod patroni_rollout;
 mod patroni_writes;
+mod rollout;
 mod sentinel_harness;
 
 use std::time::{Duration, Instant};

@@ -1,0 +1,131 @@
+//! A PostgreSQL StatefulSet run by Patroni rolled out with the built-in Patroni answerer (issue 45, "Done
+//! means"): only an annotation on the set and an entry of `--answerer-config`. The leader's pod goes last
+//! and only after a switchover, no pod is replaced while its member leads, and a writer loop against the
+//! leader loses no acknowledged row.
+
+use std::time::Duration;
+
+use crate::patroni_harness::HEALTHY;
+use crate::rollout::{Led, Mode, roll};
+use crate::systems::patroni::Patroni;
+use crate::systems::{Replace, next_run, shared};
+
+/// The whole rollout's bound: three members restarted, one switchover, each replica caught up.
+const LIMIT: Duration = Duration::from_secs(240);
+
+impl Led for Patroni {
+    async fn leader(&self) -> Result<Option<String>, String> {
+        Patroni::leader(self).await
+    }
+}
+
+/// The `--answerer-config` text for `pg`: entry `pg-main`, each pod's REST API given by hand (the
+/// members listen on 127.0.0.1 ports), the REST API's credentials from files under `dir`.
+pub fn config(pg: &Patroni, dir: &std::path::Path) -> String {
+    let mut members = String::new();
+    for i in 0..pg.pods().len() {
+        let name = pg.pods().member(i).expect("member").to_string();
+        members.push_str(&format!(
+            "        {}: \"{}\"\n",
+            pg.pods().pod(i),
+            pg.rest_url(&name)
+        ));
+    }
+    let mut auth = String::new();
+    if let Some((user, password)) = pg.rest_auth() {
+        std::fs::create_dir_all(dir).expect("dir");
+        std::fs::write(dir.join("username"), user).expect("username");
+        std::fs::write(dir.join("password"), password).expect("password");
+        auth = format!(
+            "      usernameFile: {}\n      passwordFile: {}\n",
+            dir.join("username").display(),
+            dir.join("password").display()
+        );
+    }
+    format!(
+        "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\nanswerers:\n  - name: pg-main\n    patroni:\n      switchoverTimeoutSeconds: 40\n{auth}      members:\n{members}"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patroni_a_rollout_with_the_answerer_replaces_the_leader_last_after_a_switchover() {
+    rollout_in(Mode::Once).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patroni_the_same_rollout_from_watchs_caches() {
+    rollout_in(Mode::Watch).await;
+}
+
+/// The rollout with the stepper in `mode`, judged.
+async fn rollout_in(mode: Mode) {
+    let Some(mut pg) = shared::patroni().await else {
+        return;
+    };
+    pg.wait_healthy(HEALTHY).await.unwrap();
+    let dir = std::env::temp_dir().join(format!(
+        "sts-patroni-answerer-{}-{mode:?}",
+        std::process::id()
+    ));
+    let config = config(&pg, &dir);
+    let (run, writer) = pg.writer(20);
+    writer
+        .wait_acknowledged(10, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let revision = format!("rollout-{}", next_run());
+    let rollout = roll(&mut *pg, mode, &config, "pg-main", &revision, LIMIT).await;
+    pg.wait_healthy(HEALTHY).await.unwrap();
+    let report = writer.stop().await;
+    let present = pg.present(run).await.unwrap();
+    let members = |o: u32| pg.pods().member(o as usize).map(String::from);
+    eprintln!(
+        "patroni rollout ({mode:?}): {:.1} s, {} passes, replaced {:?}, leaders {:?}; writes: {}",
+        rollout.seconds,
+        rollout.passes,
+        rollout.replaced,
+        rollout.leaders,
+        report.summary()
+    );
+    assert_eq!(
+        rollout.leaders_replaced(members),
+        Vec::<String>::new(),
+        "{rollout:?}"
+    );
+    assert_eq!(
+        rollout.replaced.iter().map(|r| r.0).collect::<Vec<_>>(),
+        [2, 1, 0],
+        "every pod replaced once, highest ordinal first: {rollout:?}"
+    );
+    // One switchover; two when the first leader's pod is replaced first (no member is on the new
+    // revision yet, so the role must move again when its new pod's turn comes).
+    let first = rollout
+        .leaders
+        .first()
+        .and_then(|l| pg.pods().pod_of_member(l));
+    let last_pod = pg.pods().pod(pg.pods().len() - 1);
+    let most = if first.as_deref() == Some(last_pod.as_str()) {
+        3
+    } else {
+        2
+    };
+    assert!(
+        (2..=most).contains(&rollout.leaders.len()),
+        "switchovers only, none needless: {rollout:?}"
+    );
+    for i in 0..pg.pods().len() {
+        let name = pg.pods().member(i).unwrap().to_string();
+        assert_eq!(
+            pg.revision(&name),
+            revision,
+            "{name} restarted as the new revision"
+        );
+    }
+    assert_eq!(
+        report.lost(&present),
+        Vec::<u64>::new(),
+        "{}",
+        report.summary()
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
