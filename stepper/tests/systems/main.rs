@@ -11,6 +11,7 @@ mod systems;
 
 mod etcd_harness;
 mod map;
+mod patroni_answerer;
 mod patroni_harness;
 mod patroni_rollout;
 mod patroni_writes;
