@@ -23,7 +23,6 @@ pub mod cached_pod;
 pub mod caches;
 mod checks;
 pub mod error;
-pub mod forward;
 pub mod http_check;
 pub mod kube;
 mod kube_error;
@@ -32,6 +31,7 @@ pub mod probe;
 pub mod prometheus;
 pub mod set_list;
 pub mod webhook;
+pub mod wrapper;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -57,3 +57,4 @@ mod unwritten;
 mod wait_staged_api;
 mod webhook_api;
 mod webhook_tls;
+mod wrappers;
