@@ -26,6 +26,7 @@ pub mod error;
 pub mod http_check;
 pub mod kube;
 mod kube_error;
+pub mod object;
 pub mod pod_index;
 pub mod probe;
 pub mod prometheus;
@@ -36,12 +37,13 @@ pub mod wrapper;
 use std::future::Future;
 use std::sync::Arc;
 
-use ::kube::core::{Selector, SelectorExt};
+use ::kube::core::{PartialObjectMeta, Selector, SelectorExt};
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
-use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::api::core::v1::{Namespace, ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
+use crate::cluster::object::Object;
 use crate::config::{Keys, SetConfig};
 use crate::plan::events::EventNote;
 
@@ -219,29 +221,69 @@ pub trait Cluster: Sync {
         owner: &OwnerReference,
     ) -> impl Future<Output = Result<Option<serde_json::Value>, ClusterError>> + Send;
 
+    /// GET the object of kind `K` named `name` in `namespace` (ignored for a cluster-scoped kind) as of
+    /// now, always from the API server: a consistent read (no `resourceVersion`), which `watch`'s
+    /// caches never answer. `Ok(None)` when it does not exist (HTTP 404). Any kind k8s-openapi types
+    /// ([`Object`]: kube-rs' `Api<K>`); an error's action names it as kubectl does (`get
+    /// controllerrevision demo/web-6d4b`), and a 403 the rule the stepper lacks
+    /// ([`api_error::classify`]). Needs `get` on the kind.
+    fn get<K: Object>(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<K>, ClusterError>> + Send;
+
+    /// LIST the objects of kind `K` in `namespace` (`None`: every namespace; ignored for a
+    /// cluster-scoped kind) whose labels match `labels` (kubectl's `-l` form, sent as the
+    /// `labelSelector`; `None`: every object), as of now from the API server: consistent, never
+    /// cached, and not limited to the scope the pass's own LISTs cover. Needs `list` on the kind.
+    fn list<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        labels: Option<&str>,
+    ) -> impl Future<Output = Result<Vec<K>, ClusterError>> + Send;
+
     /// GET ControllerRevision `namespace/name` (`apps/v1` `controllerrevisions`) as of now, always from
-    /// the API server: `watch`'s caches keep no ControllerRevision (a rollback reads one, rarely; a
-    /// template is large). The rollback of `on-failure: rollback` reads the one `status.currentRevision`
-    /// names and writes back its `data.spec.template` ([`crate::plan::rollback::template_of`]), as
-    /// `kubectl rollout undo` does. `Ok(None)` when it does not exist (HTTP 404; e.g. pruned past
-    /// `spec.revisionHistoryLimit`). Needs `get` on `apps` `controllerrevisions`
-    /// (`deploy/stepper/base/rbac.yaml`).
+    /// the API server ([`Cluster::get`]): `watch`'s caches keep no ControllerRevision (a rollback reads
+    /// one, rarely; a template is large). The rollback of `on-failure: rollback` reads the one
+    /// `status.currentRevision` names and writes back its `data.spec.template`
+    /// ([`crate::plan::rollback::template_of`]), as `kubectl rollout undo` does. `Ok(None)` when it
+    /// does not exist (HTTP 404; e.g. pruned past `spec.revisionHistoryLimit`). Needs `get` on `apps`
+    /// `controllerrevisions` (`deploy/stepper/base/rbac.yaml`); a 403 says so.
     fn get_controller_revision(
         &self,
         namespace: &str,
         name: &str,
-    ) -> impl Future<Output = Result<Option<ControllerRevision>, ClusterError>> + Send;
+    ) -> impl Future<Output = Result<Option<ControllerRevision>, ClusterError>> + Send {
+        async move {
+            self.get(namespace, name).await.map_err(|e| {
+                e.if_forbidden(
+                    "on-failure: rollback reads the ControllerRevision to roll back to: the \
+                     stepper's ClusterRole needs get on apps controllerrevisions \
+                     (deploy/stepper/base/rbac.yaml)",
+                )
+            })
+        }
+    }
 
     /// The names of the namespaces whose labels match `selector` (kubectl's `-l` form; the API server
-    /// applies it): the namespace-label scope (`--namespace-selector`), listed every pass. Needs `list`
-    /// on namespaces (`deploy/scope/namespace-label/`). The default lists none (the simulation has no
-    /// namespace objects, and never runs with that scope).
+    /// applies it): the namespace-label scope (`--namespace-selector`), listed every pass, their
+    /// metadata only ([`Cluster::list`] of `PartialObjectMeta<Namespace>`). Needs `list` on namespaces
+    /// (`deploy/scope/namespace-label/`). The simulation stores no namespace (and never runs with that
+    /// scope): it lists none.
     fn list_namespaces(
         &self,
         selector: &str,
     ) -> impl Future<Output = Result<Vec<String>, ClusterError>> + Send {
-        let _ = selector;
-        async { Ok(Vec::new()) }
+        async move {
+            let namespaces = self
+                .list::<PartialObjectMeta<Namespace>>(None, Some(selector))
+                .await?;
+            Ok(namespaces
+                .into_iter()
+                .filter_map(|n| n.metadata.name)
+                .collect())
+        }
     }
 
     /// Whether the stepper may delete pods in `namespace` (the RBAC the return of a pod stuck on a failed

@@ -11,12 +11,13 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
+use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::core::Selector;
 
+use crate::cluster::object::Object;
 use crate::cluster::{Cluster, ClusterError, DeleteOutcome, ParsedSet, PatchOutcome, PodPatched};
 use crate::config::Keys;
 use crate::plan::events::EventNote;
@@ -119,21 +120,22 @@ pub trait Wrapper: Sync {
         self.inner().get_owner(namespace, owner)
     }
 
-    /// [`Cluster::get_controller_revision`].
-    fn get_controller_revision(
+    /// [`Cluster::get`].
+    fn get<K: Object>(
         &self,
         namespace: &str,
         name: &str,
-    ) -> impl Future<Output = Result<Option<ControllerRevision>, ClusterError>> + Send {
-        self.inner().get_controller_revision(namespace, name)
+    ) -> impl Future<Output = Result<Option<K>, ClusterError>> + Send {
+        self.inner().get(namespace, name)
     }
 
-    /// [`Cluster::list_namespaces`].
-    fn list_namespaces(
+    /// [`Cluster::list`].
+    fn list<K: Object>(
         &self,
-        selector: &str,
-    ) -> impl Future<Output = Result<Vec<String>, ClusterError>> + Send {
-        self.inner().list_namespaces(selector)
+        namespace: Option<&str>,
+        labels: Option<&str>,
+    ) -> impl Future<Output = Result<Vec<K>, ClusterError>> + Send {
+        self.inner().list(namespace, labels)
     }
 
     /// [`Cluster::may_delete_pods`].
@@ -269,19 +271,20 @@ impl<W: Wrapper> Cluster for W {
         Wrapper::get_owner(self, namespace, owner)
     }
 
-    fn get_controller_revision(
+    fn get<K: Object>(
         &self,
         namespace: &str,
         name: &str,
-    ) -> impl Future<Output = Result<Option<ControllerRevision>, ClusterError>> + Send {
-        Wrapper::get_controller_revision(self, namespace, name)
+    ) -> impl Future<Output = Result<Option<K>, ClusterError>> + Send {
+        Wrapper::get(self, namespace, name)
     }
 
-    fn list_namespaces(
+    fn list<K: Object>(
         &self,
-        selector: &str,
-    ) -> impl Future<Output = Result<Vec<String>, ClusterError>> + Send {
-        Wrapper::list_namespaces(self, selector)
+        namespace: Option<&str>,
+        labels: Option<&str>,
+    ) -> impl Future<Output = Result<Vec<K>, ClusterError>> + Send {
+        Wrapper::list(self, namespace, labels)
     }
 
     fn may_delete_pods(

@@ -53,6 +53,7 @@ mod scope_api;
 mod status_heartbeat;
 mod status_record;
 mod status_unguarded;
+mod typed_reads;
 mod unwritten;
 mod wait_staged_api;
 mod webhook_api;
