@@ -48,7 +48,7 @@ pub struct KubeCluster {
     /// Discovery answers for owner kinds (`OwnerNotHealthy`), so each kind costs one discovery request
     /// per process. Caches API shape only, never rollout state.
     resources: Arc<Mutex<HashMap<GroupVersionKind, (ApiResource, ApiCapabilities)>>>,
-    /// The access reviews' answers ([`AccessAnswers`]), kept a few minutes per namespace.
+    /// The access reviews' answers ([`AccessAnswers`]), kept a few minutes per question.
     access: AccessAnswers,
 }
 
@@ -285,8 +285,8 @@ impl Cluster for KubeCluster {
             .map_err(|e| error(format!("list {}", K::listed(namespace, labels)), e))
     }
 
-    async fn may_delete_pods(&self, namespace: &str) -> Result<bool, ClusterError> {
-        self.access.may_delete_pods(&self.client, namespace).await
+    async fn can_i<K: Object>(&self, verb: &str, namespace: &str) -> Result<bool, ClusterError> {
+        self.access.may::<K>(&self.client, verb, namespace).await
     }
 
     async fn delete_pod(

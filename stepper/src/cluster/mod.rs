@@ -286,15 +286,26 @@ pub trait Cluster: Sync {
         }
     }
 
+    /// Whether the stepper may `verb` (`delete`, `patch`, …) objects of kind `K` in `namespace`, as
+    /// `kubectl auth can-i` asks: a SelfSubjectAccessReview against the API server, which every
+    /// authenticated user may create, so a set can say which opt-in rule it lacks before a write needs
+    /// it ([`crate::plan::rbac`]). The default answers yes (the simulation's stepper may everything).
+    fn can_i<K: Object>(
+        &self,
+        verb: &str,
+        namespace: &str,
+    ) -> impl Future<Output = Result<bool, ClusterError>> + Send {
+        let _ = (verb, namespace);
+        async { Ok(true) }
+    }
+
     /// Whether the stepper may delete pods in `namespace` (the RBAC the return of a pod stuck on a failed
-    /// revision needs, [`crate::plan::rbac`]): a SelfSubjectAccessReview against the API server, which
-    /// every authenticated user may create. The default answers yes (the simulation's stepper may).
+    /// revision needs, [`crate::plan::rbac`]): [`Cluster::can_i`] `delete` pods.
     fn may_delete_pods(
         &self,
         namespace: &str,
     ) -> impl Future<Output = Result<bool, ClusterError>> + Send {
-        let _ = namespace;
-        async { Ok(true) }
+        self.can_i::<Pod>("delete", namespace)
     }
 
     /// DELETE pod `namespace/name` with preconditions `uid` and `resource_version` (`DeleteOptions`

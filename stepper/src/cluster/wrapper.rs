@@ -138,12 +138,13 @@ pub trait Wrapper: Sync {
         self.inner().list(namespace, labels)
     }
 
-    /// [`Cluster::may_delete_pods`].
-    fn may_delete_pods(
+    /// [`Cluster::can_i`].
+    fn can_i<K: Object>(
         &self,
+        verb: &str,
         namespace: &str,
     ) -> impl Future<Output = Result<bool, ClusterError>> + Send {
-        self.inner().may_delete_pods(namespace)
+        self.inner().can_i::<K>(verb, namespace)
     }
 
     /// [`Cluster::patch_statefulset`], after [`Wrapper::before_write`].
@@ -287,11 +288,12 @@ impl<W: Wrapper> Cluster for W {
         Wrapper::list(self, namespace, labels)
     }
 
-    fn may_delete_pods(
+    fn can_i<K: Object>(
         &self,
+        verb: &str,
         namespace: &str,
     ) -> impl Future<Output = Result<bool, ClusterError>> + Send {
-        Wrapper::may_delete_pods(self, namespace)
+        Wrapper::can_i::<K>(self, verb, namespace)
     }
 
     fn patch_statefulset(

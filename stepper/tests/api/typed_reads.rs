@@ -2,10 +2,11 @@
 //! kube-rs against a mocked API server — one request at the kind's own URL (a namespaced kind in its
 //! namespace, a cluster-scoped one without), the label selector sent as written, the answer decoded as
 //! the kind; a 404 is `None`; a 403 is `Refused` naming the read and the missing rule, another error
-//! status an `ApiStatus` error.
+//! status an `ApiStatus` error; an access question (`can_i`) names the kind's group and resource.
 
 use crate::mock_api::*;
 use http::Method;
+use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use serde_json::json;
@@ -133,4 +134,43 @@ async fn errors_are_classified_and_name_the_read() {
     let Err(e) = failed else { panic!("{failed:?}") };
     assert_eq!((e.reason(), e.code()), ("ApiStatus", Some(500)));
     assert_eq!(e.action(), "get configmap demo/web");
+}
+
+#[tokio::test]
+async fn an_access_question_names_the_kind_s_group_and_resource_and_is_asked_once() {
+    const SSAR: &str = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews?";
+    let review = |allowed: bool| {
+        body(
+            json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+            "spec": {}, "status": {"allowed": allowed}}),
+        )
+    };
+    let (cluster, server) = mock_cluster(
+        Scope::default(),
+        vec![
+            expect(Method::POST, SSAR, 201, review(true)),
+            expect(Method::POST, SSAR, 201, review(false)),
+        ],
+    );
+    let patch_sets = cluster.can_i::<StatefulSet>("patch", "demo").await;
+    let again = cluster.can_i::<StatefulSet>("patch", "demo").await;
+    // Another question (verb and kind): asked anew.
+    let delete_pods = cluster.may_delete_pods("demo").await;
+    drop(cluster);
+    let seen = server
+        .await
+        .expect("script: two reviews, the repeated one kept");
+    assert_eq!(
+        (patch_sets, again, delete_pods),
+        (Ok(true), Ok(true), Ok(false))
+    );
+    assert_eq!(
+        seen[0].body["spec"]["resourceAttributes"],
+        json!({"namespace": "demo", "verb": "patch", "group": "apps", "resource": "statefulsets"})
+    );
+    assert_eq!(
+        seen[1].body["spec"]["resourceAttributes"],
+        json!({"namespace": "demo", "verb": "delete", "resource": "pods"}),
+        "the core group is sent as none"
+    );
 }
