@@ -1,7 +1,8 @@
 //! The cluster interface: everything a pass needs from the world, and nothing more.
 //!
 //! A pass reads the StatefulSet list, then only its candidates' pods and their namespaces' PDBs, writes
-//! with JSON Patches on StatefulSets, publishes Events, and (stuck-pod recovery, opt-in) deletes a pod.
+//! with JSON Patches on StatefulSets, publishes Events, and (stuck-pod recovery, opt-in) deletes a pod;
+//! any other object it reads by a typed GET or LIST of its kind ([`Cluster::get`], [`Cluster::list`]).
 //! [`crate::cluster::kube::KubeCluster`] implements it against a real API server; a simulated
 //! StatefulSet controller with a virtual clock can implement it too (time is never read here: the
 //! caller passes `now`).
@@ -10,7 +11,8 @@
 //! checks' outbound reads behind one [`Probe`] trait ([`probe`]) with a client per kind of read
 //! ([`prometheus`], [`http_check`], [`webhook`]) and the clients the flags configure ([`Checks`]),
 //! `watch`'s reflector caches ([`caches`], what they keep of each object: [`cached`], their pods by
-//! controller: [`pod_index`]), the API server's errors as it means them ([`api_error`]) and a failed
+//! controller: [`pod_index`]), a cluster in front of another ([`wrapper`]), the kinds a typed read
+//! returns ([`object`]), the API server's errors as it means them ([`api_error`]) and a failed
 //! request as a [`ClusterError`] with a stable reason ([`error`]). The only code that talks to the
 //! world. May import `plan`, `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers").
 
@@ -90,6 +92,19 @@ pub type ParsedSet = (Arc<StatefulSet>, Arc<SetConfig>);
 /// Everything a pass does to the cluster. Implementations hold the scope (namespaces, label selector)
 /// themselves, so each LIST is one request per namespace in scope (one in all): the number of requests
 /// per pass never grows with the number of objects, only the writes do.
+///
+/// Implemented by the clusters that talk to the world: [`kube::KubeCluster`], and the simulation's
+/// `SimCluster` and `Fleet`. A cluster in front of another (`watch`'s caches, the leader's gate)
+/// implements [`wrapper::Wrapper`] instead and states only what it changes. The methods come in three
+/// groups: the snapshot reads a pass decides on, which `watch`'s caches may answer
+/// (`list_statefulsets` … `list_namespace_pdbs`, `cached`); the reads that always go to the API server
+/// (the fresh reads before a step, [`Cluster::get`] and [`Cluster::list`] of any kind, the owner,
+/// [`Cluster::can_i`]); the writes, each of which a wrapper's [`wrapper::Wrapper::before_write`] may
+/// refuse. A new read is a [`Cluster::get`] or [`Cluster::list`] at its caller, or a provided method
+/// here written over them (as [`Cluster::get_controller_revision`], [`Cluster::list_namespaces`],
+/// [`Cluster::may_delete_pods`]): no implementation and no wrapper changes. Only a method whose
+/// default answers for a cluster (`can_i`'s yes) must also be forwarded in `wrapper.rs`, or a wrapper
+/// would answer with the default.
 pub trait Cluster: Sync {
     /// LIST StatefulSets in scope. Shared (`Arc`): `watch`'s caches hand out the objects they built
     /// once per watch event, not a copy per pass.
