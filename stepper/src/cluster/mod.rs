@@ -102,9 +102,10 @@ pub type ParsedSet = (Arc<StatefulSet>, Arc<SetConfig>);
 /// [`Cluster::can_i`]); the writes, each of which a wrapper's [`wrapper::Wrapper::before_write`] may
 /// refuse. A new read is a [`Cluster::get`] or [`Cluster::list`] at its caller, or a provided method
 /// here written over them (as [`Cluster::get_controller_revision`], [`Cluster::list_namespaces`],
-/// [`Cluster::may_delete_pods`]): no implementation and no wrapper changes. Only a method whose
-/// default answers for a cluster (`can_i`'s yes) must also be forwarded in `wrapper.rs`, or a wrapper
-/// would answer with the default.
+/// [`Cluster::may_delete_pods`]): no implementation and no wrapper changes. Every other method is
+/// also forwarded in `wrapper.rs`: a required one because the compiler asks for it, one with a default
+/// because the default answers for a cluster that talks to the world (`can_i`'s yes, `patch_pod`'s
+/// refusal, `get_statefulset` found in the snapshot list) and a wrapper must pass the call on instead.
 pub trait Cluster: Sync {
     /// LIST StatefulSets in scope. Shared (`Arc`): `watch`'s caches hand out the objects they built
     /// once per watch event, not a copy per pass.

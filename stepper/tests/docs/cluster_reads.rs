@@ -1,7 +1,7 @@
 //! ARCHITECTURE.md's "What adding a cluster read touches" against the code (issue 44 item 6): a new read
 //! costs its caller and at most one place, because no wrapper states a method it does not change, only
-//! the clusters that talk to the world implement `Cluster`, and none of them re-implements a read that
-//! `Cluster` provides over `get`, `list` and `can_i`.
+//! the clusters that talk to the world implement `Cluster`, none of them re-implements a read that
+//! `Cluster` provides over `get`, `list` and `can_i`, and `Wrapper` forwards every other method.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -10,12 +10,41 @@ use crate::{read, root, section};
 
 const HEADING: &str = "## What adding a cluster read touches";
 
-/// The reads `Cluster` provides over `get`, `list` and `can_i`: no implementation may state them.
-const PROVIDED_READS: [&str; 3] = [
-    "get_controller_revision",
-    "list_namespaces",
-    "may_delete_pods",
+/// Reads every wrapper forwards unchanged, to the API server: a provided read is written over them.
+const API_READS: [&str; 6] = [
+    "self.get(",
+    "self.get::<",
+    "self.list(",
+    "self.list::<",
+    "self.can_i(",
+    "self.can_i::<",
 ];
+
+/// The reads `Cluster` provides over `get`, `list` and `can_i` (e.g. `get_controller_revision`): its
+/// methods `Wrapper` does not forward, each with the text of its default body, whitespace removed.
+fn provided_reads() -> BTreeMap<String, String> {
+    let code = bare(&read("stepper/src/cluster/mod.rs"));
+    let cluster = &code[code.find("pub trait Cluster").expect("trait Cluster")..];
+    let forwarded = trait_fns("cluster/wrapper.rs", "Wrapper");
+    block_fns(cluster)
+        .into_iter()
+        .filter(|f| !forwarded.contains(f))
+        .map(|f| {
+            let at = cluster.find(&format!("fn {f}(")).expect("declared");
+            let decl = &cluster[at..];
+            // The body: from the first `{` after the signature (a declaration ends at `;` before any).
+            let body = match (decl.find('{'), decl.find(';')) {
+                (Some(open), Some(semi)) if semi < open => String::new(),
+                // Without whitespace: rustfmt may break `self` and `.list::<…>` apart.
+                (Some(open), _) => decl[open..open + block_end(&decl[open..])]
+                    .split_whitespace()
+                    .collect(),
+                _ => String::new(),
+            };
+            (f, body)
+        })
+        .collect()
+}
 
 /// Every `.rs` file under `dir`.
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -56,6 +85,36 @@ fn bare(code: &str) -> String {
     out
 }
 
+/// Where the block that opens at the start of `text` (a `{`) closes (the whole text if it does not).
+fn block_end(text: &str) -> usize {
+    let mut depth = 0;
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i;
+                }
+            }
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+/// The names of the functions the block that opens at the first `{` of `text` states.
+fn block_fns(text: &str) -> BTreeSet<String> {
+    let start = text.find('{').unwrap_or(text.len());
+    let end = start + block_end(&text[start..]);
+    text[start..end]
+        .split("fn ")
+        .skip(1)
+        .map(|f| f.chars().take_while(|c| c.is_alphanumeric() || *c == '_'))
+        .map(Iterator::collect)
+        .collect()
+}
+
 /// The `impl … <trait> for <Type>` blocks of `code` (bare): the type's name and the names of the
 /// functions the block states.
 fn impls(code: &str, trait_name: &str) -> Vec<(String, BTreeSet<String>)> {
@@ -73,31 +132,18 @@ fn impls(code: &str, trait_name: &str) -> Vec<(String, BTreeSet<String>)> {
             .chars()
             .take_while(|c| c.is_alphanumeric() || *c == '_')
             .collect();
-        let body_start = header.len();
-        let mut depth = 0;
-        let mut end = rest.len();
-        for (i, c) in rest[body_start..].char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = body_start + i;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let fns = rest[body_start..end]
-            .split("fn ")
-            .skip(1)
-            .map(|f| f.chars().take_while(|c| c.is_alphanumeric() || *c == '_'))
-            .map(Iterator::collect)
-            .collect();
-        found.push((ty, fns));
+        found.push((ty, block_fns(rest)));
     }
     found
+}
+
+/// The functions trait `name` declares in `file` (under `stepper/src`).
+fn trait_fns(file: &str, name: &str) -> BTreeSet<String> {
+    let code = bare(&read(&format!("stepper/src/{file}")));
+    let at = code
+        .find(&format!("pub trait {name}"))
+        .unwrap_or_else(|| panic!("{file} declares trait {name}"));
+    block_fns(&code[at..])
 }
 
 /// Every `impl … <trait> for <Type>` of the stepper's code: (file under `stepper/src`, type, the
@@ -156,9 +202,10 @@ fn each_wrapper_states_exactly_what_its_row_says() {
         found, rows,
         "the wrappers in the code (left) against ARCHITECTURE.md's table (right)"
     );
+    let provided = provided_reads();
     for (ty, (_, fns)) in &found {
         assert!(
-            fns.contains("inner") && !fns.iter().any(|f| PROVIDED_READS.contains(&f.as_str())),
+            fns.contains("inner") && !fns.iter().any(|f| provided.contains_key(f)),
             "{ty} states {fns:?}"
         );
     }
@@ -182,16 +229,54 @@ fn only_the_named_clusters_implement_cluster_and_none_restates_a_provided_read()
     // The one blanket implementation: every wrapper is a `Cluster`.
     files.insert("cluster/wrapper.rs".into());
     let impls = all_impls("Cluster");
+    let provided = provided_reads();
     let implementing: BTreeSet<String> = impls.iter().map(|(f, ..)| f.clone()).collect();
     assert_eq!(implementing, files, "files with an `impl Cluster for`");
     for (file, ty, fns) in &impls {
-        let restated: Vec<&String> = fns
-            .iter()
-            .filter(|f| PROVIDED_READS.contains(&f.as_str()))
-            .collect();
+        let restated: Vec<&String> = fns.iter().filter(|f| provided.contains_key(*f)).collect();
         assert!(restated.is_empty(), "{file}: {ty} restates {restated:?}");
         assert!(!fns.is_empty(), "{file}: {ty} parsed without its functions");
     }
+}
+
+/// A method of `Cluster` that `Wrapper` does not forward answers, in every wrapper, with its default:
+/// right for a read written over the reads every wrapper passes on to the API server (`get`, `list`,
+/// `can_i`), wrong for any other (the simulation's answer, or one from the snapshot instead of the
+/// wrapped cluster's). So every method `Wrapper` leaves out must be such a read.
+#[test]
+fn the_wrapper_forwards_every_method_of_cluster_but_the_reads_written_over_get_list_and_can_i() {
+    let provided = provided_reads();
+    let names: BTreeSet<&str> = provided.keys().map(String::as_str).collect();
+    for known in [
+        "get_controller_revision",
+        "list_namespaces",
+        "may_delete_pods",
+    ] {
+        assert!(
+            names.contains(known),
+            "{known} is a provided read: {names:?}"
+        );
+    }
+    for (name, body) in &provided {
+        assert!(
+            API_READS.iter().any(|r| body.contains(r)),
+            "Cluster::{name} is not forwarded by Wrapper and not written over get, list or can_i: \
+             forward it in cluster/wrapper.rs ({body:?})"
+        );
+    }
+    let cluster = {
+        let code = bare(&read("stepper/src/cluster/mod.rs"));
+        block_fns(&code[code.find("pub trait Cluster").expect("trait Cluster")..])
+    };
+    let mut wrapper = trait_fns("cluster/wrapper.rs", "Wrapper");
+    assert!(
+        wrapper.remove("inner") && wrapper.remove("before_write"),
+        "{wrapper:?}"
+    );
+    assert!(
+        wrapper.is_subset(&cluster),
+        "Wrapper forwards no method Cluster lacks: {wrapper:?}"
+    );
 }
 
 #[test]
