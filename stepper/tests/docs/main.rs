@@ -3,7 +3,8 @@
 //! registry), the `errors_total` reasons (`ClusterError::reason`), Event reasons (`plan/events.rs`),
 //! gate reasons in gate order (`model/reasons.rs`), the `status -o json` fields (the serialized
 //! document) — and every relative link of README.md and `docs/` resolves (file and `#anchor`), every
-//! page is reachable from README, and README stays short.
+//! page is reachable from README, and README stays short; ARCHITECTURE.md's "What adding a cluster
+//! read touches" holds to the wrappers and the implementations of `Cluster` (`cluster_reads.rs`).
 //!
 //! Not run by `cargo test --workspace` (`test = false` in Cargo.toml): `make docs-check` runs it as
 //! its own step of `make test`, counted once.
@@ -29,6 +30,7 @@ use sts_stepper::plan::set_status::{
 };
 use sts_stepper::serve::metrics::Metrics;
 
+mod cluster_reads;
 mod gate_list;
 mod links;
 
