@@ -32,6 +32,9 @@ pub enum Protocol {
     Handshake,
     /// Through its approval webhook (the set carries `pre-update-webhook: <name>`).
     Webhook,
+    /// As a Patroni cluster, answered by the stepper's built-in Patroni answerer (the set carries
+    /// `pre-update-webhook: <name>`, an `--answerer-config` entry): [`super::patroni`].
+    Patroni,
 }
 
 /// The application of a simulated set.
@@ -146,7 +149,7 @@ impl World {
             app.switchover = None;
         }
         app.denials.retain(|_, (_, until)| *until > t);
-        if app.protocol == Protocol::Webhook {
+        if app.protocol != Protocol::Handshake {
             self.application = Some(app);
             return;
         }

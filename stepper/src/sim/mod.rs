@@ -65,6 +65,7 @@ pub mod history;
 pub mod kubelet;
 pub mod objects;
 pub mod oracle;
+pub mod patroni;
 mod pod_writes;
 mod probe;
 pub mod questions;

@@ -23,4 +23,4 @@ pub mod system;
 
 pub use builtin::{Answerers, BuiltIn};
 pub use question::Question;
-pub use system::{Acted, System, Verdict, answer};
+pub use system::{Acted, System, Verdict, acted_answer, answer, verdict_answer};

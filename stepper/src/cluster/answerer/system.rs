@@ -70,15 +70,31 @@ pub async fn answer<S: System>(system: &S, q: &Question) -> WebhookAnswer {
         Ok(v) => v,
         Err(e) => return WebhookAnswer::Error(e),
     };
-    match system.decide(q, &view) {
+    match verdict_answer(system.decide(q, &view)) {
+        Ok(answer) => answer,
+        Err(action) => acted_answer(system.act(q, &view, &action).await),
+    }
+}
+
+/// The answer a verdict gives by itself; `Err` with the action when it asks for one (then
+/// [`acted_answer`] of what came of it). Shared by [`answer`] and the simulation's application models,
+/// so both answer alike.
+pub fn verdict_answer<A>(verdict: Verdict<A>) -> Result<WebhookAnswer, A> {
+    Ok(match verdict {
         Verdict::Approve(reason) => decided(Decision::Approve, reason, None),
         Verdict::Wait(reason, after) => decided(Decision::Wait, reason, Some(after)),
         Verdict::Deny(reason, after) => decided(Decision::Deny, reason, Some(after)),
-        Verdict::Act(action) => match system.act(q, &view, &action).await {
-            Acted::Started(reason) => decided(Decision::Wait, reason, Some(STARTED_RETRY_SECONDS)),
-            Acted::Refused(reason) => decided(Decision::Deny, reason, Some(REFUSED_RETRY_SECONDS)),
-            Acted::Failed(e) => WebhookAnswer::Error(e),
-        },
+        Verdict::Act(action) => return Err(action),
+    })
+}
+
+/// The answer once an action was asked for: `Wait` while it is confirmed, `Deny` when the system
+/// refused it, an error when it did not answer.
+pub fn acted_answer(acted: Acted) -> WebhookAnswer {
+    match acted {
+        Acted::Started(reason) => decided(Decision::Wait, reason, Some(STARTED_RETRY_SECONDS)),
+        Acted::Refused(reason) => decided(Decision::Deny, reason, Some(REFUSED_RETRY_SECONDS)),
+        Acted::Failed(e) => WebhookAnswer::Error(e),
     }
 }
 

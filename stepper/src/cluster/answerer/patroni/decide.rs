@@ -26,7 +26,7 @@ use super::super::system::Verdict;
 /// Seconds before asking again while the cluster catches up.
 pub const CATCH_UP_SECONDS: u32 = 5;
 /// Seconds before asking again while Patroni is paused.
-pub const PAUSED_SECONDS: u32 = 60;
+pub const PAUSED_SECONDS: u32 = 30;
 
 /// `GET /cluster`, the fields read.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
