@@ -119,18 +119,29 @@ pub fn describe(e: &reqwest::Error) -> String {
     }
 }
 
-/// Whether a rustls error is among `e`'s causes (also inside an `io::Error`, as tokio-rustls and
-/// hyper carry it).
+/// Whether a rustls error is among `e`'s causes, also inside `io::Error`s (tokio-rustls wraps it in one,
+/// hyper's connector in another; an `io::Error`'s `source` skips what it wraps).
 fn tls_failed(e: &(dyn Error + 'static)) -> bool {
     let mut next = Some(e);
     while let Some(err) = next {
-        let inner = err
-            .downcast_ref::<std::io::Error>()
-            .and_then(std::io::Error::get_ref);
-        if err.is::<rustls::Error>() || inner.is_some_and(|i| i.is::<rustls::Error>()) {
+        if is_rustls(err) {
             return true;
         }
         next = err.source();
     }
     false
+}
+
+/// Whether `e` is a rustls error, or an `io::Error` wrapping one (at any depth).
+fn is_rustls(e: &(dyn Error + 'static)) -> bool {
+    if e.is::<rustls::Error>() {
+        return true;
+    }
+    match e
+        .downcast_ref::<std::io::Error>()
+        .and_then(std::io::Error::get_ref)
+    {
+        Some(inner) => is_rustls(inner),
+        None => false,
+    }
 }
