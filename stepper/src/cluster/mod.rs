@@ -25,6 +25,8 @@ pub mod cached;
 pub mod cached_pod;
 pub mod caches;
 mod checks;
+pub mod endpoint_client;
+mod endpoint_tls;
 pub mod error;
 pub mod http_check;
 pub mod kube;

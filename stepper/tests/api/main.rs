@@ -50,6 +50,8 @@ mod release_api;
 mod return_not_ready_api;
 mod returning_api;
 mod scope_api;
+mod secured_http_check;
+mod secured_webhook;
 mod status_heartbeat;
 mod status_record;
 mod status_unguarded;

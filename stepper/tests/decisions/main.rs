@@ -16,6 +16,7 @@ mod cached;
 mod check_errors;
 mod config_errors;
 mod degraded;
+mod endpoint_auth;
 mod example_approve_pods;
 mod example_webhook;
 mod failure;
