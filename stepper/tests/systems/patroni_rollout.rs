@@ -37,7 +37,7 @@ pub fn config(pg: &Patroni, dir: &std::path::Path) -> String {
         std::fs::write(dir.join("username"), user).expect("username");
         std::fs::write(dir.join("password"), password).expect("password");
         auth = format!(
-            "      usernameFile: {}\n      passwordFile: {}\n",
+            "      auth:\n        basic:\n          usernameFile: {}\n          passwordFile: {}\n",
             dir.join("username").display(),
             dir.join("password").display()
         );

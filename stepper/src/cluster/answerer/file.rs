@@ -98,9 +98,8 @@ pub fn parse(text: &str) -> Result<Vec<(String, BuiltIn)>, String> {
             ));
         }
         let timeout = Duration::from_secs(seconds);
-        let http = client().map_err(|e| format!("{at}: {e}"))?;
         let builtin = match entry.patroni {
-            Some(p) => BuiltIn::Patroni(p.build(http, timeout, &format!("{at}.patroni"))?),
+            Some(p) => BuiltIn::Patroni(p.build(builder(), timeout, &format!("{at}.patroni"))?),
             None => {
                 return Err(format!("{at}: no kind; expected one of: patroni"));
             }
@@ -110,14 +109,12 @@ pub fn parse(text: &str) -> Result<Vec<(String, BuiltIn)>, String> {
     Ok(out)
 }
 
-/// The HTTP client of one entry: redirects not followed (credentials never go to another address),
-/// TLS verified against the web PKI roots.
-fn client() -> Result<reqwest::Client, String> {
+/// The HTTP client builder of one entry: redirects not followed (credentials never go to another
+/// address); TLS always verified (the entry's `tls` adds its CA and client certificate).
+fn builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("sts-stepper/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| format!("building the HTTP client: {e}"))
 }
 
 #[cfg(test)]
@@ -161,8 +158,12 @@ mod tests {
                 "answerers[0].patroni.address: \"pg:8008\": expected an http(s) URL",
             ),
             (
-                "answerers:\n  - name: pg\n    patroni: {address: \"http://{pod}:8008\", usernameFile: /u}\n".to_string(),
-                "answerers[0].patroni: usernameFile and passwordFile go together",
+                "answerers:\n  - name: pg\n    patroni: {address: \"http://{pod}:8008\", auth: {basic: {username: u}}}\n".to_string(),
+                "answerers[0].patroni.auth.basic.passwordFile",
+            ),
+            (
+                "answerers:\n  - name: pg\n    patroni: {address: \"http://{pod}:8008\", tls: {caFile: /ca}}\n".to_string(),
+                "answerers[0].patroni.tls: given for",
             ),
             (
                 "answerers:\n  - name: pg\n    patroni: {url: \"http://{pod}:8008\"}\n".to_string(),

@@ -10,12 +10,13 @@ pub mod entry;
 
 use std::time::Duration;
 
+use reqwest::Method;
 use serde_json::json;
 
 use super::address::Addresses;
 use super::question::Question;
 use super::system::{Acted, System, Verdict};
-use crate::cluster::prometheus::one_line;
+use crate::cluster::endpoint_client::{EndpointClient, describe};
 use decide::{ClusterView, Switchover};
 
 /// The kind's name in `--answerer-config` and in the metrics.
@@ -24,8 +25,8 @@ pub const KIND: &str = "patroni";
 /// One Patroni cluster's client, as an `--answerer-config` entry configures it.
 #[derive(Clone, Debug)]
 pub struct Patroni {
-    /// The HTTP client (redirects not followed).
-    pub(super) http: reqwest::Client,
+    /// The HTTP client (redirects not followed), with the entry's TLS and credentials.
+    pub(super) http: EndpointClient,
     /// Where each member's REST API is.
     pub(super) addresses: Addresses,
     /// The bound of one `GET /cluster`.
@@ -34,9 +35,6 @@ pub struct Patroni {
     pub(super) switchover_timeout: Duration,
     /// A replica may be at most this many bytes behind the leader (the step's, and a candidate's).
     pub(super) max_lag_bytes: u64,
-    /// HTTP basic credentials for `POST /switchover` (Patroni's `restapi.authentication`), read from
-    /// these files at every call: (username file, password file).
-    pub(super) basic_auth: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 /// What was read: the cluster, and the REST API that answered (where a switchover is sent).
@@ -74,10 +72,11 @@ impl System for Patroni {
         for (base, pod) in self.bases(q) {
             let url = format!("{base}/cluster");
             let got = async {
-                let r = self.http.get(&url).timeout(self.timeout).send().await;
-                let r = r.map_err(|e| one_line(&e))?;
+                let request = self.http.request(Method::GET, &url)?;
+                let r = request.timeout(self.timeout).send().await;
+                let r = r.map_err(|e| describe(&e))?;
                 let status = r.status();
-                let body = r.bytes().await.map_err(|e| one_line(&e))?;
+                let body = r.bytes().await.map_err(|e| describe(&e))?;
                 if !status.is_success() {
                     return Err(format!("HTTP {}", status.as_u16()));
                 }
@@ -106,25 +105,18 @@ impl System for Patroni {
 
     async fn act(&self, _q: &Question, view: &Read, s: &Switchover) -> Acted {
         let url = format!("{}/switchover", view.base);
-        let mut request = self
-            .http
-            .post(&url)
+        let request = match self.http.request(Method::POST, &url) {
+            Ok(r) => r,
+            Err(e) => return Acted::Failed(e),
+        };
+        let request = request
             .timeout(self.switchover_timeout)
             .header("Content-Type", "application/json")
             // Patroni needs a Content-Length (no chunked body): a body of bytes has one.
             .body(json!({"leader": s.leader, "candidate": s.candidate}).to_string());
-        if let Some((user, password)) = &self.basic_auth {
-            let read = |p: &std::path::Path| {
-                crate::cluster::prometheus::read_secret(p, "the Patroni REST API credentials")
-            };
-            match (read(user), read(password)) {
-                (Ok(u), Ok(p)) => request = request.basic_auth(u, Some(p)),
-                (Err(e), _) | (_, Err(e)) => return Acted::Failed(e),
-            }
-        }
         let response = match request.send().await {
             Ok(r) => r,
-            Err(e) => return Acted::Failed(format!("POST {url}: {}", one_line(&e))),
+            Err(e) => return Acted::Failed(format!("POST {url}: {}", describe(&e))),
         };
         let status = response.status().as_u16();
         let body = response.text().await.unwrap_or_default();
