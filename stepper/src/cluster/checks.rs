@@ -39,6 +39,23 @@ pub struct Checks {
 }
 
 impl Checks {
+    /// Each name a set's `pre-update-webhook` may give, with its kind: `webhook`, or the built-in
+    /// answerer's (`patroni`, …).
+    pub fn approval_kinds(&self) -> Vec<(String, &'static str)> {
+        let mut kinds: Vec<(String, &'static str)> = (self.webhooks.iter())
+            .flat_map(Webhooks::names)
+            .map(|n| (n, "webhook"))
+            .collect();
+        if let Some(a) = &self.answerers {
+            kinds.extend(
+                a.names()
+                    .into_iter()
+                    .filter_map(|n| Some((n.clone(), a.get(&n)?.kind()))),
+            );
+        }
+        kinds
+    }
+
     /// The names a set's `pre-update-webhook` may give: the webhooks' and the built-in answerers',
     /// sorted.
     pub fn approval_names(&self) -> Vec<String> {
