@@ -5,8 +5,11 @@
 
 use std::time::Duration;
 
+use reqwest::Method;
+
 use crate::patroni_harness::HEALTHY;
 use crate::rollout::{Led, Mode, roll};
+use crate::systems::net::call;
 use crate::systems::patroni::Patroni;
 use crate::systems::{Replace, next_run, shared};
 
@@ -80,9 +83,11 @@ async fn rollout_in(mode: Mode) {
     let present = pg.present(run).await.unwrap();
     let members = |o: u32| pg.pods().member(o as usize).map(String::from);
     eprintln!(
-        "patroni rollout ({mode:?}): {:.1} s, {} passes, replaced {:?}, leaders {:?}; writes: {}",
+        "patroni rollout ({mode:?}): {:.1} s, {} passes, {} answerer calls for {} steps, replaced {:?}, leaders {:?}; writes: {}",
         rollout.seconds,
         rollout.passes,
+        rollout.calls,
+        rollout.steps,
         rollout.replaced,
         rollout.leaders,
         report.summary()
@@ -128,4 +133,71 @@ async fn rollout_in(mode: Mode) {
         report.summary()
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The same cluster under the native rolling update (no policy, no stepper: pods Ready 2 s after they
+/// are created, as a readiness probe that does not wait for replication allows), for the numbers in
+/// BENCHMARKS.md. It always replaces a member while it leads: the first leader's pod, or, after the
+/// failover that caused, the next leader's when its turn comes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patroni_the_native_rolling_update_replaces_a_leader_without_a_switchover() {
+    let Some(mut pg) = shared::patroni().await else {
+        return;
+    };
+    pg.wait_healthy(HEALTHY).await.unwrap();
+    let (run, writer) = pg.writer(20);
+    writer
+        .wait_acknowledged(10, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let revision = format!("native-{}", next_run());
+    let rollout = roll(
+        &mut *pg,
+        Mode::Native,
+        "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\nanswerers: []\n",
+        "pg-main",
+        &revision,
+        LIMIT,
+    )
+    .await;
+    let report = writer.stop().await;
+    let reinitialized = repair(&pg).await;
+    let present = pg.present(run).await.unwrap();
+    let members = |o: u32| pg.pods().member(o as usize).map(String::from);
+    let led = rollout.leaders_replaced(members);
+    eprintln!(
+        "patroni rollout (Native): {:.1} s, replaced {:?}, leaders {:?}, members replaced while leading {led:?}, reinitialized after it {reinitialized:?}; writes: {}; lost {}",
+        rollout.seconds,
+        rollout.replaced,
+        rollout.leaders,
+        report.summary(),
+        report.lost(&present).len()
+    );
+    assert!(!led.is_empty(), "{rollout:?}");
+    assert_eq!(rollout.replaced.len(), 3, "{rollout:?}");
+}
+
+/// Waits for every member to stream again; a member that cannot (an old leader restarted without a
+/// switchover whose WAL diverged from the new leader's) is reinitialized (`POST /reinitialize`, a fresh
+/// copy of the leader), so the cluster is whole for the next test. Returns the members reinitialized.
+async fn repair(pg: &Patroni) -> Vec<String> {
+    if pg.wait_healthy(Duration::from_secs(30)).await.is_ok() {
+        return Vec::new();
+    }
+    let leader = pg.leader().await.unwrap().expect("a leader");
+    let streaming = pg.streaming(&leader).await.unwrap();
+    let broken: Vec<String> = (0..pg.pods().len())
+        .filter_map(|i| pg.pods().member(i).map(String::from))
+        .filter(|m| *m != leader && !streaming.contains(m))
+        .collect();
+    for m in &broken {
+        let url = format!("{}/reinitialize", pg.rest_url(m));
+        let body = serde_json::json!({"force": true});
+        let (status, text) = call(Method::POST, &url, Some(&body), pg.rest_auth())
+            .await
+            .unwrap();
+        assert_eq!(status, 200, "reinitialize {m}: {text}");
+    }
+    pg.wait_healthy(HEALTHY).await.unwrap();
+    broken
 }

@@ -35,6 +35,9 @@ pub enum Mode {
     Once,
     /// `watch`: passes read reflector caches fed by the world's changes.
     Watch,
+    /// No policy, no stepper: the native rolling update (`force-rolling-update`), what the numbers are
+    /// compared with.
+    Native,
 }
 
 /// A system under a rollout: its leader, as the system itself says.
@@ -52,6 +55,10 @@ pub struct Rollout {
     pub leaders: Vec<String>,
     /// The stepper's passes.
     pub passes: u32,
+    /// The answerer's calls (each one `GET /cluster` or its kind's read, a switchover's POST besides).
+    pub calls: u32,
+    /// The steps that landed.
+    pub steps: usize,
     /// The last pass's report, for the messages.
     pub last: Option<String>,
     /// Seconds from the template change to the rollout complete.
@@ -74,7 +81,7 @@ impl Rollout {
 /// The world: set `name` (3 replicas, OrderedReady) in namespace `db`, guarded by the policy, its
 /// `pre-update-webhook` naming `answerer`, `primary-selector: role=primary`, the application's primary
 /// on `leader` (the `role` labels follow it).
-fn world(name: &str, replicas: i32, answerer: &str, leader: Option<u32>) -> World {
+fn world(name: &str, replicas: i32, answerer: &str, leader: Option<u32>, policy: bool) -> World {
     let shape = SetShape {
         name: name.to_string(),
         namespace: "db".to_string(),
@@ -89,7 +96,7 @@ fn world(name: &str, replicas: i32, answerer: &str, leader: Option<u32>) -> Worl
         terminate_seconds: 1,
         jitter_seconds: 0,
     };
-    let mut w = World::new(&shape, timing, true, DEFAULT_PREFIX, 7).expect("the set is admitted");
+    let mut w = World::new(&shape, timing, policy, DEFAULT_PREFIX, 7).expect("the set is admitted");
     let key = |k: &str| format!("{DEFAULT_PREFIX}/{k}");
     w.set["metadata"]["annotations"][key("pre-update-webhook")] = json!(answerer);
     w.set["metadata"]["annotations"][key("primary-selector")] = json!("role=primary");
@@ -131,7 +138,8 @@ pub async fn roll<S: Led + Send>(
     let mut out = Rollout::default();
     out.leaders.extend(leader.clone());
     let first = leader.as_deref().and_then(|l| ordinal_of(l, system));
-    let cluster = SimCluster::new(world(&name, replicas, answerer, first));
+    let native = mode == Mode::Native;
+    let cluster = SimCluster::new(world(&name, replicas, answerer, first, !native));
     let opts = PassOptions {
         gates: GateOptions {
             webhooks: Some(checks.approval_names()),
@@ -182,13 +190,20 @@ pub async fn roll<S: Led + Send>(
         if let Some(w) = &mut watched {
             w.tick(&cluster.world(), t);
         }
-        if t % 2 == 0 {
+        if t % 2 == 0 && !native {
             let report = match &watched {
                 Some(w) => run_pass_with(&w.cluster(&cluster), &checks, &opts, timestamp(t)).await,
                 None => run_pass_with(&cluster, &checks, &opts, timestamp(t)).await,
             };
             out.passes += 1;
-            out.last = Some(describe(report.expect("the pass")));
+            let report = report.expect("the pass");
+            let calls = report
+                .sets
+                .iter()
+                .filter(|s| s.webhook_call.is_some())
+                .count();
+            out.calls += u32::try_from(calls).unwrap_or(u32::MAX);
+            out.last = Some(describe(report));
         }
         if cluster.world().rollout_complete() {
             break;
@@ -202,6 +217,7 @@ pub async fn roll<S: Led + Send>(
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     out.seconds = started.elapsed().as_secs_f64();
+    out.steps = cluster.world().steps.len();
     out
 }
 
