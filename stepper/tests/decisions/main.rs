@@ -9,6 +9,7 @@ mod canary_support;
 #[path = "../common/mod.rs"]
 mod common;
 
+mod answerer_etcd;
 mod answerer_patroni;
 mod approval_pending;
 mod approvals;
