@@ -9,6 +9,7 @@
 #[path = "../support/systems/mod.rs"]
 mod systems;
 
+mod etcd_answerer;
 mod etcd_harness;
 mod map;
 mod patroni_answerer;

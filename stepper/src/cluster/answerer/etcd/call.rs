@@ -18,7 +18,8 @@ const QUOTED: usize = 120;
 ///
 /// # Errors
 /// etcd's error body ([`CallError::Etcd`], whatever the HTTP status); no answer, or a body that is
-/// neither the shape `T` nor etcd's error ([`CallError::NoAnswer`], naming the status and the cause).
+/// neither the shape `T` nor etcd's error ([`CallError::NoAnswer`], naming the status and the
+/// cause). Neither names `url`: the caller does, once.
 pub async fn post<T: DeserializeOwned>(
     http: &reqwest::Client,
     url: &str,
@@ -37,12 +38,12 @@ pub async fn post<T: DeserializeOwned>(
     let response = request
         .send()
         .await
-        .map_err(|e| CallError::NoAnswer(one_line(&e)))?;
+        .map_err(|e| CallError::NoAnswer(one_line(&e.without_url())))?;
     let status = response.status();
     let bytes = response
         .bytes()
         .await
-        .map_err(|e| CallError::NoAnswer(one_line(&e)))?;
+        .map_err(|e| CallError::NoAnswer(one_line(&e.without_url())))?;
     if status.is_success() {
         return serde_json::from_slice(&bytes)
             .map_err(|e| CallError::NoAnswer(format!("not etcd's JSON: {e}")));

@@ -89,9 +89,9 @@ impl Etcd {
         let url = format!("{base}{AUTHENTICATE}");
         match call::post::<Token>(&self.http, &url, &body, None, self.timeout).await {
             Ok(t) if !t.token.is_empty() => Ok(Some(t.token)),
-            Ok(_) => Err(format!("POST {AUTHENTICATE}: no token in the answer")),
+            Ok(_) => Err(format!("POST {url}: no token in the answer")),
             Err(CallError::Etcd(_, e)) if e.words() == AUTH_NOT_ENABLED => Ok(None),
-            Err(e) => Err(format!("POST {AUTHENTICATE}: {e}")),
+            Err(e) => Err(format!("POST {url}: {e}")),
         }
     }
 
@@ -111,12 +111,12 @@ impl Etcd {
                 )
                 .await
                 .map(|list| (token, list))
-                .map_err(|e| format!("POST {MEMBER_LIST}: {e}"))
+                .map_err(|e| format!("POST {url}: {e}"))
             }
             .await;
             match listed {
                 Ok((token, list)) => return Ok(self.read_rest(q, &base, token, list).await),
-                Err(e) => errors.push(format!("{pod} ({base}): {e}")),
+                Err(e) => errors.push(format!("{pod}: {e}")),
             }
         }
         Err(format!(
@@ -148,7 +148,7 @@ impl Etcd {
             call::post::<Alarms>(&self.http, &url, &body, token.as_deref(), self.timeout)
                 .await
                 .map(|a| a.alarms)
-                .map_err(|e| format!("POST {ALARM} to {base}: {e}"))
+                .map_err(|e| format!("POST {url}: {e}"))
         };
         let (statuses, alarms) = tokio::join!(statuses, alarms);
         Read {
@@ -182,7 +182,7 @@ impl Etcd {
         };
         let url = format!("{base}{STATUS}");
         let got = call::post::<Status>(&self.http, &url, &json!({}), token, self.timeout).await;
-        (m.id, got.map_err(|e| format!("{url}: {e}")))
+        (m.id, got.map_err(|e| format!("POST {url}: {e}")))
     }
 }
 
