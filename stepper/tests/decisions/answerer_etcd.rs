@@ -526,3 +526,22 @@ fn bad_etcd_entries_name_the_field_and_the_form() {
         assert!(e.contains(words), "{entry}\n→ {e}");
     }
 }
+
+/// The etcd recipe's `--answerer-config` in docs/answerers.md is a file the stepper reads.
+#[test]
+fn the_docs_etcd_entry_parses() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/answerers.md");
+    let text = std::fs::read_to_string(path).expect("docs/answerers.md");
+    let section = &text[text.find("\n## etcd\n").expect("an etcd section")..];
+    let start = section
+        .find("apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\n")
+        .expect("the entry's file in the etcd section");
+    let end = start + section[start..].find("```").expect("its code block's end");
+    let got = parse(&section[start..end]).expect("the example parses");
+    let kinds: Vec<(&str, &str)> = got.iter().map(|(n, b)| (n.as_str(), b.kind())).collect();
+    assert_eq!(kinds, [("etcd-main", "etcd")]);
+    assert!(
+        section.contains("safe-rollout.dev/pre-update-webhook: etcd-main"),
+        "the set names the entry"
+    );
+}

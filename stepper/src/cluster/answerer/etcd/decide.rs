@@ -72,10 +72,8 @@ pub struct MoveLeader {
 pub fn pod_of(q: &Question, m: &Member) -> Option<(u32, String)> {
     let pods = q.set_pods();
     let by_name = |name: &str| pods.iter().find(|(_, n)| n == name).cloned();
-    if !m.name.is_empty() {
-        if let Some(p) = by_name(&m.name) {
-            return Some(p);
-        }
+    if let Some(p) = by_name(&m.name) {
+        return Some(p);
     }
     m.peer_urls
         .iter()
