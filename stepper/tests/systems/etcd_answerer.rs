@@ -369,3 +369,38 @@ async fn etcd_answerer_reads_and_moves_with_an_etcd_users_token() {
     etcd.wait_healthy(HEALTHY).await.unwrap();
     assert_ne!(etcd.leader().await.unwrap(), leader);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn etcd_answerer_denies_while_an_alarm_is_raised() {
+    let Some(etcd) = shared::etcd().await else {
+        return;
+    };
+    etcd.wait_healthy(HEALTHY).await.unwrap();
+    let leader = etcd.leader().await.unwrap();
+    let follower = (0..3u32)
+        .find(|i| etcd.set().member(*i as usize) != Some(leader.as_str()))
+        .unwrap();
+    let member = etcd.set().member(follower as usize).unwrap().to_string();
+    let id = etcd.members().await.unwrap()[&member];
+    // NOSPACE raised by hand (Maintenance.Alarm ACTIVATE, as etcd's own tests raise it), then disarmed.
+    let alarm =
+        |action: &str| json!({"action": action, "memberID": id.to_string(), "alarm": "NOSPACE"});
+    let url = format!("{}/v3/maintenance/alarm", etcd.client_url(&leader));
+    let raised = post(&url, &alarm("ACTIVATE"), None).await;
+    let answer = of_cluster(&etcd).answer(NAME, &request(follower)).await;
+    let disarmed = post(&url, &alarm("DEACTIVATE"), None).await;
+    eprintln!("etcd answerer with an alarm: {answer:?}");
+    assert_eq!(raised.map(|(s, _)| s), Ok(200));
+    assert_eq!(disarmed.map(|(s, _)| s), Ok(200));
+    let answer = decided(answer);
+    assert_eq!(answer.decision, Decision::Deny, "{}", answer.reason);
+    assert!(
+        answer
+            .reason
+            .contains(&format!("the alarm NOSPACE on {member}")),
+        "{}",
+        answer.reason
+    );
+    etcd.wait_healthy(HEALTHY).await.unwrap();
+    until_approved(&of_cluster(&etcd), follower).await;
+}
