@@ -39,7 +39,7 @@ use super::gateway::{
 /// Seconds before asking again while the cluster catches up.
 pub const CATCH_UP_SECONDS: u32 = 5;
 /// Seconds before asking again while an alarm is raised.
-pub const ALARM_SECONDS: u32 = 60;
+pub const ALARM_SECONDS: u32 = 30;
 
 /// One read of the cluster.
 #[derive(Clone, Debug, PartialEq)]
