@@ -10,6 +10,7 @@ mod canary_support;
 mod common;
 
 mod answerer_etcd;
+mod answerer_etcd_wire;
 mod answerer_patroni;
 mod approval_pending;
 mod approvals;

@@ -10,6 +10,7 @@
 mod systems;
 
 mod etcd_answerer;
+mod etcd_answerer_admin;
 mod etcd_harness;
 mod map;
 mod patroni_answerer;
