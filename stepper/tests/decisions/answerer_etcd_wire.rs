@@ -178,8 +178,24 @@ fn bad_etcd_entries_name_the_field_and_the_form() {
             format!("etcd: {{{ok}, moveLeaderTimeoutSeconds: 0}}"),
         ),
         (
-            "answerers[0].etcd: usernameFile and passwordFile go together",
-            format!("etcd: {{{ok}, passwordFile: /p}}"),
+            "answerers[0].etcd.auth.basic.passwordFile: missing",
+            format!("etcd: {{{ok}, auth: {{basic: {{username: root}}}}}}"),
+        ),
+        (
+            "answerers[0].etcd.auth.bearerTokenFile: etcd's authentication takes a user and its password; expected auth.basic",
+            format!("etcd: {{{ok}, auth: {{bearerTokenFile: /t}}}}"),
+        ),
+        (
+            "answerers[0].etcd.tls: given with an http:// member; expected https:// addresses",
+            "etcd: {members: {etcd-0: \"http://e:2379\"}, tls: {caFile: /ca}}".to_string(),
+        ),
+        (
+            "answerers[0].etcd.tls: given for \"http://{pod}:2379\"; expected an https:// URL",
+            format!("etcd: {{{ok}, tls: {{caFile: /ca}}}}"),
+        ),
+        (
+            "answerers[0].etcd.tls.keyFile: missing; certFile and keyFile go together",
+            "etcd: {address: \"https://{pod}:2379\", tls: {certFile: /c}}".to_string(),
         ),
         (
             "unknown field `endpoints`",

@@ -92,7 +92,7 @@ async fn etcd_answerer_reads_and_moves_with_an_etcd_users_token() {
         answerers_with(
             &urls(&etcd),
             &format!(
-                "      usernameFile: {}\n      passwordFile: {}\n",
+                "      auth: {{basic: {{usernameFile: {}, passwordFile: {}}}}}\n",
                 user.display(),
                 password.display()
             ),

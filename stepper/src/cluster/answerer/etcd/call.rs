@@ -4,31 +4,34 @@
 
 use std::time::Duration;
 
+use reqwest::Method;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::gateway::{CallError, GatewayError};
-use crate::cluster::prometheus::one_line;
+use crate::cluster::endpoint_client::{EndpointClient, describe};
 
 /// The longest part of a body that is not etcd's quoted in an error (characters).
 const QUOTED: usize = 120;
 
-/// `POST body` to `url` within `timeout`, with `Authorization: <token>` when given.
+/// `POST body` to `url` within `timeout`, with `Authorization: <token>` when given, over `http` (its
+/// TLS files read again).
 ///
 /// # Errors
 /// etcd's error body ([`CallError::Etcd`], whatever the HTTP status); no answer, or a body that is
 /// neither the shape `T` nor etcd's error ([`CallError::NoAnswer`], naming the status and the
-/// cause). Neither names `url`: the caller does, once.
+/// cause; a TLS file that cannot be read). Neither names `url`: the caller does, once.
 pub async fn post<T: DeserializeOwned>(
-    http: &reqwest::Client,
+    http: &EndpointClient,
     url: &str,
     body: &Value,
     token: Option<&str>,
     timeout: Duration,
 ) -> Result<T, CallError> {
     let mut request = http
-        .post(url)
+        .request(Method::POST, url)
+        .map_err(CallError::NoAnswer)?
         .timeout(timeout)
         .header(CONTENT_TYPE, "application/json")
         .body(body.to_string());
@@ -38,12 +41,12 @@ pub async fn post<T: DeserializeOwned>(
     let response = request
         .send()
         .await
-        .map_err(|e| CallError::NoAnswer(one_line(&e.without_url())))?;
+        .map_err(|e| CallError::NoAnswer(describe(&e.without_url())))?;
     let status = response.status();
     let bytes = response
         .bytes()
         .await
-        .map_err(|e| CallError::NoAnswer(one_line(&e.without_url())))?;
+        .map_err(|e| CallError::NoAnswer(describe(&e.without_url())))?;
     if status.is_success() {
         return serde_json::from_slice(&bytes)
             .map_err(|e| CallError::NoAnswer(format!("not etcd's JSON: {e}")));

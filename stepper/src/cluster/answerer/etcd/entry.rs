@@ -6,22 +6,30 @@
 //!     address: http://{pod}.{service}.{namespace}.svc:2379   # each member's client URL
 //!     maxAppliedGap: 1000                                    # optional; raft entries behind the leader
 //!     moveLeaderTimeoutSeconds: 15                           # optional; the MoveLeader's bound
-//!     usernameFile: /etc/etcd-auth/username                  # optional, with passwordFile: etcd's own users
-//!     passwordFile: /etc/etcd-auth/password
+//!     auth:                                                  # optional: an etcd user (etcd's own authentication)
+//!       basic: {usernameFile: /etc/etcd-user/username, passwordFile: /etc/etcd-user/password}
+//!     tls:                                                   # optional, with https addresses
+//!       caFile: /etc/etcd-tls/ca.crt                         # etcd's --trusted-ca-file CA
+//!       certFile: /etc/etcd-tls/tls.crt                      # a client certificate, for --client-cert-auth
+//!       keyFile: /etc/etcd-tls/tls.key
 //!     members: {etcd-0: http://10.0.0.5:2379}                # optional; a pod's client URL given by hand
 //! ```
 //!
-//! TLS client certificates (`--client-cert-auth`) are not read here: the shared endpoint TLS
-//! configuration gives them to every kind.
+//! `tls` is the HTTP checks' and the webhooks' field (`config::endpoint_auth`): every file read again
+//! at each call. `auth` is their field too, but only `basic` is taken, and not as HTTP basic auth:
+//! etcd's authentication trades a user and its password for a token (`/v3/auth/authenticate`).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
 
 use super::Etcd;
 use crate::cluster::answerer::address::{Addresses, Form};
+use crate::cluster::endpoint_client::EndpointClient;
+use crate::config::endpoint_auth::{
+    AuthFields, Credentials, TlsFields, credentials, endpoint_auth,
+};
 
 /// The default `maxAppliedGap` (raft entries): etcd calls "tens of entries" between applied and
 /// committed a healthy gap and refuses new proposals past 5000 (`maxGapBetweenApplyAndCommitIndex`,
@@ -49,9 +57,9 @@ pub struct Entry {
     #[serde(default)]
     move_leader_timeout_seconds: Option<u64>,
     #[serde(default)]
-    username_file: Option<PathBuf>,
+    tls: Option<TlsFields>,
     #[serde(default)]
-    password_file: Option<PathBuf>,
+    auth: Option<AuthFields>,
 }
 
 impl Entry {
@@ -60,17 +68,41 @@ impl Entry {
     ///
     /// # Errors
     /// An address that is not an http(s) URL template; `moveLeaderTimeoutSeconds` 0 or over
-    /// [`MAX_MOVE_LEADER_TIMEOUT_SECONDS`]; one of `usernameFile`, `passwordFile` without the other.
+    /// [`MAX_MOVE_LEADER_TIMEOUT_SECONDS`]; `tls` or `auth` refused (`config::endpoint_auth`: `tls`
+    /// needs https addresses), `auth.bearerTokenFile` (etcd takes a user), or a TLS file that cannot
+    /// be read.
     pub fn build(
         self,
         builder: reqwest::ClientBuilder,
         timeout: Duration,
         field: &str,
     ) -> Result<Etcd, String> {
-        let http = builder
-            .build()
-            .map_err(|e| format!("{field}: building the HTTP client: {e}"))?;
+        let sample = self
+            .address
+            .clone()
+            .or_else(|| self.members.values().next().cloned())
+            .unwrap_or_default();
+        if self.tls.is_some() && self.members.values().any(|m| !m.starts_with("https://")) {
+            return Err(format!(
+                "{field}.tls: given with an http:// member; expected https:// addresses, or no tls"
+            ));
+        }
         let addresses = Addresses::new(self.address, self.members, Form::Url, field)?;
+        let tls = endpoint_auth(&sample, self.tls, None).map_err(|e| format!("{field}.{e}"))?;
+        let http = EndpointClient::new(&format!("the etcd answerer {field}"), &tls, builder)?;
+        let user = match self.auth.map(credentials).transpose() {
+            Err(e) => return Err(format!("{field}.{e}")),
+            Ok(None) => None,
+            Ok(Some(Credentials::Basic {
+                username,
+                password_file,
+            })) => Some((username, password_file)),
+            Ok(Some(Credentials::Bearer { .. })) => {
+                return Err(format!(
+                    "{field}.auth.bearerTokenFile: etcd's authentication takes a user and its password; expected auth.basic: {{username or usernameFile, passwordFile}}"
+                ));
+            }
+        };
         let move_leader = self
             .move_leader_timeout_seconds
             .unwrap_or(DEFAULT_MOVE_LEADER_TIMEOUT_SECONDS);
@@ -79,22 +111,13 @@ impl Entry {
                 "{field}.moveLeaderTimeoutSeconds: {move_leader}: expected whole seconds from 1 to {MAX_MOVE_LEADER_TIMEOUT_SECONDS}"
             ));
         }
-        let credentials = match (self.username_file, self.password_file) {
-            (None, None) => None,
-            (Some(u), Some(p)) => Some((u, p)),
-            _ => {
-                return Err(format!(
-                    "{field}: usernameFile and passwordFile go together (an etcd user and its password)"
-                ));
-            }
-        };
         Ok(Etcd {
             http,
             addresses,
             timeout,
             move_leader_timeout: Duration::from_secs(move_leader),
             max_applied_gap: self.max_applied_gap.unwrap_or(DEFAULT_MAX_APPLIED_GAP),
-            credentials,
+            user,
         })
     }
 }

@@ -14,7 +14,7 @@ pub mod decide;
 pub mod entry;
 pub mod gateway;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::json;
@@ -22,6 +22,9 @@ use serde_json::json;
 use super::address::Addresses;
 use super::question::Question;
 use super::system::{Acted, System, Verdict};
+use crate::cluster::endpoint_client::EndpointClient;
+use crate::cluster::prometheus::read_secret;
+use crate::config::endpoint_auth::Username;
 use decide::{ClusterView, MoveLeader};
 use gateway::{
     ALARM, AUTH_NOT_ENABLED, AUTHENTICATE, Alarms, CallError, MEMBER_LIST, MOVE_LEADER, Member,
@@ -37,8 +40,8 @@ pub const READ_CALLS: u32 = 4;
 /// One etcd cluster's client, as an `--answerer-config` entry configures it.
 #[derive(Clone, Debug)]
 pub struct Etcd {
-    /// The HTTP client (redirects not followed).
-    pub(super) http: reqwest::Client,
+    /// The HTTP client (redirects not followed; the entry's `tls`).
+    pub(super) http: EndpointClient,
     /// Where each member's client URL is.
     pub(super) addresses: Addresses,
     /// The bound of one call of a read.
@@ -47,9 +50,9 @@ pub struct Etcd {
     pub(super) move_leader_timeout: Duration,
     /// A member may have applied at most this many raft entries fewer than the leader committed.
     pub(super) max_applied_gap: u64,
-    /// An etcd user's name and password, read from these files at every read: (username file,
-    /// password file).
-    pub(super) credentials: Option<(PathBuf, PathBuf)>,
+    /// An etcd user (the entry's `auth.basic`): its name, and the file of its password, read at every
+    /// read.
+    pub(super) user: Option<(Username, PathBuf)>,
 }
 
 /// What was read: the cluster, and the token the calls carried (sent with MoveLeader too).
@@ -79,13 +82,15 @@ impl Etcd {
     /// A token of etcd's authentication from the member at `base` (`None` without credentials, or
     /// when etcd's authentication is not enabled).
     async fn token(&self, base: &str) -> Result<Option<String>, String> {
-        let Some((user, password)) = &self.credentials else {
+        let Some((user, password)) = &self.user else {
             return Ok(None);
         };
-        let read = |p: &std::path::Path| {
-            crate::cluster::prometheus::read_secret(p, "the etcd credentials")
+        let read = |p: &Path, field: &str| read_secret(p, &format!("auth.basic.{field}"));
+        let name = match user {
+            Username::Value(name) => name.clone(),
+            Username::File(p) => read(p, "usernameFile")?,
         };
-        let body = json!({"name": read(user)?, "password": read(password)?});
+        let body = json!({"name": name, "password": read(password, "passwordFile")?});
         let url = format!("{base}{AUTHENTICATE}");
         match call::post::<Token>(&self.http, &url, &body, None, self.timeout).await {
             Ok(t) if !t.token.is_empty() => Ok(Some(t.token)),
