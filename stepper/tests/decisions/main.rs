@@ -9,6 +9,8 @@ mod canary_support;
 #[path = "../common/mod.rs"]
 mod common;
 
+mod answerer_etcd;
+mod answerer_etcd_wire;
 mod answerer_patroni;
 mod approval_pending;
 mod approvals;

@@ -9,6 +9,8 @@
 #[path = "../support/systems/mod.rs"]
 mod systems;
 
+mod etcd_answerer;
+mod etcd_answerer_admin;
 mod etcd_harness;
 mod map;
 mod patroni_answerer;

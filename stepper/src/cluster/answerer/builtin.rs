@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::etcd;
 use super::patroni;
 use super::question::Question;
 use super::system::answer;
@@ -14,6 +15,8 @@ use crate::gates::approval::webhook::answer::WebhookAnswer;
 pub enum BuiltIn {
     /// Patroni's REST API ([`patroni`]).
     Patroni(patroni::Patroni),
+    /// etcd's gRPC-gateway JSON ([`etcd`]).
+    Etcd(etcd::Etcd),
 }
 
 impl BuiltIn {
@@ -21,6 +24,7 @@ impl BuiltIn {
     pub fn kind(&self) -> &'static str {
         match self {
             BuiltIn::Patroni(_) => patroni::KIND,
+            BuiltIn::Etcd(_) => etcd::KIND,
         }
     }
 
@@ -28,6 +32,7 @@ impl BuiltIn {
     pub fn longest_call(&self) -> Duration {
         match self {
             BuiltIn::Patroni(p) => p.longest_call(),
+            BuiltIn::Etcd(e) => e.longest_call(),
         }
     }
 
@@ -35,6 +40,7 @@ impl BuiltIn {
     pub async fn answer(&self, q: &Question) -> WebhookAnswer {
         match self {
             BuiltIn::Patroni(p) => answer(p, q).await,
+            BuiltIn::Etcd(e) => answer(e, q).await,
         }
     }
 }

@@ -11,7 +11,7 @@
 //!     patroni: {address: "http://{pod}.{service}.{namespace}.svc:8008"}
 //! ```
 //!
-//! Each entry has exactly one kind's object (`patroni`), read by that kind's `entry` module. Addresses
+//! Each entry has exactly one kind's object (`patroni`, `etcd`), read by that kind's `entry` module. Addresses
 //! and credentials come only from here: an annotation names an entry, never a host.
 
 use std::path::Path;
@@ -20,6 +20,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::builtin::BuiltIn;
+use super::etcd;
 use super::patroni;
 use crate::config::http_check::is_dns_label;
 
@@ -31,6 +32,8 @@ pub const KIND: &str = "AnswererConfig";
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 5;
 /// The longest `timeoutSeconds` accepted.
 pub const MAX_TIMEOUT_SECONDS: u64 = 120;
+/// The kinds an entry may name, one each.
+pub const KINDS: &str = "patroni, etcd";
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -48,6 +51,8 @@ struct Entry {
     timeout_seconds: Option<u64>,
     #[serde(default)]
     patroni: Option<patroni::entry::Entry>,
+    #[serde(default)]
+    etcd: Option<etcd::entry::Entry>,
 }
 
 /// Reads the answerers of the file at `path` ([`parse`]).
@@ -68,7 +73,7 @@ pub fn read(path: &Path) -> Result<Vec<(String, BuiltIn)>, String> {
 /// with no kind or two, a kind's own errors; each naming the entry (`answerers[i]`) and the field.
 pub fn parse(text: &str) -> Result<Vec<(String, BuiltIn)>, String> {
     let file: File = serde_saphyr::from_str(text).map_err(|e| {
-        format!("{e}; expected apiVersion: {API_VERSION}, kind: {KIND}, answerers: [{{name, timeoutSeconds, patroni}}]")
+        format!("{e}; expected apiVersion: {API_VERSION}, kind: {KIND}, answerers: [{{name, timeoutSeconds, one of {KINDS}}}]")
     })?;
     if file.api_version != API_VERSION || file.kind != KIND {
         return Err(format!(
@@ -98,11 +103,25 @@ pub fn parse(text: &str) -> Result<Vec<(String, BuiltIn)>, String> {
             ));
         }
         let timeout = Duration::from_secs(seconds);
-        let builtin = match entry.patroni {
-            Some(p) => BuiltIn::Patroni(p.build(builder(), timeout, &format!("{at}.patroni"))?),
-            None => {
-                return Err(format!("{at}: no kind; expected one of: patroni"));
-            }
+        let mut kinds = Vec::new();
+        if let Some(p) = entry.patroni {
+            kinds.push(BuiltIn::Patroni(p.build(
+                builder(),
+                timeout,
+                &format!("{at}.patroni"),
+            )?));
+        }
+        if let Some(e) = entry.etcd {
+            kinds.push(BuiltIn::Etcd(e.build(
+                builder(),
+                timeout,
+                &format!("{at}.etcd"),
+            )?));
+        }
+        let builtin = match kinds.len() {
+            0 => return Err(format!("{at}: no kind; expected one of: {KINDS}")),
+            1 => kinds.remove(0),
+            _ => return Err(format!("{at}: two kinds; expected one of: {KINDS}")),
         };
         out.push((entry.name, builtin));
     }

@@ -16,6 +16,7 @@
 
 pub mod address;
 pub mod builtin;
+pub mod etcd;
 pub mod file;
 pub mod patroni;
 pub mod question;
