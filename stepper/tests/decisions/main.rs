@@ -10,6 +10,8 @@ mod canary_support;
 mod common;
 
 mod answerer_patroni;
+mod answerer_sentinel;
+mod answerer_sentinel_file;
 mod approval_pending;
 mod approvals;
 mod cached;

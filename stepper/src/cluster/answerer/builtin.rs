@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::patroni;
 use super::question::Question;
+use super::sentinel;
 use super::system::answer;
 use crate::gates::approval::webhook::answer::WebhookAnswer;
 
@@ -14,6 +15,8 @@ use crate::gates::approval::webhook::answer::WebhookAnswer;
 pub enum BuiltIn {
     /// Patroni's REST API ([`patroni`]).
     Patroni(patroni::Patroni),
+    /// Redis with Sentinel ([`sentinel`]).
+    RedisSentinel(sentinel::RedisSentinel),
 }
 
 impl BuiltIn {
@@ -21,6 +24,7 @@ impl BuiltIn {
     pub fn kind(&self) -> &'static str {
         match self {
             BuiltIn::Patroni(_) => patroni::KIND,
+            BuiltIn::RedisSentinel(_) => sentinel::KIND,
         }
     }
 
@@ -28,6 +32,7 @@ impl BuiltIn {
     pub fn longest_call(&self) -> Duration {
         match self {
             BuiltIn::Patroni(p) => p.longest_call(),
+            BuiltIn::RedisSentinel(s) => s.longest_call(),
         }
     }
 
@@ -35,6 +40,7 @@ impl BuiltIn {
     pub async fn answer(&self, q: &Question) -> WebhookAnswer {
         match self {
             BuiltIn::Patroni(p) => answer(p, q).await,
+            BuiltIn::RedisSentinel(s) => answer(s, q).await,
         }
     }
 }

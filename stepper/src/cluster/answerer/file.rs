@@ -21,6 +21,7 @@ use serde::Deserialize;
 
 use super::builtin::BuiltIn;
 use super::patroni;
+use super::sentinel;
 use crate::config::http_check::is_dns_label;
 
 /// The file's `apiVersion`.
@@ -48,6 +49,8 @@ struct Entry {
     timeout_seconds: Option<u64>,
     #[serde(default)]
     patroni: Option<patroni::entry::Entry>,
+    #[serde(default)]
+    redis_sentinel: Option<sentinel::entry::Entry>,
 }
 
 /// Reads the answerers of the file at `path` ([`parse`]).
@@ -68,7 +71,7 @@ pub fn read(path: &Path) -> Result<Vec<(String, BuiltIn)>, String> {
 /// with no kind or two, a kind's own errors; each naming the entry (`answerers[i]`) and the field.
 pub fn parse(text: &str) -> Result<Vec<(String, BuiltIn)>, String> {
     let file: File = serde_saphyr::from_str(text).map_err(|e| {
-        format!("{e}; expected apiVersion: {API_VERSION}, kind: {KIND}, answerers: [{{name, timeoutSeconds, patroni}}]")
+        format!("{e}; expected apiVersion: {API_VERSION}, kind: {KIND}, answerers: [{{name, timeoutSeconds, patroni | redisSentinel}}]")
     })?;
     if file.api_version != API_VERSION || file.kind != KIND {
         return Err(format!(
@@ -99,10 +102,22 @@ pub fn parse(text: &str) -> Result<Vec<(String, BuiltIn)>, String> {
         }
         let timeout = Duration::from_secs(seconds);
         let http = client().map_err(|e| format!("{at}: {e}"))?;
-        let builtin = match entry.patroni {
-            Some(p) => BuiltIn::Patroni(p.build(http, timeout, &format!("{at}.patroni"))?),
-            None => {
-                return Err(format!("{at}: no kind; expected one of: patroni"));
+        let builtin = match (entry.patroni, entry.redis_sentinel) {
+            (Some(p), None) => {
+                BuiltIn::Patroni(p.build(http, timeout, &format!("{at}.patroni"))?)
+            }
+            (None, Some(r)) => {
+                BuiltIn::RedisSentinel(r.build(timeout, &format!("{at}.redisSentinel"))?)
+            }
+            (None, None) => {
+                return Err(format!(
+                    "{at}: no kind; expected one of: patroni, redisSentinel"
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "{at}: two kinds; expected exactly one of: patroni, redisSentinel"
+                ));
             }
         };
         out.push((entry.name, builtin));
@@ -151,7 +166,7 @@ mod tests {
                 format!("answerers:\n  - name: pg\n{patroni}  - name: pg\n{patroni}"),
                 "answerers[1].name: \"pg\" given twice",
             ),
-            ("answerers:\n  - name: pg\n".to_string(), "answerers[0]: no kind; expected one of: patroni"),
+            ("answerers:\n  - name: pg\n".to_string(), "answerers[0]: no kind; expected one of: patroni, redisSentinel"),
             (
                 format!("answerers:\n  - name: pg\n    timeoutSeconds: 0\n{patroni}"),
                 "answerers[0].timeoutSeconds: 0: expected whole seconds from 1 to 120",

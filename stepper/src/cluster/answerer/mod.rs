@@ -19,6 +19,7 @@ pub mod builtin;
 pub mod file;
 pub mod patroni;
 pub mod question;
+pub mod sentinel;
 pub mod system;
 
 pub use builtin::{Answerers, BuiltIn};
