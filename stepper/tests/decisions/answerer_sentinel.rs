@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use sts_stepper::cluster::answerer::Verdict;
 use sts_stepper::cluster::answerer::question::Question;
-use sts_stepper::cluster::answerer::sentinel::decide::{Failover, Fields, Pod, View, decide};
+use sts_stepper::cluster::answerer::sentinel::decide::{Action, Demote, Failover, decide};
+use sts_stepper::cluster::answerer::sentinel::view::{Fields, Pod, View};
 
 const MIB: u64 = 1_048_576;
 /// The master's offset in every healthy view.
@@ -154,7 +155,10 @@ fn healthy(master: usize, lags: [u64; 3]) -> View {
     }
 }
 
-fn waits(v: Verdict<Failover>) -> String {
+/// A change to a healthy view.
+type Change = Box<dyn Fn(&mut View)>;
+
+fn waits(v: Verdict<Action>) -> String {
     match v {
         Verdict::Wait(why, _) => why,
         other => panic!("expected Wait: {other:?}"),
@@ -173,7 +177,7 @@ fn a_replica_goes_while_the_others_are_linked_within_the_limit() {
 #[test]
 fn the_next_replica_waits_naming_what_is_wrong_with_each_other_member() {
     let q = question("Update", &[("redis-node-1", 1, false)], 2);
-    let cases: Vec<(&str, Box<dyn Fn(&mut View)>)> = vec![
+    let cases: Vec<(&str, Change)> = vec![
         (
             "redis-node-2 lags 2097152 bytes behind the master (limit 1048576)",
             Box::new(|v| *v = healthy(0, [0, 0, 2 * MIB])),
@@ -254,7 +258,7 @@ fn seen(v: &mut View, key: &str, value: &str) {
 
 #[test]
 fn the_master_in_the_step_is_failed_over_whatever_the_phase() {
-    let expected = Verdict::Act(Failover {
+    let expected = Verdict::Act(Action::Failover(Failover {
         master: "redis-node-0".into(),
         address: "redis-node-0.redis-headless.db.svc:6379".into(),
         replicas: vec![
@@ -267,7 +271,7 @@ fn the_master_in_the_step_is_failed_over_whatever_the_phase() {
                 "redis-node-2.redis-headless.db.svc:6379".into(),
             ),
         ],
-    });
+    }));
     let q = question("Switchover", &[("redis-node-0", 0, true)], 1);
     assert_eq!(decide(&q, &healthy(0, [0, 0, 0]), MIB), expected);
     // Without primary-selector the question is an Update: Sentinel's master decides, not a label.
@@ -281,7 +285,7 @@ fn a_replica_sentinel_would_not_promote_is_no_candidate() {
     let mut view = healthy(0, [0, 0, 0]);
     view.replicas[0].insert("slave-priority".into(), "0".into());
     match decide(&q, &view, MIB) {
-        Verdict::Act(f) => assert_eq!(
+        Verdict::Act(Action::Failover(f)) => assert_eq!(
             f.replicas,
             [(
                 "redis-node-2".to_string(),
@@ -354,19 +358,25 @@ fn a_failover_in_progress_or_sentinels_disagreeing_wait() {
 }
 
 #[test]
-fn a_switchover_is_approved_once_no_pod_of_the_step_acts_as_master() {
-    // Sentinel already names redis-node-2; the old master redis-node-0 not yet reconfigured.
+fn an_old_master_still_acting_as_one_is_made_a_replica_then_its_pod_approved() {
+    // Sentinel already names redis-node-2; the old master redis-node-0 still says role:master.
     let q = question("Switchover", &[("redis-node-0", 0, true)], 1);
     let mut view = healthy(2, [0, 0, 0]);
     view.pods[0].info = Ok(master_info());
-    let why = waits(decide(&q, &view, MIB));
-    assert!(
-        why.contains("redis-node-0 still says role:master while Sentinel names redis-node-2"),
-        "{why}"
-    );
-    // The same holds an Update (no primary-selector) after the failover.
+    let demote = Verdict::Act(Action::Demote(Demote {
+        pod: "redis-node-0".into(),
+        address: "redis-node-0.redis-headless.db.svc:6379".into(),
+        master: "redis-node-2".into(),
+        master_address: "10.42.1.12:6379".into(),
+    }));
+    assert_eq!(decide(&q, &view, MIB), demote);
+    // The same for an Update (no primary-selector) after the failover.
     let update = question("Update", &[("redis-node-0", 0, false)], 1);
-    assert!(waits(decide(&update, &view, MIB)).contains("still says role:master"));
+    assert_eq!(decide(&update, &view, MIB), demote);
+    // A pod outside the step saying role:master is Sentinel's to fix: the step waits.
+    let other = question("Update", &[("redis-node-1", 1, false)], 2);
+    let why = waits(decide(&other, &view, MIB));
+    assert!(why.contains("redis-node-0 says role:master"), "{why}");
     let view = healthy(2, [0, 0, 0]);
     match decide(&q, &view, MIB) {
         Verdict::Approve(why) => assert!(

@@ -86,7 +86,7 @@ fn bad_fields_are_named_with_the_form_expected() {
         let e = parse(&file(&body))
             .err()
             .unwrap_or_else(|| panic!("accepted: {body}"));
-        assert!(e.contains(&words), "{body}\n→ {e}");
+        assert!(e.contains(words), "{body}\n→ {e}");
     }
     let two = format!(
         "{HEAD}  - name: cache\n    patroni: {{address: \"http://{{pod}}:8008\"}}\n    redisSentinel: {{{GOOD}}}\n"

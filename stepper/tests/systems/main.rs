@@ -13,6 +13,7 @@ mod etcd_harness;
 mod map;
 mod patroni_harness;
 mod patroni_writes;
+mod sentinel_answerer;
 mod sentinel_harness;
 
 use std::time::{Duration, Instant};

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 
 use super::super::system::Acted;
 use super::conn::{Connector, Failure, Server};
-use super::decide::Failover;
+use super::decide::{Demote, Failover};
 
 /// How often a replica's offset is read while waiting for it to catch up.
 const CATCH_UP_POLL: Duration = Duration::from_millis(50);
@@ -147,6 +147,46 @@ async fn caught_up(c: &Connector, f: &Failover, offset: u64) -> Result<(), Strin
             return Err(behind.join(", "));
         }
         tokio::time::sleep(CATCH_UP_POLL).await;
+    }
+}
+
+/// Makes `d.pod` a replica of Sentinel's master (`REPLICAOF <host> <port>`, what Sentinel's
+/// `+convert-to-slave` sends), then lifts its pause: the writes that waited on it are refused
+/// (`READONLY`) rather than taken by a master Sentinel no longer names.
+pub async fn demote(c: &Connector, d: &Demote) -> Acted {
+    let what = format!(
+        "{} still acted as master after the failover to {}",
+        d.pod, d.master
+    );
+    let Some((host, port)) = d.master_address.rsplit_once(':') else {
+        return Acted::Failed(format!(
+            "Redis Sentinel: {what}: {:?} is not host:port",
+            d.master_address
+        ));
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let done = c
+        .within(async {
+            let mut con = c.connect(&d.address, Server::Node).await?;
+            let cmd = redis::cmd("REPLICAOF").arg(host).arg(port).clone();
+            c.query::<String>(&mut con, &cmd).await?;
+            c.query::<String>(&mut con, redis::cmd("CLIENT").arg("UNPAUSE"))
+                .await
+        })
+        .await;
+    match done {
+        Ok(_) => Acted::Started(format!(
+            "Redis Sentinel: {what}: made it a replica of {} as Sentinel would, writes resumed; confirming",
+            d.master_address
+        )),
+        Err(Failure::Refused(_, line)) => Acted::Refused(format!(
+            "Redis Sentinel: {what}: {} refused REPLICAOF: {line}",
+            d.pod
+        )),
+        Err(Failure::Unanswered(e)) => Acted::Failed(format!(
+            "Redis Sentinel: {what}: REPLICAOF on {} ({}): {e}",
+            d.pod, d.address
+        )),
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, Cmd, FromRedisValue, IntoConnectionInfo, RedisConnectionInfo};
 
-use super::decide::Fields;
+use super::view::Fields;
 use crate::cluster::prometheus::read_secret;
 
 /// Which kind of server a connection goes to (whose password it sends).

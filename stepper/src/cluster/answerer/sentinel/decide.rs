@@ -21,16 +21,19 @@
 //!   says `role:slave`, following the master, `master_link_status:up`, not syncing, and
 //!   `master_repl_offset − slave_repl_offset` ≤ the limit (exact byte offsets of one replication
 //!   stream, read from the nodes: Sentinel's `slave-repl-offset` is up to 10 s old).
+//! - A pod of the step that still says `role:master` while Sentinel names another (an old master keeps
+//!   the role until Sentinel reconfigures it, ≥ 8 s after a failover, and only once its pause ends):
+//!   make it a replica of Sentinel's master first ([`Demote`]).
 //! - `Update`: the master up and answering as master, `SENTINEL CKQUORUM` OK, every other pod of the
-//!   set a healthy replica, and no pod of the step still acting as master (an old master keeps
-//!   `role:master` until Sentinel reconfigures it, about 10 s after a failover).
-//! - `Switchover` with the master outside the step: `Approve` once no pod of the step acts as master.
+//!   set a healthy replica.
+//! - `Switchover` with the master outside the step (and no pod of the step acting as master):
+//!   `Approve`.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::net::IpAddr;
+use std::collections::BTreeSet;
 
 use super::super::question::{Phase, Question};
 use super::super::system::Verdict;
+use super::view::{Pod, View, flagged, get, number};
 
 /// Seconds before asking again while the set catches up.
 pub const CATCH_UP_SECONDS: u32 = 5;
@@ -40,43 +43,6 @@ pub const MISMATCH_SECONDS: u32 = 60;
 pub const PING_VALIDITY_MS: u64 = 5_000;
 /// Sentinel skips a replica whose INFO is older (ms): `sentinel_info_period × 3`.
 pub const INFO_VALIDITY_MS: u64 = 30_000;
-
-/// A reply's fields, name → value, as Redis sends them (all strings): `SENTINEL MASTER`, one entry of
-/// `SENTINEL REPLICAS`, `INFO replication`.
-pub type Fields = BTreeMap<String, String>;
-
-/// What was read of the master set and its nodes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct View {
-    /// The master set's name (`sentinel monitor <name> …`).
-    pub master_name: String,
-    /// Each Sentinel that answered (its address) and the master it names (`host:port`; `None`: it knows
-    /// no master of that name).
-    pub named: Vec<(String, Option<String>)>,
-    /// `SENTINEL MASTER <name>` of the first Sentinel that answered.
-    pub master: Fields,
-    /// `SENTINEL REPLICAS <name>` of the same Sentinel.
-    pub replicas: Vec<Fields>,
-    /// `SENTINEL CKQUORUM <name>`: `OK …`, or its error (`NOQUORUM …`).
-    pub quorum: Result<String, String>,
-    /// Every pod of the set, in ordinal order.
-    pub pods: Vec<Pod>,
-}
-
-/// One pod's Redis.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pod {
-    /// The pod's name.
-    pub name: String,
-    /// Its ordinal.
-    pub ordinal: u32,
-    /// Its Redis's `host:port` as the entry gives it.
-    pub address: String,
-    /// `ip:port` for each address the host resolves to (empty for an IP, or when it did not resolve).
-    pub resolved: Vec<String>,
-    /// Its `INFO replication`, or why it did not answer.
-    pub info: Result<Fields, String>,
-}
 
 /// A failover to ask Sentinel for: pause writes on the master, let the replicas catch up, then
 /// `SENTINEL FAILOVER <name>` (Sentinel picks the replica: the caller cannot name it).
@@ -91,67 +57,35 @@ pub struct Failover {
     pub replicas: Vec<(String, String)>,
 }
 
-/// `host` and `port` of `host:port` (brackets of an IPv6 literal removed).
-fn split(address: &str) -> Option<(&str, &str)> {
-    let (host, port) = address.rsplit_once(':')?;
-    Some((host.trim_start_matches('[').trim_end_matches(']'), port))
+/// Making the old master a replica of the new one, as Sentinel does when it finds a master it does not
+/// name (`+convert-to-slave`, sentinel.c@7.0.15 `sentinelRefreshInstanceInfo`): `REPLICAOF`, then
+/// `CLIENT UNPAUSE`. Sentinel would do it only once its pause ends (its own commands wait behind a
+/// `PUBLISH` the pause holds), after the writes that waited on the old master ran there, acknowledged
+/// and lost; made a replica first, the old master refuses them (`READONLY`: a postponed command is
+/// processed from scratch, src/blocked.c@7.0.15 `disconnectAllBlockedClients`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Demote {
+    /// The old master's pod (one of the step's).
+    pub pod: String,
+    /// Its Redis's address.
+    pub address: String,
+    /// The master's pod as Sentinel names it.
+    pub master: String,
+    /// The master's `host:port` as Sentinel names it (what `REPLICAOF` is given).
+    pub master_address: String,
 }
 
-impl Pod {
-    /// True when Sentinel's or INFO's `address` (`host:port`) is this pod's Redis: the entry's address
-    /// or one it resolves to, or a hostname whose first label is the pod's name on the entry's port.
-    pub fn names(&self, address: &str) -> bool {
-        let same = |a: &str| match (split(a), split(address)) {
-            (Some((h1, p1)), Some((h2, p2))) => h1.eq_ignore_ascii_case(h2) && p1 == p2,
-            _ => false,
-        };
-        if same(&self.address) || self.resolved.iter().any(|a| same(a)) {
-            return true;
-        }
-        match (split(address), split(&self.address)) {
-            (Some((host, port)), Some((_, own_port))) => {
-                host.parse::<IpAddr>().is_err()
-                    && host.split('.').next() == Some(self.name.as_str())
-                    && port == own_port
-            }
-            _ => false,
-        }
-    }
-
-    fn field(&self, key: &str) -> Option<&str> {
-        self.info.as_ref().ok()?.get(key).map(String::as_str)
-    }
-}
-
-impl View {
-    /// The pod whose Redis `address` is.
-    pub fn pod_of(&self, address: &str) -> Option<&Pod> {
-        self.pods.iter().find(|p| p.names(address))
-    }
-
-    /// Sentinel's entry for `pod` among the replicas.
-    fn replica(&self, pod: &Pod) -> Option<&Fields> {
-        self.replicas.iter().find(|r| {
-            let (ip, port) = (get(r, "ip"), get(r, "port"));
-            pod.names(&format!("{ip}:{port}"))
-        })
-    }
-}
-
-fn get<'a>(fields: &'a Fields, key: &str) -> &'a str {
-    fields.get(key).map_or("", String::as_str)
-}
-
-fn flagged(fields: &Fields, flags: &[&str]) -> bool {
-    get(fields, "flags").split(',').any(|f| flags.contains(&f))
-}
-
-fn number(value: Option<&str>) -> Option<u64> {
-    value?.trim().parse().ok()
+/// What the answerer does to the master set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// The master is in the step: fail it over.
+    Failover(Failover),
+    /// A pod of the step still acts as master after a failover: make it a replica.
+    Demote(Demote),
 }
 
 /// What `view` says of `q`, replicas allowed at most `max_lag` bytes behind the master.
-pub fn decide(q: &Question, view: &View, max_lag: u64) -> Verdict<Failover> {
+pub fn decide(q: &Question, view: &View, max_lag: u64) -> Verdict<Action> {
     let name = &view.master_name;
     let named: BTreeSet<Option<&str>> = view.named.iter().map(|(_, m)| m.as_deref()).collect();
     let address = match named.into_iter().collect::<Vec<_>>().as_slice() {
@@ -200,28 +134,25 @@ pub fn decide(q: &Question, view: &View, max_lag: u64) -> Verdict<Failover> {
     if q.in_step(&master.name) {
         return fail_over(q, view, master, max_lag);
     }
-    let mut problems: Vec<String> = view
+    let old = view
         .pods
         .iter()
-        .filter(|p| q.in_step(&p.name) && p.name != master.name)
-        .filter(|p| p.field("role") == Some("master"))
-        .map(|p| {
-            format!(
-                "{} still says role:master while Sentinel names {} (Sentinel makes it a replica within about 10 s)",
-                p.name, master.name
-            )
-        })
-        .collect();
+        .find(|p| q.in_step(&p.name) && p.name != master.name && p.field("role") == Some("master"));
+    if let Some(old) = old {
+        return Verdict::Act(Action::Demote(Demote {
+            pod: old.name.clone(),
+            address: old.address.clone(),
+            master: master.name.clone(),
+            master_address: address.to_string(),
+        }));
+    }
+    let mut problems = Vec::new();
     if q.phase == Phase::Switchover {
-        return if problems.is_empty() {
-            Verdict::Approve(format!(
-                "the master of {name} is {}, not among {}",
-                master.name,
-                q.step_names()
-            ))
-        } else {
-            Verdict::Wait(problems.join("; "), CATCH_UP_SECONDS)
-        };
+        return Verdict::Approve(format!(
+            "the master of {name} is {}, not among {}",
+            master.name,
+            q.step_names()
+        ));
     }
     if flagged(&view.master, &["s_down", "o_down", "disconnected"]) {
         let flags = get(&view.master, "flags");
@@ -331,7 +262,7 @@ fn unhealthy(
 }
 
 /// The master is among the step's pods: the failover to ask for, or why no replica can take over.
-fn fail_over(q: &Question, view: &View, master: &Pod, max_lag: u64) -> Verdict<Failover> {
+fn fail_over(q: &Question, view: &View, master: &Pod, max_lag: u64) -> Verdict<Action> {
     let mut refused = Vec::new();
     let mut replicas = Vec::new();
     let mut outside = 0;
@@ -359,9 +290,9 @@ fn fail_over(q: &Question, view: &View, master: &Pod, max_lag: u64) -> Verdict<F
             CATCH_UP_SECONDS,
         );
     }
-    Verdict::Act(Failover {
+    Verdict::Act(Action::Failover(Failover {
         master: master.name.clone(),
         address: master.address.clone(),
         replicas,
-    })
+    }))
 }

@@ -1,8 +1,8 @@
 //! Redis with Sentinel as a built-in answerer (docs/answerers.md, "Redis Sentinel"): the master set
 //! read from the Sentinels and the data nodes ([`read`]), the decision [`decide`]'s, and, when the
-//! master's pod is in the step, writes paused on it and `SENTINEL FAILOVER` ([`act`]). Sentinel fails
-//! over asynchronously, so the answer is `Wait` until a later read finds the master elsewhere, the
-//! failover ended and the old master a replica.
+//! master's pod is in the step, writes paused on it and `SENTINEL FAILOVER` ([`act`]), then the old
+//! master made a replica. Sentinel fails over asynchronously, so the answer is `Wait` until a later
+//! read finds the master elsewhere, the failover ended and the old master a replica.
 //!
 //! Spoken with redis-rs 1.8 (`tokio-comp`, no TLS: research 4.2 — four small crates, no OpenSSL), one
 //! connection per call ([`conn`]); the commands are Redis 7.0's (src/sentinel.c, src/server.c).
@@ -12,6 +12,7 @@ pub mod conn;
 pub mod decide;
 pub mod entry;
 pub mod read;
+pub mod view;
 
 use std::time::Duration;
 
@@ -19,7 +20,8 @@ use super::address::Addresses;
 use super::question::Question;
 use super::system::{Acted, System, Verdict};
 use conn::Connector;
-use decide::{Failover, View};
+use decide::Action;
+use view::View;
 
 /// The kind's name in `--answerer-config` and in the metrics.
 pub const KIND: &str = "redisSentinel";
@@ -68,7 +70,7 @@ impl RedisSentinel {
 
 impl System for RedisSentinel {
     type View = View;
-    type Action = Failover;
+    type Action = Action;
 
     async fn read(&self, q: &Question) -> Result<View, String> {
         let pods = q
@@ -79,19 +81,24 @@ impl System for RedisSentinel {
         read::read(&self.connector, &self.master_name, &self.sentinels(q), pods).await
     }
 
-    fn decide(&self, q: &Question, view: &View) -> Verdict<Failover> {
+    fn decide(&self, q: &Question, view: &View) -> Verdict<Action> {
         decide::decide(q, view, self.max_lag_bytes)
     }
 
-    async fn act(&self, _q: &Question, view: &View, f: &Failover) -> Acted {
-        let sentinels: Vec<String> = view.named.iter().map(|(s, _)| s.clone()).collect();
-        act::fail_over(
-            &self.connector,
-            &self.master_name,
-            &sentinels,
-            f,
-            self.pause,
-        )
-        .await
+    async fn act(&self, _q: &Question, view: &View, action: &Action) -> Acted {
+        match action {
+            Action::Failover(f) => {
+                let sentinels: Vec<String> = view.named.iter().map(|(s, _)| s.clone()).collect();
+                act::fail_over(
+                    &self.connector,
+                    &self.master_name,
+                    &sentinels,
+                    f,
+                    self.pause,
+                )
+                .await
+            }
+            Action::Demote(d) => act::demote(&self.connector, d).await,
+        }
     }
 }

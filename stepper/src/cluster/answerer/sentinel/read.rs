@@ -10,7 +10,7 @@ use futures::TryFutureExt;
 use futures::future::join_all;
 
 use super::conn::{Connector, Failure, Server};
-use super::decide::{Fields, Pod, View};
+use super::view::{Fields, Pod, View};
 
 /// A pod to read: (name, ordinal, its Redis's `host:port`).
 pub type Target = (String, u32, String);
