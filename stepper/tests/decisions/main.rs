@@ -12,6 +12,7 @@ mod common;
 mod answerer_patroni;
 mod answerer_sentinel;
 mod answerer_sentinel_file;
+mod answerer_sentinel_fixture;
 mod approval_pending;
 mod approvals;
 mod cached;
