@@ -1,12 +1,12 @@
-//! The failover, as Bitnami's preStop hook does it (bitnami/charts redis `prestop-redis.sh`): pause
-//! writes on the master (`CLIENT PAUSE <ms> WRITE`, src/networking.c@7.0.15: write commands wait,
-//! replicas are never paused), wait until the replicas Sentinel may promote have every byte the master
-//! took (`slave_repl_offset` ≥ the paused master's `master_repl_offset`), then `SENTINEL FAILOVER
-//! <name>` (src/sentinel.c@7.0.15 l.3912-3929: `+OK` and the failover runs on; `-INPROG` one is
-//! already running; `-NOGOODSLAVE` no replica to promote). Without the pause, writes the old master
-//! takes until Sentinel turns it into a replica (about 10 s) are lost (observed: ~210 of them); the
-//! pause outlasts that, and Sentinel's reconfiguration closes the paused clients' connections, so none
-//! of their writes is acknowledged by the old master. Whatever Sentinel replies, the next read
+//! What the answerer does to a master set. The failover, as Bitnami's preStop hook does it
+//! (bitnami/charts redis `prestop-redis.sh`): pause writes on the master (`CLIENT PAUSE <ms> WRITE`,
+//! src/networking.c@7.0.15: write commands wait, replicas' links are never paused), wait until the
+//! replicas Sentinel may promote have every byte the master took (`slave_repl_offset` ≥ the paused
+//! master's `master_repl_offset`), then `SENTINEL FAILOVER <name>` (src/sentinel.c@7.0.15
+//! l.3912-3929: `+OK` and the failover runs on; `-INPROG` one is already running; `-NOGOODSLAVE` no
+//! replica to promote). Without the pause, writes the old master takes until Sentinel turns it into a
+//! replica are lost (observed: ~210 of them). Then, once Sentinel names the new master, the old one
+//! made a replica before its pause is lifted ([`demote`]). Whatever a server replies, the next read
 //! confirms: a reply is never taken as proof. A failover not started lifts the pause.
 
 use std::time::Duration;
