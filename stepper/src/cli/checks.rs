@@ -170,7 +170,7 @@ pub struct WebhookArgs {
     pub webhook_ca_file: Option<PathBuf>,
 
     /// A YAML file of built-in answerers (apiVersion: safe-rollout.dev/v1alpha1, kind:
-    /// AnswererConfig, answerers: a list of name, optionally timeoutSeconds, and one kind — patroni, etcd —
+    /// AnswererConfig, answerers: a list of name, optionally timeoutSeconds, and one kind — patroni, redisSentinel, etcd —
     /// with the members' address template, e.g. http://{pod}.{service}.{namespace}.svc:8008): the
     /// stepper answers the approval questions itself for these systems and moves their leader before
     /// its pod goes (docs/answerers.md). A set's <prefix>/pre-update-webhook names an entry as it names a

@@ -206,11 +206,11 @@ fn bad_etcd_entries_name_the_field_and_the_form() {
             format!("etcd: {{{ok}, maxAppliedGap: -1}}"),
         ),
         (
-            "answerers[0]: two kinds; expected one of: patroni, etcd",
+            "answerers[0]: two kinds; expected one of: patroni, redisSentinel, etcd",
             format!("etcd: {{{ok}}}\n    patroni: {{{ok}}}"),
         ),
         (
-            "answerers[0]: no kind; expected one of: patroni, etcd",
+            "answerers[0]: no kind; expected one of: patroni, redisSentinel, etcd",
             "timeoutSeconds: 1".to_string(),
         ),
     ]);

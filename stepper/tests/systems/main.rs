@@ -18,6 +18,7 @@ mod patroni_harness;
 mod patroni_rollout;
 mod patroni_writes;
 mod rollout;
+mod sentinel_answerer;
 mod sentinel_harness;
 
 use std::time::{Duration, Instant};

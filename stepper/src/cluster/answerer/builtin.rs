@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::etcd;
 use super::patroni;
 use super::question::Question;
+use super::sentinel;
 use super::system::answer;
 use crate::gates::approval::webhook::answer::WebhookAnswer;
 
@@ -17,6 +18,8 @@ pub enum BuiltIn {
     Patroni(patroni::Patroni),
     /// etcd's gRPC-gateway JSON ([`etcd`]).
     Etcd(etcd::Etcd),
+    /// Redis with Sentinel ([`sentinel`]).
+    RedisSentinel(sentinel::RedisSentinel),
 }
 
 impl BuiltIn {
@@ -25,6 +28,7 @@ impl BuiltIn {
         match self {
             BuiltIn::Patroni(_) => patroni::KIND,
             BuiltIn::Etcd(_) => etcd::KIND,
+            BuiltIn::RedisSentinel(_) => sentinel::KIND,
         }
     }
 
@@ -33,6 +37,7 @@ impl BuiltIn {
         match self {
             BuiltIn::Patroni(p) => p.longest_call(),
             BuiltIn::Etcd(e) => e.longest_call(),
+            BuiltIn::RedisSentinel(s) => s.longest_call(),
         }
     }
 
@@ -41,6 +46,7 @@ impl BuiltIn {
         match self {
             BuiltIn::Patroni(p) => answer(p, q).await,
             BuiltIn::Etcd(e) => answer(e, q).await,
+            BuiltIn::RedisSentinel(s) => answer(s, q).await,
         }
     }
 }

@@ -22,6 +22,7 @@ use serde::Deserialize;
 use super::builtin::BuiltIn;
 use super::etcd;
 use super::patroni;
+use super::sentinel;
 use crate::config::http_check::is_dns_label;
 
 /// The file's `apiVersion`.
@@ -33,7 +34,7 @@ pub const DEFAULT_TIMEOUT_SECONDS: u64 = 5;
 /// The longest `timeoutSeconds` accepted.
 pub const MAX_TIMEOUT_SECONDS: u64 = 120;
 /// The kinds an entry may name, one each.
-pub const KINDS: &str = "patroni, etcd";
+pub const KINDS: &str = "patroni, redisSentinel, etcd";
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -53,6 +54,7 @@ struct Entry {
     patroni: Option<patroni::entry::Entry>,
     #[serde(default)]
     etcd: Option<etcd::entry::Entry>,
+    redis_sentinel: Option<sentinel::entry::Entry>,
 }
 
 /// Reads the answerers of the file at `path` ([`parse`]).
@@ -118,6 +120,11 @@ pub fn parse(text: &str) -> Result<Vec<(String, BuiltIn)>, String> {
                 &format!("{at}.etcd"),
             )?));
         }
+        if let Some(r) = entry.redis_sentinel {
+            kinds.push(BuiltIn::RedisSentinel(
+                r.build(timeout, &format!("{at}.redisSentinel"))?,
+            ));
+        }
         let builtin = match kinds.len() {
             0 => return Err(format!("{at}: no kind; expected one of: {KINDS}")),
             1 => kinds.remove(0),
@@ -167,7 +174,7 @@ mod tests {
                 format!("answerers:\n  - name: pg\n{patroni}  - name: pg\n{patroni}"),
                 "answerers[1].name: \"pg\" given twice",
             ),
-            ("answerers:\n  - name: pg\n".to_string(), "answerers[0]: no kind; expected one of: patroni"),
+            ("answerers:\n  - name: pg\n".to_string(), "answerers[0]: no kind; expected one of: patroni, redisSentinel"),
             (
                 format!("answerers:\n  - name: pg\n    timeoutSeconds: 0\n{patroni}"),
                 "answerers[0].timeoutSeconds: 0: expected whole seconds from 1 to 120",

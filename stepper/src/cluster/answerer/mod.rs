@@ -20,6 +20,7 @@ pub mod etcd;
 pub mod file;
 pub mod patroni;
 pub mod question;
+pub mod sentinel;
 pub mod system;
 
 pub use builtin::{Answerers, BuiltIn};
