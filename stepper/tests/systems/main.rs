@@ -13,6 +13,7 @@ mod etcd_answerer;
 mod etcd_answerer_admin;
 mod etcd_harness;
 mod map;
+mod other_rollouts;
 mod patroni_answerer;
 mod patroni_harness;
 mod patroni_rollout;

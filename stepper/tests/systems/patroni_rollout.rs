@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use reqwest::Method;
 
+use sts_stepper::cluster::answerer::{Answerers, file};
+
 use crate::patroni_harness::HEALTHY;
 use crate::rollout::{Led, Mode, roll};
 use crate::systems::net::call;
@@ -77,7 +79,8 @@ async fn rollout_in(mode: Mode) {
         .await
         .unwrap();
     let revision = format!("rollout-{}", next_run());
-    let rollout = roll(&mut *pg, mode, &config, "pg-main", &revision, LIMIT).await;
+    let answerers = Answerers::new(file::parse(&config).expect("--answerer-config"));
+    let rollout = roll(&mut *pg, mode, answerers, "pg-main", &revision, LIMIT).await;
     pg.wait_healthy(HEALTHY).await.unwrap();
     let report = writer.stop().await;
     let present = pg.present(run).await.unwrap();
@@ -154,7 +157,7 @@ async fn patroni_the_native_rolling_update_replaces_a_leader_without_a_switchove
     let rollout = roll(
         &mut *pg,
         Mode::Native,
-        "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\nanswerers: []\n",
+        Answerers::default(),
         "pg-main",
         &revision,
         LIMIT,

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use sts_safe_rollout_rules::annotations::DEFAULT_PREFIX;
 use sts_stepper::cluster::Checks;
-use sts_stepper::cluster::answerer::{Answerers, file};
+use sts_stepper::cluster::answerer::Answerers;
 use sts_stepper::config::Keys;
 use sts_stepper::gates::GateOptions;
 use sts_stepper::pass::probes::ProbeOptions;
@@ -108,24 +108,22 @@ fn world(name: &str, replicas: i32, answerer: &str, leader: Option<u32>, policy:
 }
 
 /// Rolls set `name` (its pods ordinal `i` ↔ `system`'s member `i`) from `db:v1` to `db:v2` with the
-/// stepper in `mode`, its answerers those of `config` (an `--answerer-config` text) and the entry
-/// `answerer`; each replaced member restarts as `revision`. Bounded by `limit`.
+/// stepper in `mode`, its answerers `answerers` (as an `--answerer-config` file gives them) and the
+/// entry `answerer`; each replaced member restarts as `revision`. Bounded by `limit`.
 ///
 /// # Panics
-/// The config does not parse, the system fails a read or a restart, or the rollout is not complete
-/// within `limit` (naming the last pass).
+/// The system fails a read or a restart, or the rollout is not complete within `limit` (naming the
+/// last pass).
 pub async fn roll<S: Led + Send>(
     system: &mut S,
     mode: Mode,
-    config: &str,
+    answerers: Answerers,
     answerer: &str,
     revision: &str,
     limit: Duration,
 ) -> Rollout {
     let checks = Checks {
-        answerers: Some(Answerers::new(
-            file::parse(config).expect("--answerer-config"),
-        )),
+        answerers: Some(answerers),
         ..Checks::default()
     };
     let name = system.pods().name().to_string();

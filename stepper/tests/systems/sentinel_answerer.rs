@@ -29,7 +29,7 @@ const TIGHT: u64 = 1_000;
 
 /// Entries `cache` (defaults), `cache-tight` (`maxLagBytes` [`TIGHT`]) and `cache-lost` (a Sentinel
 /// port nothing listens on), each over the harness's pods by `members`.
-fn answerers(redis: &Sentinel) -> Answerers {
+pub(crate) fn answerers(redis: &Sentinel) -> Answerers {
     let map = redis.set();
     let members: Vec<String> = (0..map.len())
         .map(|i| {
