@@ -1,6 +1,6 @@
 //! The simulated application as a Patroni cluster (`protocol: patroni` in a scenario): the stepper's
 //! approval questions answered by the built-in Patroni answerer's own decision
-//! ([`crate::cluster::answerer::patroni::decide`]) over a `GET /cluster` the world gives, so the
+//! ([`crate::cluster::answerer::kinds::patroni::decide`]) over a `GET /cluster` the world gives, so the
 //! simulation's property tests cover that answerer in both stepper modes.
 //!
 //! The world as Patroni would list it: each pod's member while its pod runs — `running` once Ready,
@@ -14,8 +14,10 @@ use serde_json::Value;
 
 use super::webhook::Reply;
 use super::world::World;
-use crate::cluster::answerer::patroni::decide::{ClusterView, Lag, Member, Switchover, decide};
-use crate::cluster::answerer::patroni::entry::DEFAULT_MAX_LAG_BYTES;
+use crate::cluster::answerer::kinds::patroni::decide::{
+    ClusterView, Lag, Member, Switchover, decide,
+};
+use crate::cluster::answerer::kinds::patroni::entry::DEFAULT_MAX_LAG_BYTES;
 use crate::cluster::answerer::question::Question;
 use crate::cluster::answerer::{Acted, acted_answer, verdict_answer};
 use crate::gates::approval::webhook::answer::{Decision, WebhookAnswer};

@@ -1,12 +1,14 @@
-//! The etcd answerer's decision (`cluster::answerer::etcd::decide`) over etcd's gRPC-gateway JSON as
+//! The etcd answerer's decision (`cluster::answerer::kinds::etcd::decide`) over etcd's gRPC-gateway JSON as
 //! etcd 3.4.23 answers it (docs/answerers.md; the shapes observed on a real 3-member cluster on
 //! 127.0.0.1: 64-bit numbers as decimal strings, `isLearner`, `errors` and `alarms` only when set).
 
 use serde_json::{Value, json};
 use sts_stepper::cluster::answerer::Verdict;
-use sts_stepper::cluster::answerer::etcd::decide::{ClusterView, MoveLeader, decide, pod_of};
-use sts_stepper::cluster::answerer::etcd::entry::DEFAULT_MAX_APPLIED_GAP;
-use sts_stepper::cluster::answerer::etcd::gateway::{Alarms, MemberList, Status};
+use sts_stepper::cluster::answerer::kinds::etcd::decide::{
+    ClusterView, MoveLeader, decide, pod_of,
+};
+use sts_stepper::cluster::answerer::kinds::etcd::entry::DEFAULT_MAX_APPLIED_GAP;
+use sts_stepper::cluster::answerer::kinds::etcd::gateway::{Alarms, MemberList, Status};
 use sts_stepper::cluster::answerer::question::Question;
 
 const GAP: u64 = DEFAULT_MAX_APPLIED_GAP;

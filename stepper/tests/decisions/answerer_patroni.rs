@@ -1,11 +1,11 @@
-//! The Patroni answerer's decision (`cluster::answerer::patroni::decide`) over `GET /cluster` bodies
+//! The Patroni answerer's decision (`cluster::answerer::kinds::patroni::decide`) over `GET /cluster` bodies
 //! as Patroni 3.0.2 answers them (docs/answerers.md; the shapes observed on a real 3-member cluster on
 //! 127.0.0.1: no `lag` on the leader, `"unknown"` for a member without a WAL position, `pause` and
 //! `tags` only when set).
 
 use serde_json::{Value, json};
 use sts_stepper::cluster::answerer::Verdict;
-use sts_stepper::cluster::answerer::patroni::decide::{ClusterView, Switchover, decide};
+use sts_stepper::cluster::answerer::kinds::patroni::decide::{ClusterView, Switchover, decide};
 use sts_stepper::cluster::answerer::question::Question;
 
 const MIB: u64 = 1_048_576;

@@ -1,11 +1,11 @@
-//! The Redis Sentinel answerer's decision (`cluster::answerer::sentinel::decide`) over replies shaped as
+//! The Redis Sentinel answerer's decision (`cluster::answerer::kinds::sentinel::decide`) over replies shaped as
 //! Redis 7.0.15 sends them (docs/answerers.md; src/sentinel.c `addReplySentinelRedisInstance`,
 //! src/server.c INFO replication; observed on a real set on 127.0.0.1): Bitnami's chart without
 //! `useHostnames`, so Sentinel names pod IPs and the entry's template names pods by DNS.
 
 use sts_stepper::cluster::answerer::Verdict;
-use sts_stepper::cluster::answerer::sentinel::decide::{Action, Demote, Failover, decide};
-use sts_stepper::cluster::answerer::sentinel::view::{Pod, View};
+use sts_stepper::cluster::answerer::kinds::sentinel::decide::{Action, Demote, Failover, decide};
+use sts_stepper::cluster::answerer::kinds::sentinel::view::{Pod, View};
 
 use crate::answerer_sentinel_fixture::{MIB, healthy, master_info, question};
 

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use sts_stepper::cluster::answerer::file::parse;
-use sts_stepper::cluster::answerer::sentinel;
+use sts_stepper::cluster::answerer::kinds::sentinel;
 
 const HEAD: &str = "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\nanswerers:\n";
 

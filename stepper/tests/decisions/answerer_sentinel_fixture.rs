@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
+use sts_stepper::cluster::answerer::kinds::sentinel::view::{Fields, Pod, View};
 use sts_stepper::cluster::answerer::question::Question;
-use sts_stepper::cluster::answerer::sentinel::view::{Fields, Pod, View};
 
 pub const MIB: u64 = 1_048_576;
 /// The master's offset in every healthy view.

@@ -1,55 +1,12 @@
-//! The configured built-in answerers: one [`BuiltIn`] per entry of `--answerer-config` (one variant
-//! per kind), found by name ([`Answerers`]).
+//! The configured built-in answerers, found by name ([`Answerers`]): one [`BuiltIn`] per entry of
+//! `--answerer-config`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::etcd;
-use super::patroni;
+use super::kinds::BuiltIn;
 use super::question::Question;
-use super::sentinel;
-use super::system::answer;
 use crate::gates::approval::webhook::answer::WebhookAnswer;
-
-/// One configured answerer: its kind's client.
-#[derive(Clone, Debug)]
-pub enum BuiltIn {
-    /// Patroni's REST API ([`patroni`]).
-    Patroni(patroni::Patroni),
-    /// etcd's gRPC-gateway JSON ([`etcd`]).
-    Etcd(etcd::Etcd),
-    /// Redis with Sentinel ([`sentinel`]).
-    RedisSentinel(sentinel::RedisSentinel),
-}
-
-impl BuiltIn {
-    /// The kind's name as the file spells it (`patroni`): the metrics' `kind` label.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            BuiltIn::Patroni(_) => patroni::KIND,
-            BuiltIn::Etcd(_) => etcd::KIND,
-            BuiltIn::RedisSentinel(_) => sentinel::KIND,
-        }
-    }
-
-    /// The longest one answer may take (reads and an action).
-    pub fn longest_call(&self) -> Duration {
-        match self {
-            BuiltIn::Patroni(p) => p.longest_call(),
-            BuiltIn::Etcd(e) => e.longest_call(),
-            BuiltIn::RedisSentinel(s) => s.longest_call(),
-        }
-    }
-
-    /// Answers `q` ([`answer`] with the kind's client).
-    pub async fn answer(&self, q: &Question) -> WebhookAnswer {
-        match self {
-            BuiltIn::Patroni(p) => answer(p, q).await,
-            BuiltIn::Etcd(e) => answer(e, q).await,
-            BuiltIn::RedisSentinel(s) => answer(s, q).await,
-        }
-    }
-}
 
 /// The answerers of `--answerer-config`, by name.
 #[derive(Clone, Debug, Default)]

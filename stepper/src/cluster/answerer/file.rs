@@ -19,10 +19,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::builtin::BuiltIn;
-use super::etcd;
-use super::patroni;
-use super::sentinel;
+use super::kinds::{BuiltIn, Entry, KINDS};
 use crate::config::http_check::is_dns_label;
 
 /// The file's `apiVersion`.
@@ -33,8 +30,6 @@ pub const KIND: &str = "AnswererConfig";
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 5;
 /// The longest `timeoutSeconds` accepted.
 pub const MAX_TIMEOUT_SECONDS: u64 = 120;
-/// The kinds an entry may name, one each.
-pub const KINDS: &str = "patroni, redisSentinel, etcd";
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -42,19 +37,6 @@ struct File {
     api_version: String,
     kind: String,
     answerers: Vec<Entry>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct Entry {
-    name: String,
-    #[serde(default)]
-    timeout_seconds: Option<u64>,
-    #[serde(default)]
-    patroni: Option<patroni::entry::Entry>,
-    #[serde(default)]
-    etcd: Option<etcd::entry::Entry>,
-    redis_sentinel: Option<sentinel::entry::Entry>,
 }
 
 /// Reads the answerers of the file at `path` ([`parse`]).
@@ -105,32 +87,9 @@ pub fn parse(text: &str) -> Result<Vec<(String, BuiltIn)>, String> {
             ));
         }
         let timeout = Duration::from_secs(seconds);
-        let mut kinds = Vec::new();
-        if let Some(p) = entry.patroni {
-            kinds.push(BuiltIn::Patroni(p.build(
-                builder(),
-                timeout,
-                &format!("{at}.patroni"),
-            )?));
-        }
-        if let Some(e) = entry.etcd {
-            kinds.push(BuiltIn::Etcd(e.build(
-                builder(),
-                timeout,
-                &format!("{at}.etcd"),
-            )?));
-        }
-        if let Some(r) = entry.redis_sentinel {
-            kinds.push(BuiltIn::RedisSentinel(
-                r.build(timeout, &format!("{at}.redisSentinel"))?,
-            ));
-        }
-        let builtin = match kinds.len() {
-            0 => return Err(format!("{at}: no kind; expected one of: {KINDS}")),
-            1 => kinds.remove(0),
-            _ => return Err(format!("{at}: two kinds; expected one of: {KINDS}")),
-        };
-        out.push((entry.name, builtin));
+        let name = entry.name.clone();
+        let builtin = entry.build(builder(), timeout, &at)?;
+        out.push((name, builtin));
     }
     Ok(out)
 }
@@ -161,7 +120,9 @@ mod tests {
         assert_eq!(builtin.kind(), "patroni");
         assert_eq!(
             builtin.longest_call(),
-            Duration::from_secs(3 + patroni::entry::DEFAULT_SWITCHOVER_TIMEOUT_SECONDS)
+            Duration::from_secs(
+                3 + super::super::kinds::patroni::entry::DEFAULT_SWITCHOVER_TIMEOUT_SECONDS
+            )
         );
     }
 

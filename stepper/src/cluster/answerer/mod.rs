@@ -16,13 +16,12 @@
 
 pub mod address;
 pub mod builtin;
-pub mod etcd;
 pub mod file;
-pub mod patroni;
+pub mod kinds;
 pub mod question;
-pub mod sentinel;
 pub mod system;
 
-pub use builtin::{Answerers, BuiltIn};
+pub use builtin::Answerers;
+pub use kinds::BuiltIn;
 pub use question::Question;
 pub use system::{Acted, System, Verdict, acted_answer, answer, verdict_answer};

@@ -16,9 +16,9 @@ pub mod view;
 
 use std::time::Duration;
 
-use super::address::Addresses;
-use super::question::Question;
-use super::system::{Acted, System, Verdict};
+use crate::cluster::answerer::address::Addresses;
+use crate::cluster::answerer::question::Question;
+use crate::cluster::answerer::system::{Acted, System, Verdict};
 use conn::Connector;
 use decide::Action;
 use view::View;

@@ -13,9 +13,9 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::json;
 
-use super::address::Addresses;
-use super::question::Question;
-use super::system::{Acted, System, Verdict};
+use crate::cluster::answerer::address::Addresses;
+use crate::cluster::answerer::question::Question;
+use crate::cluster::answerer::system::{Acted, System, Verdict};
 use crate::cluster::endpoint_client::{EndpointClient, describe};
 use decide::{ClusterView, Switchover};
 

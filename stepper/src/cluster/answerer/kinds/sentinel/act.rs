@@ -14,9 +14,9 @@ use std::time::Duration;
 use futures::future::join_all;
 use tokio::time::Instant;
 
-use super::super::system::Acted;
 use super::conn::{Connector, Failure, Server};
 use super::decide::{Demote, Failover};
+use crate::cluster::answerer::system::Acted;
 
 /// How often a replica's offset is read while waiting for it to catch up.
 const CATCH_UP_POLL: Duration = Duration::from_millis(50);

@@ -29,12 +29,12 @@
 
 use std::collections::BTreeMap;
 
-use super::super::question::{Phase, Question};
-use super::super::system::{Acted, Verdict};
 use super::gateway::{
     Alarm, CallError, FAILED_PRECONDITION, GatewayError, Member, NOT_LEADER, PERMISSION_DENIED,
     Status, UNAUTHENTICATED,
 };
+use crate::cluster::answerer::question::{Phase, Question};
+use crate::cluster::answerer::system::{Acted, Verdict};
 
 /// Seconds before asking again while the cluster catches up.
 pub const CATCH_UP_SECONDS: u32 = 5;

@@ -31,9 +31,9 @@
 
 use std::collections::BTreeSet;
 
-use super::super::question::{Phase, Question};
-use super::super::system::Verdict;
 use super::view::{Pod, View, flagged, get, number};
+use crate::cluster::answerer::question::{Phase, Question};
+use crate::cluster::answerer::system::Verdict;
 
 /// Seconds before asking again while the set catches up.
 pub const CATCH_UP_SECONDS: u32 = 5;

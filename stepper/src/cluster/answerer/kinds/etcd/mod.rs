@@ -19,9 +19,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::address::Addresses;
-use super::question::Question;
-use super::system::{Acted, System, Verdict};
+use crate::cluster::answerer::address::Addresses;
+use crate::cluster::answerer::question::Question;
+use crate::cluster::answerer::system::{Acted, System, Verdict};
 use crate::cluster::endpoint_client::EndpointClient;
 use crate::cluster::prometheus::read_secret;
 use crate::config::endpoint_auth::Username;

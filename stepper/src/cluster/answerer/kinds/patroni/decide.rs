@@ -20,8 +20,8 @@
 
 use serde::Deserialize;
 
-use super::super::question::{Phase, Question};
-use super::super::system::Verdict;
+use crate::cluster::answerer::question::{Phase, Question};
+use crate::cluster::answerer::system::Verdict;
 
 /// Seconds before asking again while the cluster catches up.
 pub const CATCH_UP_SECONDS: u32 = 5;
