@@ -30,6 +30,7 @@ use sts_stepper::plan::set_status::{
 };
 use sts_stepper::serve::metrics::Metrics;
 
+mod change_kinds;
 mod cluster_reads;
 mod gate_list;
 mod links;
