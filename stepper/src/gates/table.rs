@@ -3,7 +3,9 @@
 //! first gate of the list that blocks).
 
 use super::approval;
-use super::check::{http, prometheus};
+use super::check::http::{self, Http};
+use super::check::kind::{effects as check_effects, gate as check_gate};
+use super::check::prometheus::{self, Prometheus};
 use super::failure;
 use super::fleet::{self, group_busy, owner_not_healthy};
 use super::input::{Gate, GateInput};
@@ -185,19 +187,19 @@ pub const GATES: &[GateEntry] = &[
     gate(
         Reason::PrometheusCheck,
         Reads::Probe,
-        prometheus::prometheus_check,
+        check_gate::<Prometheus>,
         &[prometheus::READS],
         "<prefix>/prometheus-query* not yet non-empty success-threshold times in a\nrow; failure-limit failures pause the rollout",
     )
-    .with_effects(prometheus::effects, &[]),
+    .with_effects(check_effects::<Prometheus>, &[]),
     gate(
         Reason::HttpCheck,
         Reads::Probe,
-        http::http_check,
+        check_gate::<Http>,
         &[http::READS],
         "the value at <prefix>/http-check-jsonpath of the --http-check endpoint that\n<prefix>/http-check names not yet <prefix>/http-check-expect\nsuccess-threshold times in a row",
     )
-    .with_effects(http::effects, &[]),
+    .with_effects(check_effects::<Http>, &[]),
     gate(
         Reason::PrimaryNotMoved,
         Reads::Pods,
