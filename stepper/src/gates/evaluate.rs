@@ -75,7 +75,8 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
         }
         return ev;
     }
-    let blocked = GATES.iter().find_map(|g| (g.check)(input).err());
+    let asked = || GATES.iter().filter(|g| g.asked(input));
+    let blocked = asked().find_map(|g| (g.check)(input).err());
     let blocked_by = blocked.as_ref().map(|b| b.reason);
     // The step is pinned only for a set that takes it (a blocked one's is [`next_step`], on demand).
     let mut ev = Evaluation::of(match blocked {
@@ -90,7 +91,7 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
             Err(e) => Verdict::Blocked(Blocked::new(Reason::NotObserved, e.to_string())),
         },
     });
-    for g in GATES.iter().filter(|g| g.reached(blocked_by)) {
+    for g in asked().filter(|g| g.reached(blocked_by)) {
         if let Some(effects) = g.effects {
             (effects.record)(input, &mut ev);
         }

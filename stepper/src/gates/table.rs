@@ -49,6 +49,10 @@ pub struct GateEntry {
     pub help: &'static str,
     /// What the gate asks the pass to read and write once reached, if anything.
     pub effects: Option<Effects>,
+    /// Not asked while the set steps back after a rollback ([`rollback::stepping_back`]): the
+    /// application checks, one of which failed the revision the set leaves; the Kubernetes gates and
+    /// the approvals are asked.
+    pub skipped_stepping_back: bool,
 }
 
 /// What a gate asks the pass for beside its verdict: the read that lets it decide ([`Evaluation::need`])
@@ -63,6 +67,11 @@ pub struct Effects {
 }
 
 impl GateEntry {
+    /// True when the gate is asked of `input` (not skipped while it steps back).
+    pub fn asked(&self, input: &GateInput<'_>) -> bool {
+        !(self.skipped_stepping_back && rollback::stepping_back(input))
+    }
+
     /// True when the gate was reached in an evaluation whose first block is `blocked_by` (`None`: every
     /// gate passed): its effects are then recorded.
     pub fn reached(&self, blocked_by: Option<Reason>) -> bool {
@@ -77,6 +86,13 @@ impl GateEntry {
     ) -> Self {
         GateEntry {
             effects: Some(Effects { record, also_at }),
+            ..self
+        }
+    }
+
+    const fn skipped_stepping_back(self) -> Self {
+        GateEntry {
+            skipped_stepping_back: true,
             ..self
         }
     }
@@ -96,6 +112,7 @@ const fn gate(
         fields,
         help,
         effects: None,
+        skipped_stepping_back: false,
     }
 }
 
@@ -191,7 +208,8 @@ pub const GATES: &[GateEntry] = &[
         &[prometheus::READS],
         "<prefix>/prometheus-query* not yet non-empty success-threshold times in a\nrow; failure-limit failures pause the rollout",
     )
-    .with_effects(check_effects::<Prometheus>, &[]),
+    .with_effects(check_effects::<Prometheus>, &[])
+    .skipped_stepping_back(),
     gate(
         Reason::HttpCheck,
         Reads::Probe,
@@ -199,7 +217,8 @@ pub const GATES: &[GateEntry] = &[
         &[http::READS],
         "the value at <prefix>/http-check-jsonpath of the --http-check endpoint that\n<prefix>/http-check names not yet <prefix>/http-check-expect\nsuccess-threshold times in a row",
     )
-    .with_effects(check_effects::<Http>, &[]),
+    .with_effects(check_effects::<Http>, &[])
+    .skipped_stepping_back(),
     gate(
         Reason::PrimaryNotMoved,
         Reads::Pods,
@@ -264,7 +283,7 @@ pub fn help() -> Vec<(Reason, &'static str)> {
 pub fn list_gate_block(input: &GateInput<'_>) -> Option<Blocked> {
     GATES
         .iter()
-        .filter(|g| g.reads == Reads::List)
+        .filter(|g| g.reads == Reads::List && g.asked(input))
         .find_map(|g| (g.check)(input).err())
 }
 

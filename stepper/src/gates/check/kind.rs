@@ -4,8 +4,8 @@
 //! kind ([`gate`], [`effects`]); the counting once in [`super::count`]; the writes once in
 //! [`super::effects`].
 //!
-//! Stepping back after a rollback (`gates::rollback::stepping_back`), no check is asked: the check that
-//! failed is not asked again about the revision it failed.
+//! Stepping back after a rollback no check is asked (the check that failed is not asked again about
+//! the revision it failed): their `GATES` rows say so (`skipped_stepping_back`).
 
 use super::effects::{self, Reached};
 use super::{CheckResult, CheckState, Measured, count, current_state, gate_answer};
@@ -43,13 +43,10 @@ pub trait CheckKind {
 }
 
 /// The check's config, its stored state for this observation, and its result at `input.now`; `None`
-/// when the set has no check of kind `K`, or steps back after a rollback.
+/// when the set has no check of kind `K`.
 fn run<'a, K: CheckKind>(
     input: &GateInput<'a>,
 ) -> Option<(&'a K::Config, Option<CheckState>, CheckResult)> {
-    if crate::gates::rollback::stepping_back(input) {
-        return None;
-    }
     let check = K::config(input)?;
     let revision = set::update_revision(input.set);
     let partition = input.partition();
