@@ -164,10 +164,10 @@ async fn patroni_the_native_rolling_update_replaces_a_leader_without_a_switchove
     )
     .await;
     let report = writer.stop().await;
-    let reinitialized = repair(&pg).await;
     let present = pg.present(run).await.unwrap();
     let members = |o: u32| pg.pods().member(o as usize).map(String::from);
     let led = rollout.leaders_replaced(members);
+    let reinitialized = repair(&pg, &led).await;
     eprintln!(
         "patroni rollout (Native): {:.1} s, replaced {:?}, leaders {:?}, members replaced while leading {led:?}, reinitialized after it {reinitialized:?}; writes: {}; lost {}",
         rollout.seconds,
@@ -180,20 +180,20 @@ async fn patroni_the_native_rolling_update_replaces_a_leader_without_a_switchove
     assert_eq!(rollout.replaced.len(), 3, "{rollout:?}");
 }
 
-/// Waits for every member to stream again; a member that cannot (an old leader restarted without a
-/// switchover whose WAL diverged from the new leader's) is reinitialized (`POST /reinitialize`, a fresh
-/// copy of the leader), so the cluster is whole for the next test. Returns the members reinitialized.
-async fn repair(pg: &Patroni) -> Vec<String> {
-    if pg.wait_healthy(Duration::from_secs(30)).await.is_ok() {
-        return Vec::new();
-    }
+/// Makes the cluster whole again for the next test: every member in `restarted_leading` (restarted
+/// while it led, without a switchover) that does not lead now is reinitialized (`POST /reinitialize`: a
+/// fresh copy of the leader) — its WAL may have diverged from the new leader's, and `pg_rewind` does not
+/// always bring it back (seen: `invalid record length … waiting for WAL`, streaming for a moment, then
+/// not) —, then every member must stream, twice 5 s apart. Returns the members reinitialized.
+async fn repair(pg: &Patroni, restarted_leading: &[String]) -> Vec<String> {
+    pg.wait_healthy(HEALTHY).await.ok();
     let leader = pg.leader().await.unwrap().expect("a leader");
-    let streaming = pg.streaming(&leader).await.unwrap();
-    let broken: Vec<String> = (0..pg.pods().len())
-        .filter_map(|i| pg.pods().member(i).map(String::from))
-        .filter(|m| *m != leader && !streaming.contains(m))
+    let reinit: Vec<String> = restarted_leading
+        .iter()
+        .filter(|m| **m != leader)
+        .cloned()
         .collect();
-    for m in &broken {
+    for m in &reinit {
         let url = format!("{}/reinitialize", pg.rest_url(m));
         let body = serde_json::json!({"force": true});
         let (status, text) = call(Method::POST, &url, Some(&body), pg.rest_auth())
@@ -202,5 +202,7 @@ async fn repair(pg: &Patroni) -> Vec<String> {
         assert_eq!(status, 200, "reinitialize {m}: {text}");
     }
     pg.wait_healthy(HEALTHY).await.unwrap();
-    broken
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    pg.wait_healthy(HEALTHY).await.unwrap();
+    reinit
 }
