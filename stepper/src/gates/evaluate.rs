@@ -13,7 +13,7 @@ use super::options::GateOptions;
 use super::probes::Probes;
 use super::table::GATES;
 use super::verdict::{Evaluation, Idle, Verdict};
-use super::{approval, canary, returning};
+use super::{approval, canary};
 use crate::config::{Answerer, SetConfig};
 use crate::model::pods::PdbView;
 use crate::model::reasons::{Blocked, Reason};
@@ -61,7 +61,7 @@ pub fn withdraws_requests(config: &SetConfig) -> bool {
 
 /// The gates for one StatefulSet: [`before_gates`], then [`GATES`] in order; else a step to
 /// [`GateInput::target`]; held `FailedRevision`, the return of a pod left on that revision
-/// ([`returning`]). When an I/O gate lacks its read, the evaluation is `Blocked` with
+/// (`gates::returning`, the rerun of its row). When an I/O gate lacks its read, the evaluation is `Blocked` with
 /// [`Evaluation::need`] saying what to read.
 pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
     if let Some(verdict) = before_gates(input.set, input.config) {
@@ -96,19 +96,21 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
             (effects.record)(input, &mut ev);
         }
     }
-    // Held `FailedRevision` with a pod a re-apply left on that revision: the pod is returned under the
-    // gates of the step back it stands for — this same list, run on the view of the set whose next
-    // step replaces exactly it (`returning::view`, where no pod is left to return: one level deep).
-    if blocked_by == Some(Reason::FailedRevision)
-        && let Some(pod) = returning::pod_to_return(input)
+    // The blocking gate's rerun (`FailedRevision` with a pod a re-apply left on that revision: the pod
+    // is returned under the gates of the step back it stands for — this same list, run on the view of
+    // the set whose next step replaces exactly it, where no pod is left to return: one level deep).
+    if let Some(rerun) = GATES
+        .iter()
+        .find(|g| Some(g.reason) == blocked_by)
+        .and_then(|g| g.rerun)
+        && let Some((set, config, pod)) = (rerun.view)(input)
     {
-        let (set, config) = returning::view(input, &pod);
         let back = evaluate_input(&GateInput {
             set: &set,
             config: &config,
             ..*input
         });
-        returning::judge(&mut ev, pod, back);
+        (rerun.judge)(&mut ev, pod, back);
     }
     canary::effects(input, &mut ev);
     ev

@@ -2,6 +2,8 @@
 //! and its `--help` line; and what the list answers (the fields every reader reads, the help, the
 //! first gate of the list that blocks).
 
+use k8s_openapi::api::apps::v1::StatefulSet;
+
 use super::approval;
 use super::check::http::{self, Http};
 use super::check::kind::{effects as check_effects, gate as check_gate};
@@ -11,11 +13,13 @@ use super::fleet::{self, group_busy, owner_not_healthy};
 use super::input::{Gate, GateInput};
 use super::pods::{self, pdb_blocked, pod_not_ready, step_in_progress};
 use super::recovery;
+use super::returning::{self, ReturnPod};
 use super::rollback;
 use super::scope;
 use super::set::{self, invalid_annotation, not_observed, paused, settling};
 use super::throttle;
 use super::verdict::Evaluation;
+use crate::config::SetConfig;
 use crate::model::fields::{Field, Reader};
 use crate::model::reasons::{Blocked, Reason};
 
@@ -53,6 +57,21 @@ pub struct GateEntry {
     /// application checks, one of which failed the revision the set leaves; the Kubernetes gates and
     /// the approvals are asked.
     pub skipped_stepping_back: bool,
+    /// While the gate blocks, the gates are run again on a view of the set, if any ([`Rerun`]).
+    pub rerun: Option<Rerun>,
+}
+
+/// A gate that, while it blocks, has the gates run again on a view of the set and folds what they say
+/// into the set's evaluation (`FailedRevision`: the return of a pod a re-apply left on the failed
+/// revision, judged as the step back it stands for, `gates::returning`). One level deep: the view has
+/// nothing left to run again.
+#[derive(Clone, Copy, Debug)]
+pub struct Rerun {
+    /// The view, when there is something to judge: the set and its annotations as the step back reads
+    /// them, and the pod it returns.
+    pub view: fn(&GateInput<'_>) -> Option<(StatefulSet, SetConfig, ReturnPod)>,
+    /// Folds the gates' evaluation of the view into the set's.
+    pub judge: fn(&mut Evaluation, ReturnPod, Evaluation),
 }
 
 /// What a gate asks the pass for beside its verdict: the read that lets it decide ([`Evaluation::need`])
@@ -90,6 +109,17 @@ impl GateEntry {
         }
     }
 
+    const fn with_rerun(
+        self,
+        view: fn(&GateInput<'_>) -> Option<(StatefulSet, SetConfig, ReturnPod)>,
+        judge: fn(&mut Evaluation, ReturnPod, Evaluation),
+    ) -> Self {
+        GateEntry {
+            rerun: Some(Rerun { view, judge }),
+            ..self
+        }
+    }
+
     const fn skipped_stepping_back(self) -> Self {
         GateEntry {
             skipped_stepping_back: true,
@@ -113,6 +143,7 @@ const fn gate(
         help,
         effects: None,
         skipped_stepping_back: false,
+        rerun: None,
     }
 }
 
@@ -148,7 +179,8 @@ pub const GATES: &[GateEntry] = &[
         rollback::failed_revision,
         &[rollback::READS],
         "status.updateRevision is the revision <prefix>/failed-revision records: the\nstepper rolled it back (<prefix>/on-failure: rollback); held until the\ntemplate changes or resume --retry",
-    ),
+    )
+    .with_rerun(returning::rerun_view, returning::judge),
     gate(
         Reason::NotObserved,
         Reads::List,
