@@ -35,6 +35,8 @@ pub enum Protocol {
     /// As a Patroni cluster, answered by the stepper's built-in Patroni answerer (the set carries
     /// `pre-update-webhook: <name>`, an `--answerer-config` entry): [`super::patroni`].
     Patroni,
+    /// As an etcd cluster, answered by the stepper's built-in etcd answerer: [`super::etcd`].
+    Etcd,
 }
 
 /// The application of a simulated set.

@@ -60,6 +60,7 @@ pub mod apiserver;
 pub mod application;
 pub mod cluster;
 pub mod controller;
+pub mod etcd;
 pub mod fleet;
 pub mod history;
 pub mod kubelet;

@@ -210,10 +210,11 @@ impl World {
             .ok()
             .filter(|r| r.api_version == API_VERSION && r.kind == KIND);
         let update = self.status_str("updateRevision");
-        let patroni = (self.application.as_ref()).is_some_and(|a| a.protocol == Protocol::Patroni);
+        let protocol = self.application.as_ref().map(|a| a.protocol);
         let reply = match (self.failure(name, &url), &request) {
             (Some(reply), _) => reply,
-            (None, Some(_)) if patroni => self.patroni_reply(body),
+            (None, Some(_)) if protocol == Some(Protocol::Patroni) => self.patroni_reply(body),
+            (None, Some(_)) if protocol == Some(Protocol::Etcd) => self.etcd_reply(body),
             (None, Some(request)) => self.decided(request),
             (None, None) => Reply::Http(400, "not an UpdateApprovalRequest".into()),
         };

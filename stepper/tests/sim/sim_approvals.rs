@@ -1,7 +1,7 @@
 //! Property test of the approvals and the primary last (docs/approvals.md): random sets asking the
 //! application on the pods (`pre-update-approval`) or through its webhook (`pre-update-webhook`, with a
-//! random `webhook-error-limit`) — the application's own webhook, or the stepper's built-in Patroni
-//! answerer over the application as a Patroni cluster (`sim::patroni`) —, half the time with `primary-selector: role=primary` over an
+//! random `webhook-error-limit`) — the application's own webhook, or the stepper's built-in Patroni or
+//! etcd answerer over the application as a Patroni or an etcd cluster (`sim::patroni`, `sim::etcd`) —, half the time with `primary-selector: role=primary` over an
 //! application with a primary; a simulated application that answers after a random delay and switches
 //! over in random time; random template changes and rollbacks, denials, a silent answerer, failing pod
 //! patches, webhook errors of every kind, a stepper killed between its read and its write and two
@@ -89,7 +89,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             let n = u32::try_from(replicas).expect("replicas");
             (
                 Just(replicas),
-                (any::<bool>(), 0u8..3, 1u32..=4),
+                (any::<bool>(), 0u8..4, 1u32..=4),
                 prop::option::of(0..n),
                 (0i64..=15, 0i64..=20, 30i64..=200),
                 (1i64..=3, 1i64..=6, 1i64..=3),
@@ -113,9 +113,11 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 // A primary needs another pod to move to. Patroni always has a leader: with two pods
                 // or more, on the chosen pod or the first; a single pod is asked through a webhook.
                 let primary = primary.filter(|_| replicas >= 2);
+                // etcd keeps a quorum without the pod going only from three members on.
                 let (kind, primary) = match kind {
                     2 if replicas >= 2 => (2, primary.or(Some(0))),
-                    2 => (1, primary),
+                    3 if replicas >= 3 => (3, primary.or(Some(0))),
+                    2 | 3 => (1, primary),
                     k => (k, primary),
                 };
                 let mut events: Vec<Event> = events
@@ -147,10 +149,10 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 let protocol = if kind > 0 {
                     annotations.insert("pre-update-webhook".into(), "app".into());
                     annotations.insert("webhook-error-limit".into(), error_limit.to_string());
-                    if kind == 2 {
-                        Protocol::Patroni
-                    } else {
-                        Protocol::Webhook
+                    match kind {
+                        2 => Protocol::Patroni,
+                        3 => Protocol::Etcd,
+                        _ => Protocol::Webhook,
                     }
                 } else {
                     annotations.insert("pre-update-approval".into(), "true".into());
@@ -219,6 +221,7 @@ fn cases() -> u32 {
 struct Counts {
     webhook_cases: Cell<usize>,
     patroni_cases: Cell<usize>,
+    etcd_cases: Cell<usize>,
     asked: Cell<usize>,
     switchovers: Cell<usize>,
     webhook_calls: Cell<u64>,
@@ -245,6 +248,9 @@ fn check(s: &Scenario, run: &Run, counts: &Counts) -> Result<(), TestCaseError> 
     let webhook = app.protocol != Protocol::Handshake;
     if app.protocol == Protocol::Patroni {
         add(&counts.patroni_cases, 1);
+    }
+    if app.protocol == Protocol::Etcd {
+        add(&counts.etcd_cases, 1);
     }
     if webhook {
         let on_pods: Vec<(u32, &String)> = (w.pods.values())
@@ -330,11 +336,12 @@ fn the_application_is_asked_and_the_primary_goes_last() {
     let _ = writeln!(
         std::io::stderr(),
         "sim_approvals: {cases} cases, {} ApprovalRequested Events, {} of them asking a switchover; \
-         {} cases through the webhook ({} of them the built-in Patroni answerer): {} calls, {} without a decision, {} Deny, {} WebhookErrors Degraded",
+         {} cases through the webhook ({} of them the built-in Patroni answerer, {} etcd's): {} calls, {} without a decision, {} Deny, {} WebhookErrors Degraded",
         c.asked.get(),
         c.switchovers.get(),
         c.webhook_cases.get(),
         c.patroni_cases.get(),
+        c.etcd_cases.get(),
         c.webhook_calls.get(),
         c.webhook_errors.get(),
         c.webhook_denials.get(),
@@ -345,8 +352,8 @@ fn the_application_is_asked_and_the_primary_goes_last() {
         "the cases exercised the approvals and the switchover"
     );
     assert!(
-        c.patroni_cases.get() > 0,
-        "the cases exercised the built-in Patroni answerer"
+        c.patroni_cases.get() > 0 && c.etcd_cases.get() > 0,
+        "the cases exercised the built-in Patroni and etcd answerers"
     );
     assert!(
         c.webhook_cases.get() > 0
