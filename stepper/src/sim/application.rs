@@ -37,6 +37,9 @@ pub enum Protocol {
     Patroni,
     /// As an etcd cluster, answered by the stepper's built-in etcd answerer: [`super::etcd`].
     Etcd,
+    /// As a Redis with Sentinel, answered by the stepper's built-in Sentinel answerer:
+    /// [`super::sentinel`].
+    RedisSentinel,
 }
 
 /// The application of a simulated set.

@@ -72,6 +72,7 @@ mod probe;
 pub mod questions;
 mod reads;
 pub mod scenario;
+pub mod sentinel;
 pub mod watched;
 pub mod webhook;
 pub mod world;

@@ -215,6 +215,9 @@ impl World {
             (Some(reply), _) => reply,
             (None, Some(_)) if protocol == Some(Protocol::Patroni) => self.patroni_reply(body),
             (None, Some(_)) if protocol == Some(Protocol::Etcd) => self.etcd_reply(body),
+            (None, Some(_)) if protocol == Some(Protocol::RedisSentinel) => {
+                self.sentinel_reply(body)
+            }
             (None, Some(request)) => self.decided(request),
             (None, None) => Reply::Http(400, "not an UpdateApprovalRequest".into()),
         };

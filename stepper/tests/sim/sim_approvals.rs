@@ -1,7 +1,8 @@
 //! Property test of the approvals and the primary last (docs/approvals.md): random sets asking the
 //! application on the pods (`pre-update-approval`) or through its webhook (`pre-update-webhook`, with a
-//! random `webhook-error-limit`) — the application's own webhook, or the stepper's built-in Patroni or
-//! etcd answerer over the application as a Patroni or an etcd cluster (`sim::patroni`, `sim::etcd`) —, half the time with `primary-selector: role=primary` over an
+//! random `webhook-error-limit`) — the application's own webhook, or the stepper's built-in Patroni,
+//! etcd or Sentinel answerer over the application as such a system (`sim::patroni`, `sim::etcd`,
+//! `sim::sentinel`) —, half the time with `primary-selector: role=primary` over an
 //! application with a primary; a simulated application that answers after a random delay and switches
 //! over in random time; random template changes and rollbacks, denials, a silent answerer, failing pod
 //! patches, webhook errors of every kind, a stepper killed between its read and its write and two
@@ -89,7 +90,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             let n = u32::try_from(replicas).expect("replicas");
             (
                 Just(replicas),
-                (any::<bool>(), 0u8..4, 1u32..=4),
+                (any::<bool>(), 0u8..5, 1u32..=4),
                 prop::option::of(0..n),
                 (0i64..=15, 0i64..=20, 30i64..=200),
                 (1i64..=3, 1i64..=6, 1i64..=3),
@@ -117,7 +118,8 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 let (kind, primary) = match kind {
                     2 if replicas >= 2 => (2, primary.or(Some(0))),
                     3 if replicas >= 3 => (3, primary.or(Some(0))),
-                    2 | 3 => (1, primary),
+                    4 if replicas >= 2 => (4, primary.or(Some(0))),
+                    2..=4 => (1, primary),
                     k => (k, primary),
                 };
                 let mut events: Vec<Event> = events
@@ -152,6 +154,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     match kind {
                         2 => Protocol::Patroni,
                         3 => Protocol::Etcd,
+                        4 => Protocol::RedisSentinel,
                         _ => Protocol::Webhook,
                     }
                 } else {
@@ -222,6 +225,7 @@ struct Counts {
     webhook_cases: Cell<usize>,
     patroni_cases: Cell<usize>,
     etcd_cases: Cell<usize>,
+    sentinel_cases: Cell<usize>,
     asked: Cell<usize>,
     switchovers: Cell<usize>,
     webhook_calls: Cell<u64>,
@@ -251,6 +255,9 @@ fn check(s: &Scenario, run: &Run, counts: &Counts) -> Result<(), TestCaseError> 
     }
     if app.protocol == Protocol::Etcd {
         add(&counts.etcd_cases, 1);
+    }
+    if app.protocol == Protocol::RedisSentinel {
+        add(&counts.sentinel_cases, 1);
     }
     if webhook {
         let on_pods: Vec<(u32, &String)> = (w.pods.values())
@@ -336,12 +343,13 @@ fn the_application_is_asked_and_the_primary_goes_last() {
     let _ = writeln!(
         std::io::stderr(),
         "sim_approvals: {cases} cases, {} ApprovalRequested Events, {} of them asking a switchover; \
-         {} cases through the webhook ({} of them the built-in Patroni answerer, {} etcd's): {} calls, {} without a decision, {} Deny, {} WebhookErrors Degraded",
+         {} cases through the webhook ({} of them the built-in Patroni answerer, {} etcd's, {} Sentinel's): {} calls, {} without a decision, {} Deny, {} WebhookErrors Degraded",
         c.asked.get(),
         c.switchovers.get(),
         c.webhook_cases.get(),
         c.patroni_cases.get(),
         c.etcd_cases.get(),
+        c.sentinel_cases.get(),
         c.webhook_calls.get(),
         c.webhook_errors.get(),
         c.webhook_denials.get(),
@@ -352,8 +360,8 @@ fn the_application_is_asked_and_the_primary_goes_last() {
         "the cases exercised the approvals and the switchover"
     );
     assert!(
-        c.patroni_cases.get() > 0 && c.etcd_cases.get() > 0,
-        "the cases exercised the built-in Patroni and etcd answerers"
+        c.patroni_cases.get() > 0 && c.etcd_cases.get() > 0 && c.sentinel_cases.get() > 0,
+        "the cases exercised the built-in Patroni, etcd and Sentinel answerers"
     );
     assert!(
         c.webhook_cases.get() > 0
