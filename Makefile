@@ -309,7 +309,7 @@ deploy-manifests: ## Render deploy/ for $(POLICY_REF) and $(IMAGE) (and deploy/n
 # `demo` Cargo profile (every dependency unoptimized) and the runner without its `signing` feature build in
 # 3 min 54 s cold where the dev profile took 6 min 29 s (BENCHMARKS.md); `make test` builds the dev profile.
 DEMO_BIN := $(TARGET_DIR)/demo
-demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs guarded, a canary plan, the primary last (pods, webhook), a rollback by itself
+demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs guarded, a canary plan, the primary last (pods, webhook, the built-in Patroni answerer, simulated and against a real Patroni cluster), a rollback by itself
 	scripts/setup.sh demo
 	$(MAKE) policy.wasm
 	$(CARGO) build --locked --profile demo -p runner -p sts-stepper --no-default-features
@@ -328,6 +328,12 @@ demo: ## policy.wasm deciding real AdmissionReviews, the MOCO incident native vs
 	@echo
 	@echo "Rolling back by itself (on-failure: rollback): a Prometheus check fails after the second step; the stepper writes back v1 and steps the two updated pods back; a re-apply of v2 is held (FailedRevision)"
 	$(DEMO_BIN)/sts-stepper simulate --scenario scenarios/auto-rollback.yaml
+	@echo
+	@echo "The primary last with no code of yours (pre-update-webhook: pg-main, an --answerer-config entry of kind patroni): the built-in Patroni answerer's decision over GET /cluster; each replica waits for the one replaced before it to catch up; the leader pg-2 is switched over first; maintenance mode denies"
+	$(DEMO_BIN)/sts-stepper simulate --scenario scenarios/primary-last-patroni.yaml
+	@echo
+	@echo "The same against a real Patroni cluster (3 PostgreSQL 15 members, etcd as the store, on 127.0.0.1): the stepper passes over a simulated StatefulSet whose pods are the members, asks the built-in answerer for real, and a writer loop runs against the leader: no pod replaced while its member leads, no acknowledged row lost"
+	$(CARGO) test --locked -p sts-stepper --test systems -- patroni_rollout::patroni_a_rollout --nocapture --test-threads 1
 
 SOAK_CASES ?= 100000
 soak: ## The simulation's property tests with $(SOAK_CASES) random rollouts each (optimized build)

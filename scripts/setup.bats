@@ -200,14 +200,14 @@ EOF
   ! grep -q '^cargo install' "$calls"
 }
 
-@test "demo scope: make demo needs jq and wasm32-wasip1 only" {
+@test "demo scope: make demo needs jq, the Patroni cluster's programs and wasm32-wasip1 only" {
   fake_apt_get
   rm "$bin/prometheus" "$bin/skopeo"
   printf '%s\n' wasm32-wasip1 >"$sandbox/targets"
   : >"$sandbox/components"
   run_setup demo
   [ "$status" -eq 0 ]
-  [[ "$output" == *"all 1 tools, 1 rustup targets and 0 components present"* ]]
+  [[ "$output" == *"all 5 tools, 1 rustup targets and 0 components present"* ]]
   rm "$bin/jq"
   run_setup demo
   [ "$status" -eq 1 ]

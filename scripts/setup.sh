@@ -40,12 +40,13 @@ TOOLS=(
     "release python3:venv python3-venv     scripts/cross-build.sh: a venv for PyPI's ziglang (zig, the cross linker)"
     # The real systems the built-in answerers are tested against (stepper/tests/systems/, its harness in
     # stepper/tests/support/systems/): a Patroni cluster with etcd as its store, Redis with Sentinel, etcd.
+    # make demo rolls the Patroni cluster out with the built-in answerer: its rows are `demo`.
     # patroni with python3-etcd: its etcd3: store imports python-etcd (patroni/dcs/etcd3.py@v3.0.2 l.3), one of
     # the package's alternative Depends (python3-etcd | python3-consul | …), named so apt never picks another.
-    "test patroni         patroni,python3-etcd stepper/tests/systems/: a 3-member Patroni cluster (PostgreSQL's HA manager)"
-    "test $PG_BIN_DIR/pg_ctl postgresql-15 stepper/tests/systems/: the PostgreSQL 15 server Patroni runs"
-    "test setpriv         util-linux       stepper/tests/systems/: PostgreSQL refuses root: members run as user postgres"
-    "test etcd            etcd-server      stepper/tests/systems/: Patroni's store and a 3-member etcd cluster"
+    "demo patroni         patroni,python3-etcd stepper/tests/systems/: a 3-member Patroni cluster (PostgreSQL's HA manager)"
+    "demo $PG_BIN_DIR/pg_ctl postgresql-15 stepper/tests/systems/: the PostgreSQL 15 server Patroni runs"
+    "demo setpriv         util-linux       stepper/tests/systems/: PostgreSQL refuses root: members run as user postgres"
+    "demo etcd            etcd-server      stepper/tests/systems/: Patroni's store and a 3-member etcd cluster"
     "test etcdctl         etcd-client      stepper/tests/systems/: a second witness of etcd's leader"
     "test redis-server    redis-server     stepper/tests/systems/: a Redis master and two replicas"
     "test redis-sentinel  redis-sentinel   stepper/tests/systems/: three Sentinels watching them"

@@ -110,12 +110,21 @@ impl Default for PrometheusArgs {
 pub struct HttpCheckArgs {
     /// An endpoint the HttpCheck gate may GET, as NAME=URL (repeatable), e.g.
     /// es-health=http://elasticsearch.search:9200/_cluster/health. A set's <prefix>/http-check names
-    /// it; annotations never carry a URL. Without it such sets never step.
+    /// it; annotations never carry a URL. Without it (or --http-check-config) such sets never step.
     #[arg(long = "http-check", value_parser = parse_http_check, value_name = "NAME=URL")]
     pub http_check: Vec<(String, String)>,
 
-    /// Timeout of one HTTP check's GET (connect and answer); a timeout is an error of the check (it
-    /// holds the step; never a failure).
+    /// A YAML file of HTTP checks that need more than a URL (apiVersion: safe-rollout.dev/v1alpha1,
+    /// kind: HttpCheckConfig, checks: a list of name, url and optionally timeoutSeconds, tls {caFile,
+    /// certFile, keyFile, serverName} and auth {basic {username or usernameFile, passwordFile} or
+    /// bearerTokenFile}), e.g. a ConfigMap's key mounted in the stepper's pod; every secret is a file
+    /// (a mounted Secret) read at every call. Read at start, merged with the --http-check flags (each
+    /// name once).
+    #[arg(long, value_name = "FILE")]
+    pub http_check_config: Option<PathBuf>,
+
+    /// Timeout of one HTTP check's GET (connect and answer) unless its --http-check-config entry sets
+    /// timeoutSeconds; a timeout is an error of the check (it holds the step; never a failure).
     #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
     pub http_check_timeout: SignedDuration,
 }
@@ -124,6 +133,7 @@ impl Default for HttpCheckArgs {
     fn default() -> Self {
         HttpCheckArgs {
             http_check: Vec::new(),
+            http_check_config: None,
             http_check_timeout: DEFAULT_TIMEOUT,
         }
     }
@@ -140,9 +150,10 @@ pub struct WebhookArgs {
     pub webhook: Vec<(String, String)>,
 
     /// A YAML file of approval webhooks (apiVersion: safe-rollout.dev/v1alpha1, kind: WebhookConfig,
-    /// webhooks: a list of name, url and optionally timeoutSeconds and bearerTokenFile), e.g. a
-    /// ConfigMap's key mounted in the stepper's pod; read at start, merged with the --webhook flags
-    /// (each name once).
+    /// webhooks: a list of name, url and optionally timeoutSeconds, tls {caFile, certFile, keyFile,
+    /// serverName} and auth {basic {username or usernameFile, passwordFile} or bearerTokenFile}), e.g.
+    /// a ConfigMap's key mounted in the stepper's pod; every secret is a file (a mounted Secret) read
+    /// at every call. Read at start, merged with the --webhook flags (each name once).
     #[arg(long, value_name = "FILE")]
     pub webhook_config: Option<PathBuf>,
 
@@ -153,9 +164,19 @@ pub struct WebhookArgs {
     pub webhook_timeout: SignedDuration,
 
     /// PEM file of CA certificates to trust for https webhooks besides the built-in web PKI roots
-    /// (TLS is always verified).
+    /// (TLS is always verified): the tls.caFile of every webhook whose --webhook-config entry sets
+    /// none; read again at every call.
     #[arg(long, value_name = "FILE")]
     pub webhook_ca_file: Option<PathBuf>,
+
+    /// A YAML file of built-in answerers (apiVersion: safe-rollout.dev/v1alpha1, kind:
+    /// AnswererConfig, answerers: a list of name, optionally timeoutSeconds, and one kind — patroni, redisSentinel, etcd —
+    /// with the members' address template, e.g. http://{pod}.{service}.{namespace}.svc:8008): the
+    /// stepper answers the approval questions itself for these systems and moves their leader before
+    /// its pod goes (docs/answerers.md). A set's <prefix>/pre-update-webhook names an entry as it names a
+    /// webhook; each name once across both. Read at start.
+    #[arg(long, value_name = "FILE")]
+    pub answerer_config: Option<PathBuf>,
 }
 
 impl Default for WebhookArgs {
@@ -165,6 +186,7 @@ impl Default for WebhookArgs {
             webhook_config: None,
             webhook_timeout: DEFAULT_TIMEOUT,
             webhook_ca_file: None,
+            answerer_config: None,
         }
     }
 }

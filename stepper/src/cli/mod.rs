@@ -10,7 +10,9 @@
 
 pub mod args;
 pub mod checks;
+pub mod endpoint_file;
 pub mod flags;
+pub mod http_check_file;
 pub mod leader;
 pub mod namespace;
 pub mod plugin;

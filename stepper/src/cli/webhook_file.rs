@@ -11,41 +11,35 @@
 //!   - name: db-approver                                  # a DNS label; a set's pre-update-webhook names it
 //!     url: https://approver.db.svc:8443/approve          # http:// or https://
 //!     timeoutSeconds: 30                                  # optional; default --webhook-timeout
-//!     bearerTokenFile: /var/run/secrets/db-approver/token # optional; sent as Authorization: Bearer
+//!     tls:                                                # optional (https only): caFile, certFile + keyFile, serverName
+//!       caFile: /var/run/secrets/db-approver/ca.crt       # default --webhook-ca-file
+//!     auth:                                               # optional: basic {username | usernameFile, passwordFile} or bearerTokenFile
+//!       bearerTokenFile: /var/run/secrets/db-approver/token
 //! ```
 //!
-//! Read once, when the stepper starts (docs/approvals.md: with kustomize's `configMapGenerator` a change
-//! of the file rolls the stepper's pod). A URL comes from here or from a flag, never from an annotation.
+//! `tls` and `auth` are `config::endpoint_auth`'s, as in the HTTP checks' file; every secret a file read
+//! at every call. An entry's `bearerTokenFile` beside `name` and `url` (the file's first form) is kept as
+//! a synonym of `auth: {bearerTokenFile}`. Read once, when the stepper starts (docs/approvals.md: with
+//! kustomize's `configMapGenerator` a change of the file rolls the stepper's pod). A URL comes from here
+//! or from a flag, never from an annotation.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::cli::values::named_url_problem;
+pub use crate::cli::endpoint_file::{API_VERSION, MAX_TIMEOUT_SECONDS};
+use crate::cli::endpoint_file::{
+    FileEndpoint, Sources, Written, check_header, endpoint, read_text, yaml_error,
+};
+use crate::config::endpoint_auth::{AuthFields, TlsFields};
 
-/// The file's `apiVersion`.
-pub const API_VERSION: &str = "safe-rollout.dev/v1alpha1";
 /// The file's `kind`.
 pub const KIND: &str = "WebhookConfig";
-/// The longest `timeoutSeconds` accepted (10 minutes): a call longer than a pass is waited for would
-/// hold every other set's pass.
-pub const MAX_TIMEOUT_SECONDS: u64 = 600;
 
 /// One webhook the stepper may call: its name (a DNS label, what `<prefix>/pre-update-webhook` holds),
-/// its URL (http or https), and its own call timeout when the file gives one (`None`: `--webhook-timeout`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WebhookEndpoint {
-    /// The name a set's `<prefix>/pre-update-webhook` selects.
-    pub name: String,
-    /// Where the stepper POSTs.
-    pub url: String,
-    /// The whole call's bound (connect, send, answer); `None`: `--webhook-timeout`.
-    pub timeout: Option<Duration>,
-    /// A file holding a bearer token sent as `Authorization: Bearer <token>`, read at every call (a
-    /// mounted Secret or projected token that rotates); `None`: no `Authorization` header.
-    pub bearer_token_file: Option<PathBuf>,
-}
+/// its URL (http or https), its own call timeout when the file gives one (`None`: `--webhook-timeout`),
+/// its TLS and credentials.
+pub type WebhookEndpoint = FileEndpoint;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -64,6 +58,10 @@ struct Entry {
     timeout_seconds: Option<u64>,
     #[serde(default)]
     bearer_token_file: Option<PathBuf>,
+    #[serde(default)]
+    tls: Option<TlsFields>,
+    #[serde(default)]
+    auth: Option<AuthFields>,
 }
 
 /// Reads the webhooks of the `--webhook-config` file at `path` ([`parse`]).
@@ -72,7 +70,7 @@ struct Entry {
 /// The file cannot be read, or [`parse`]'s errors; each message starts `--webhook-config <path>: `.
 pub fn read(path: &Path) -> Result<Vec<WebhookEndpoint>, String> {
     let at = format!("--webhook-config {}", path.display());
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{at}: {e}"))?;
+    let text = read_text("--webhook-config", path)?;
     parse(&text).map_err(|e| format!("{at}: {e}"))
 }
 
@@ -81,72 +79,45 @@ pub fn read(path: &Path) -> Result<Vec<WebhookEndpoint>, String> {
 /// # Errors
 /// Not YAML of the schema (the parser's message names the line and the column, quotes that line, and
 /// for an unknown field names the expected ones), another `apiVersion` or `kind`, a name that is not a DNS label or given
-/// twice, a URL that is not http(s), a `timeoutSeconds` of 0 or over [`MAX_TIMEOUT_SECONDS`]; each
-/// message names the entry (`webhooks[i]`) and the expected form.
+/// twice, a URL that is not http(s), a `timeoutSeconds` of 0 or over [`MAX_TIMEOUT_SECONDS`], `tls` or
+/// `auth` refused (`config::endpoint_auth`), `bearerTokenFile` both beside `url` and in `auth`; each
+/// message names the entry (`webhooks[i]`), the field and the expected form.
 pub fn parse(text: &str) -> Result<Vec<WebhookEndpoint>, String> {
     let file: File = serde_saphyr::from_str(text).map_err(|e| {
-        format!("{}; expected apiVersion: {API_VERSION}, kind: {KIND}, webhooks: [{{name, url, timeoutSeconds, bearerTokenFile}}]", yaml_error(&e, text))
+        format!("{}; expected apiVersion: {API_VERSION}, kind: {KIND}, webhooks: [{{name, url, timeoutSeconds, tls, auth}}]", yaml_error(&e, text))
     })?;
-    if file.api_version != API_VERSION || file.kind != KIND {
-        return Err(format!(
-            "apiVersion {:?}, kind {:?}: expected apiVersion: {API_VERSION} and kind: {KIND}",
-            file.api_version, file.kind
-        ));
-    }
+    check_header(&file.api_version, &file.kind, KIND)?;
     let mut endpoints: Vec<WebhookEndpoint> = Vec::new();
     for (i, entry) in file.webhooks.into_iter().enumerate() {
         let at = format!("webhooks[{i}]");
-        if let Some(problem) = named_url_problem(&entry.name, &entry.url) {
-            return Err(format!("{at}: {problem}"));
-        }
-        if endpoints.iter().any(|e| e.name == entry.name) {
-            return Err(format!(
-                "{at}: name {:?} given twice; expected each name once",
-                entry.name
-            ));
-        }
-        let timeout = match entry.timeout_seconds {
-            None => None,
-            Some(s) if (1..=MAX_TIMEOUT_SECONDS).contains(&s) => Some(Duration::from_secs(s)),
-            Some(s) => {
+        let auth = match (entry.bearer_token_file, entry.auth) {
+            (None, auth) => auth,
+            (Some(p), _) if p.as_os_str().is_empty() => {
                 return Err(format!(
-                    "{at}.timeoutSeconds: {s}: expected whole seconds from 1 to {MAX_TIMEOUT_SECONDS}"
+                    "{at}.bearerTokenFile: empty; expected the path of a file holding the token"
                 ));
             }
+            (Some(_), Some(_)) => {
+                return Err(format!(
+                    "{at}.bearerTokenFile: given beside auth; expected one of them (auth.bearerTokenFile is the same)"
+                ));
+            }
+            (Some(p), None) => Some(AuthFields {
+                basic: None,
+                bearer_token_file: Some(p),
+            }),
         };
-        if entry
-            .bearer_token_file
-            .as_ref()
-            .is_some_and(|p| p.as_os_str().is_empty())
-        {
-            return Err(format!(
-                "{at}.bearerTokenFile: empty; expected the path of a file holding the token"
-            ));
-        }
-        endpoints.push(WebhookEndpoint {
+        let written = Written {
             name: entry.name,
             url: entry.url,
-            timeout,
-            bearer_token_file: entry.bearer_token_file,
-        });
+            timeout_seconds: entry.timeout_seconds,
+            tls: entry.tls,
+            auth,
+        };
+        let checked = endpoint(&at, &endpoints, written)?;
+        endpoints.push(checked);
     }
     Ok(endpoints)
-}
-
-/// The YAML parser's message on one line, with the line it points at quoted (the field and its
-/// value): `invalid u64 at line 6, column 21: `timeoutSeconds: soon``.
-fn yaml_error(e: &serde_saphyr::Error, text: &str) -> String {
-    let message = e.without_snippet().to_string();
-    let line = e
-        .location()
-        .and_then(|at| usize::try_from(at.line()).ok()?.checked_sub(1))
-        .and_then(|i| text.lines().nth(i))
-        .map(str::trim)
-        .filter(|l| !l.is_empty());
-    match line {
-        Some(line) => format!("{message}: `{line}`"),
-        None => message,
-    }
 }
 
 /// The `--webhook` flags' pairs, then the file's entries: one list with each name once.
@@ -157,35 +128,19 @@ pub fn merge(
     flags: &[(String, String)],
     file: Vec<WebhookEndpoint>,
 ) -> Result<Vec<WebhookEndpoint>, String> {
-    let mut all: Vec<WebhookEndpoint> = Vec::with_capacity(flags.len() + file.len());
-    for (name, url) in flags {
-        if all.iter().any(|e| &e.name == name) {
-            return Err(format!(
-                "--webhook: NAME {name:?} given twice; expected each NAME once"
-            ));
-        }
-        all.push(WebhookEndpoint {
-            name: name.clone(),
-            url: url.clone(),
-            timeout: None,
-            bearer_token_file: None,
-        });
-    }
-    for entry in file {
-        if all.iter().any(|e| e.name == entry.name) {
-            return Err(format!(
-                "webhook {:?} is configured both by --webhook and in --webhook-config; expected each name once",
-                entry.name
-            ));
-        }
-        all.push(entry);
-    }
-    Ok(all)
+    let sources = Sources {
+        flag: "--webhook",
+        file_flag: "--webhook-config",
+        noun: "webhook",
+    };
+    crate::cli::endpoint_file::merge(&sources, flags, file)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::endpoint_auth::{Credentials, EndpointAuth, Tls};
+    use std::time::Duration;
 
     const GOOD: &str = "apiVersion: safe-rollout.dev/v1alpha1
 kind: WebhookConfig
@@ -208,13 +163,18 @@ webhooks:
                     name: "db-approver".into(),
                     url: "https://approver.db.svc:8443/approve".into(),
                     timeout: Some(Duration::from_secs(30)),
-                    bearer_token_file: Some("/var/run/secrets/db-approver/token".into()),
+                    access: EndpointAuth {
+                        tls: None,
+                        credentials: Some(Credentials::Bearer {
+                            token_file: "/var/run/secrets/db-approver/token".into()
+                        }),
+                    },
                 },
                 WebhookEndpoint {
                     name: "kafka".into(),
                     url: "http://kafka-roll-check.kafka:8080/can-roll".into(),
                     timeout: None,
-                    bearer_token_file: None,
+                    access: EndpointAuth::default(),
                 },
             ]
         );
@@ -271,11 +231,59 @@ webhooks:
                 GOOD.replace("/var/run/secrets/db-approver/token", "\"\""),
                 "webhooks[0].bearerTokenFile: empty",
             ),
+            (
+                GOOD.replace(
+                    "    bearerTokenFile:",
+                    "    auth: {bearerTokenFile: /t}\n    bearerTokenFile:",
+                ),
+                "webhooks[0].bearerTokenFile: given beside auth; expected one of them",
+            ),
+            (
+                GOOD.replace("    timeoutSeconds: 30\n", "    tls: {certFile: /c.crt}\n"),
+                "webhooks[0].tls.keyFile: missing; certFile and keyFile go together",
+            ),
+            (
+                GOOD.replace(
+                    "8080/can-roll\n",
+                    "8080/can-roll\n    tls: {caFile: /ca.crt}\n",
+                ),
+                "webhooks[1].tls: given for \"http://kafka-roll-check.kafka:8080/can-roll\"; expected an https:// URL",
+            ),
+            (
+                GOOD.replace(
+                    "8080/can-roll\n",
+                    "8080/can-roll\n    auth: {basic: {username: kafka}}\n",
+                ),
+                "webhooks[1].auth.basic.passwordFile: missing",
+            ),
         ];
         for (text, wanted) in cases {
             let e = parse(&text).expect_err(&text);
             assert!(e.contains(wanted), "{wanted:?} not in {e:?}");
         }
+    }
+
+    /// An entry's `tls` and `auth` are the shared `config::endpoint_auth` fields.
+    #[test]
+    fn an_entry_carries_tls_and_auth() {
+        let text = GOOD.replace(
+            "    bearerTokenFile: /var/run/secrets/db-approver/token\n",
+            "    tls: {caFile: /ca/ca.crt, certFile: /c/tls.crt, keyFile: /c/tls.key}\n    auth: {basic: {username: stepper, passwordFile: /p/password}}\n",
+        );
+        let endpoints = parse(&text).expect("tls and auth");
+        let access = &endpoints[0].access;
+        assert_eq!(
+            access
+                .tls
+                .as_ref()
+                .map(|t: &Tls| (t.ca_file.clone(), t.client.is_some())),
+            Some((Some("/ca/ca.crt".into()), true))
+        );
+        assert!(matches!(
+            &access.credentials,
+            Some(Credentials::Basic { password_file, .. }) if password_file.as_os_str() == "/p/password"
+        ));
+        assert_eq!(endpoints[1].access, EndpointAuth::default());
     }
 
     /// The example the kustomize Component `deploy/stepper/webhooks/` mounts is a valid file.

@@ -30,7 +30,8 @@
 //!   under the prefix ([`CachedSet::keep`], `Keys::owns`: all the stepper reads or writes;
 //!   the map stays present when it was, even if empty, as the patches tell an absent map from an empty
 //!   one — `plan::patch::annotation_ops`), `spec.{replicas, selector, updateStrategy, minReadySeconds,
-//!   ordinals}` (`model::set`, `model::pods::start_ordinal`) and the whole `status` (a dozen counts and
+//!   ordinals, podManagementPolicy, serviceName}` (`model::set`, `model::pods::start_ordinal`; the
+//!   governing Service a built-in answerer reaches the members through) and the whole `status` (a dozen counts and
 //!   two revision names); not kept: labels, the pod template, volume claim templates, `managedFields`,
 //!   other annotations (`kubectl.kubernetes.io/last-applied-configuration` is a copy of the object);
 //! - Pod: `metadata.{labels, ownerReferences, creationTimestamp, deletionTimestamp}` (selectors, the
@@ -176,6 +177,7 @@ mod wire {
         min_ready_seconds: Option<i32>,
         ordinals: Option<StatefulSetOrdinals>,
         pod_management_policy: Option<String>,
+        service_name: Option<String>,
     }
 
     #[derive(Deserialize)]
@@ -219,6 +221,7 @@ mod wire {
                         min_ready_seconds: s.min_ready_seconds,
                         ordinals: s.ordinals,
                         pod_management_policy: s.pod_management_policy,
+                        service_name: s.service_name,
                         ..StatefulSetSpec::default()
                     }),
                     status: w.status,

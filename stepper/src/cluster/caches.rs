@@ -28,11 +28,11 @@ use serde::de::DeserializeOwned;
 use tracing::warn;
 
 use crate::cluster::cached::{CachedPod, CachedSet, trim_pdb};
-use crate::cluster::forward::forward_cluster;
 use crate::cluster::kube::{KubeCluster, Scope};
 use crate::cluster::pod_index::PodIndex;
 use crate::cluster::pod_news;
 use crate::cluster::set_list::SetList;
+use crate::cluster::wrapper::Wrapper;
 use crate::cluster::{Cluster, ClusterError, ParsedSet};
 use crate::config::{Keys, SetConfig};
 use crate::model::set::POD_NAME_LABEL;
@@ -283,7 +283,17 @@ pub struct CachedCluster<'a, A: Cluster = KubeCluster> {
     pub api: &'a A,
 }
 
-impl<A: Cluster> Cluster for CachedCluster<'_, A> {
+/// The snapshot reads from the stores; every other call — the writes, the owner, ControllerRevision
+/// and namespace reads (never cached), the access reviews and the fresh reads before a step — goes to
+/// `api` ([`Wrapper`]'s defaults); the uid + resourceVersion preconditions of `delete_pod` refuse a
+/// pod the cache saw stale.
+impl<A: Cluster> Wrapper for CachedCluster<'_, A> {
+    type Inner = A;
+
+    fn inner(&self) -> &A {
+        self.api
+    }
+
     /// From the store, sorted by namespace and name (the store has no order): the objects the store
     /// built, shared, not copied; sorted again only after a watch event ([`SetList`]).
     async fn list_statefulsets(&self) -> Result<Vec<Arc<StatefulSet>>, ClusterError> {
@@ -341,20 +351,4 @@ impl<A: Cluster> Cluster for CachedCluster<'_, A> {
     fn cached(&self) -> bool {
         true
     }
-
-    // Writes, the owner and ControllerRevision reads (never cached) and the fresh reads before a step
-    // go to the API server; the uid + resourceVersion preconditions of `delete_pod` refuse a pod the
-    // cache saw stale.
-    forward_cluster!(
-        api => get_statefulset,
-        list_set_pods_consistent,
-        patch_statefulset,
-        get_owner,
-        get_controller_revision,
-        may_delete_pods,
-        list_namespaces,
-        delete_pod,
-        patch_pod,
-        publish_event,
-    );
 }

@@ -3,6 +3,7 @@
 
 use std::future::Future;
 
+use super::answerer::Answerers;
 use super::http_check::{HttpChecks, HttpGet};
 use super::probe::Probe;
 use super::prometheus::{PromQuery, PrometheusClient};
@@ -32,6 +33,37 @@ pub struct Checks {
     pub http: Option<HttpChecks>,
     /// The approval webhooks' client.
     pub webhooks: Option<Webhooks>,
+    /// The built-in answerers of `--answerer-config` (`None` without the file): a set's
+    /// `pre-update-webhook` may name one as it names a webhook; the names are one namespace.
+    pub answerers: Option<Answerers>,
+}
+
+impl Checks {
+    /// Each name a set's `pre-update-webhook` may give, with its kind: `webhook`, or the built-in
+    /// answerer's (`patroni`, …).
+    pub fn approval_kinds(&self) -> Vec<(String, &'static str)> {
+        let mut kinds: Vec<(String, &'static str)> = (self.webhooks.iter())
+            .flat_map(Webhooks::names)
+            .map(|n| (n, "webhook"))
+            .collect();
+        if let Some(a) = &self.answerers {
+            kinds.extend(
+                a.names()
+                    .into_iter()
+                    .filter_map(|n| Some((n.clone(), a.get(&n)?.kind()))),
+            );
+        }
+        kinds
+    }
+
+    /// The names a set's `pre-update-webhook` may give: the webhooks' and the built-in answerers',
+    /// sorted.
+    pub fn approval_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.webhooks.iter().flat_map(Webhooks::names).collect();
+        names.extend(self.answerers.iter().flat_map(Answerers::names));
+        names.sort();
+        names
+    }
 }
 
 impl Probe<PromQuery> for Checks {
@@ -46,8 +78,13 @@ impl Probe<HttpGet> for Checks {
     }
 }
 
+/// A call to a name of `--answerer-config` is answered by that built-in answerer, any other by the
+/// webhooks.
 impl Probe<WebhookPost> for Checks {
-    fn answer(&self, call: &WebhookCall) -> impl Future<Output = WebhookAnswer> + Send {
-        self.webhooks.answer(call)
+    async fn answer(&self, call: &WebhookCall) -> WebhookAnswer {
+        match &self.answerers {
+            Some(a) if a.get(&call.name).is_some() => a.answer(&call.name, &call.body).await,
+            _ => self.webhooks.answer(call).await,
+        }
     }
 }

@@ -129,6 +129,26 @@ impl ClusterError {
     pub fn is_not_leader(&self) -> bool {
         matches!(self, ClusterError::NotLeader { .. })
     }
+
+    /// This error with `need` after its message when it is a 403 (the stepper's Role or ClusterRole
+    /// lacks a rule; the message already names it): what needs the rule and where it is granted
+    /// (`…; on-failure: rollback reads the ControllerRevision …: the stepper's ClusterRole needs get
+    /// on apps controllerrevisions (deploy/stepper/base/rbac.yaml)`). Any other error as it is.
+    #[must_use]
+    pub fn if_forbidden(self, need: &str) -> Self {
+        match self {
+            ClusterError::Refused {
+                action,
+                code: 403,
+                message,
+            } => ClusterError::Refused {
+                action,
+                code: 403,
+                message: format!("{message}; {need}"),
+            },
+            other => other,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -161,5 +181,27 @@ mod tests {
         ];
         let reasons: Vec<&str> = all.iter().map(ClusterError::reason).collect();
         assert_eq!(reasons, ClusterError::REASONS);
+    }
+
+    #[test]
+    fn only_a_403_is_told_what_needs_the_rule() {
+        let refused = |code| ClusterError::Refused {
+            action: "get x".into(),
+            code,
+            message: "forbidden".into(),
+        };
+        assert_eq!(
+            refused(403)
+                .if_forbidden("the rollback needs it")
+                .to_string(),
+            "get x: forbidden; the rollback needs it"
+        );
+        assert_eq!(refused(422).if_forbidden("no"), refused(422));
+        let api = ClusterError::Api {
+            action: "get x".into(),
+            code: 403,
+            message: "m".into(),
+        };
+        assert_eq!(api.clone().if_forbidden("no"), api, "not a refusal");
     }
 }

@@ -1,18 +1,26 @@
-//! The `HttpCheck` gate's I/O: `GET` of the URLs configured by `--http-check NAME=URL` with `reqwest`.
+//! The `HttpCheck` gate's I/O: `GET` of the URLs configured by `--http-check NAME=URL` and the
+//! `--http-check-config` file, with `reqwest`.
 //!
 //! Only these URLs are ever called: a set's `<prefix>/http-check` annotation names one, it never
 //! carries an address. An answer is usable when its status is 2xx and its body JSON
-//! ([`HttpAnswer::Json`]); anything else — a timeout, a refused connection, another status, a body
-//! that is not JSON — is [`HttpAnswer::Error`] with the cause in one line: an error of the check,
-//! never a failure. TLS is always verified against the built-in web PKI roots (rustls with ring, as
-//! the Prometheus client: [`super::prometheus`]). The kind of read ([`HttpGet`]) and its client
-//! ([`HttpChecks`]) of the checks' [`Probe`] trait.
+//! ([`HttpAnswer::Json`]); anything else — a timeout, a refused connection, a failed TLS handshake,
+//! another status (a 401 of wrong credentials), a body that is not JSON, an unreadable credential
+//! file — is [`HttpAnswer::Error`] with the cause in one line: an error of the check, never a failure
+//! and never a pass. TLS is always verified, against the built-in web PKI roots and the check's own
+//! `tls` (rustls with ring); its credentials and TLS files are read at every call
+//! ([`super::endpoint_client`]). Redirects are followed (at most 10), only to the same scheme, host and
+//! port when the check carries credentials or a client certificate. The kind of read ([`HttpGet`])
+//! and its client ([`HttpChecks`]) of the checks' [`Probe`] trait.
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
+use reqwest::Method;
+
+use super::endpoint_client::{EndpointClient, describe, same_origin_redirects};
 use super::probe::{Kind, Probe};
+use crate::config::endpoint_auth::EndpointAuth;
 use crate::gates::check::http::HttpAnswer;
 
 /// The `HttpCheck` gate's kind of read: one GET of the URL configured under a `--http-check` NAME,
@@ -39,80 +47,118 @@ impl Probe<HttpGet> for HttpChecks {
     }
 }
 
-/// The checks configured on the stepper: name → URL, and one client for them all.
+/// One HTTP check the stepper may GET: the name a set's `<prefix>/http-check` selects, its URL, the
+/// bound of one GET, its TLS and credentials.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpEndpoint {
+    /// The name (a DNS label).
+    pub name: String,
+    /// The http(s) URL.
+    pub url: String,
+    /// The whole GET's bound (connect and answer).
+    pub timeout: Duration,
+    /// TLS and credentials (`config::endpoint_auth`).
+    pub access: EndpointAuth,
+}
+
+/// The checks configured on the stepper by name, each with its client.
 #[derive(Clone, Debug)]
 pub struct HttpChecks {
-    http: reqwest::Client,
-    urls: BTreeMap<String, String>,
+    checks: BTreeMap<String, (HttpEndpoint, EndpointClient)>,
 }
 
 impl HttpChecks {
     /// The client for `checks` (`NAME=URL` pairs, already checked by `--http-check`'s parser), each
-    /// request bounded by `timeout` (connect and answer).
+    /// request bounded by `timeout` (connect and answer), without TLS settings or credentials.
     ///
     /// # Errors
-    /// A NAME given twice, or a TLS setup reqwest refuses.
+    /// As [`HttpChecks::with_endpoints`].
     pub fn new(checks: &[(String, String)], timeout: Duration) -> Result<Self, String> {
-        let mut urls = BTreeMap::new();
-        for (name, url) in checks {
-            if urls.insert(name.clone(), url.clone()).is_some() {
+        let endpoints: Vec<HttpEndpoint> = checks
+            .iter()
+            .map(|(name, url)| HttpEndpoint {
+                name: name.clone(),
+                url: url.clone(),
+                timeout,
+                access: EndpointAuth::default(),
+            })
+            .collect();
+        Self::with_endpoints(&endpoints)
+    }
+
+    /// The clients for `endpoints` (names, URLs, `tls` and `auth` already checked by the flags' and
+    /// the file's parsers).
+    ///
+    /// # Errors
+    /// A NAME given twice, a TLS file that cannot be read or holds no PEM of its kind, a TLS setup
+    /// reqwest refuses; each naming the check (and the field and the path).
+    pub fn with_endpoints(endpoints: &[HttpEndpoint]) -> Result<Self, String> {
+        let mut checks = BTreeMap::new();
+        for e in endpoints {
+            if checks.contains_key(&e.name) {
                 return Err(format!(
-                    "--http-check: NAME {name:?} given twice; expected each NAME once"
+                    "--http-check: NAME {:?} given twice; expected each NAME once",
+                    e.name
                 ));
             }
+            let mut builder = reqwest::Client::builder()
+                .timeout(e.timeout)
+                .connect_timeout(e.timeout)
+                .user_agent(concat!("sts-stepper/", env!("CARGO_PKG_VERSION")));
+            if e.access.carries_credentials() {
+                builder = builder.redirect(same_origin_redirects());
+            }
+            let client =
+                EndpointClient::new(&format!("HTTP check {}", e.name), &e.access, builder)?;
+            checks.insert(e.name.clone(), (e.clone(), client));
         }
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            .user_agent(concat!("sts-stepper/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| format!("building the HTTP check client: {e}"))?;
-        Ok(HttpChecks { http, urls })
+        Ok(HttpChecks { checks })
     }
 
     /// The configured names, sorted.
     pub fn names(&self) -> Vec<String> {
-        self.urls.keys().cloned().collect()
+        self.checks.keys().cloned().collect()
+    }
+
+    /// The longest GET bound among the checks (`None` without any): the default `--check-deadline`
+    /// gives a GET started late in a pass its whole bound.
+    pub fn longest_timeout(&self) -> Option<Duration> {
+        self.checks.values().map(|(e, _)| e.timeout).max()
     }
 
     /// GETs the URL configured under `name`. Never fails: no usable answer is [`HttpAnswer::Error`].
     pub async fn get(&self, name: &str) -> HttpAnswer {
-        let Some(url) = self.urls.get(name) else {
+        let Some((endpoint, client)) = self.checks.get(name) else {
             return HttpAnswer::Error(format!("no --http-check named {name:?}"));
         };
-        match self.try_get(url).await {
+        match try_get(client, &endpoint.url).await {
             Ok(json) => HttpAnswer::Json(json),
             Err(cause) => HttpAnswer::Error(cause),
         }
     }
+}
 
-    async fn try_get(&self, url: &str) -> Result<serde_json::Value, String> {
-        let response = self
-            .http
-            .get(url)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .map_err(|e| super::prometheus::one_line(&e))?;
-        let status = response.status();
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| super::prometheus::one_line(&e))?;
-        let head = || {
-            let text = String::from_utf8_lossy(&body);
-            let mut head: String = text.trim().chars().take(200).collect();
-            if head.len() < text.trim().len() {
-                head.push('…');
-            }
-            head.replace('\n', " ")
-        };
-        if !status.is_success() {
-            return Err(format!("HTTP {status}: {}", head()).trim_end().to_string());
+async fn try_get(client: &EndpointClient, url: &str) -> Result<serde_json::Value, String> {
+    let response = client
+        .request(Method::GET, url)?
+        .header("Accept", "application/json")
+        .send()
+        .await
+        .map_err(|e| describe(&e))?;
+    let status = response.status();
+    let body = response.bytes().await.map_err(|e| describe(&e))?;
+    let head = || {
+        let text = String::from_utf8_lossy(&body);
+        let mut head: String = text.trim().chars().take(200).collect();
+        if head.len() < text.trim().len() {
+            head.push('…');
         }
-        serde_json::from_slice(&body)
-            .map_err(|e| format!("HTTP {status}: not JSON ({e}): {}", head()))
+        head.replace('\n', " ")
+    };
+    if !status.is_success() {
+        return Err(format!("HTTP {status}: {}", head()).trim_end().to_string());
     }
+    serde_json::from_slice(&body).map_err(|e| format!("HTTP {status}: not JSON ({e}): {}", head()))
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
-use k8s_openapi::api::core::v1::{Namespace, ObjectReference, Pod};
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{
@@ -19,6 +19,7 @@ use serde::de::DeserializeOwned;
 use crate::cluster::access_review::AccessAnswers;
 use crate::cluster::api_error;
 use crate::cluster::kube_error::{error, one_line};
+use crate::cluster::object::{Object, Placement};
 use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, PodPatched};
 use crate::plan::events::{EventNote, EventType};
 
@@ -47,7 +48,7 @@ pub struct KubeCluster {
     /// Discovery answers for owner kinds (`OwnerNotHealthy`), so each kind costs one discovery request
     /// per process. Caches API shape only, never rollout state.
     resources: Arc<Mutex<HashMap<GroupVersionKind, (ApiResource, ApiCapabilities)>>>,
-    /// The access reviews' answers ([`AccessAnswers`]), kept a few minutes per namespace.
+    /// The access reviews' answers ([`AccessAnswers`]), kept a few minutes per question.
     access: AccessAnswers,
 }
 
@@ -259,45 +260,33 @@ impl Cluster for KubeCluster {
         }
     }
 
-    /// One GET; a 403 names the rule the stepper's Role lacks and where it is granted.
-    async fn get_controller_revision(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<ControllerRevision>, ClusterError> {
-        let api: Api<ControllerRevision> = Api::namespaced(self.client.clone(), namespace);
-        let action = || format!("get controllerrevision {namespace}/{name}");
-        match api.get_opt(name).await {
-            Ok(found) => Ok(found),
-            Err(kube::Error::Api(status)) if status.code == 403 => Err(ClusterError::Refused {
-                action: action(),
-                code: 403,
-                message: format!(
-                    "{}; on-failure: rollback reads the ControllerRevision to roll back to: the \
-                     stepper's ClusterRole needs get on apps controllerrevisions \
-                     (deploy/stepper/base/rbac.yaml)",
-                    one_line(&api_error::classify(&status))
-                ),
-            }),
-            Err(e) => Err(error(action(), e)),
-        }
-    }
-
-    async fn list_namespaces(&self, selector: &str) -> Result<Vec<String>, ClusterError> {
-        let api: Api<Namespace> = Api::all(self.client.clone());
-        let list = api
-            .list_metadata(&ListParams::default().labels(selector))
+    /// One GET through kube-rs' `Api<K>`, in `namespace` for a namespaced kind.
+    async fn get<K: Object>(&self, namespace: &str, name: &str) -> Result<Option<K>, ClusterError> {
+        let api: Api<K> = <K::Scope as Placement>::api(self.client.clone(), Some(namespace));
+        api.get_opt(name)
             .await
-            .map_err(|e| error(format!("list namespaces ({selector})"), e))?;
-        Ok(list
-            .items
-            .into_iter()
-            .filter_map(|n| n.metadata.name)
-            .collect())
+            .map_err(|e| error(format!("get {}", K::named(namespace, name)), e))
     }
 
-    async fn may_delete_pods(&self, namespace: &str) -> Result<bool, ClusterError> {
-        self.access.may_delete_pods(&self.client, namespace).await
+    /// One LIST through kube-rs' `Api<K>`; `PartialObjectMeta<K>` asks for the metadata only.
+    async fn list<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        labels: Option<&str>,
+    ) -> Result<Vec<K>, ClusterError> {
+        let api: Api<K> = <K::Scope as Placement>::api(self.client.clone(), namespace);
+        let mut params = ListParams::default();
+        if let Some(labels) = labels {
+            params = params.labels(labels);
+        }
+        api.list(&params)
+            .await
+            .map(|l| l.items)
+            .map_err(|e| error(format!("list {}", K::listed(namespace, labels)), e))
+    }
+
+    async fn can_i<K: Object>(&self, verb: &str, namespace: &str) -> Result<bool, ClusterError> {
+        self.access.may::<K>(&self.client, verb, namespace).await
     }
 
     async fn delete_pod(

@@ -5,21 +5,25 @@
 //! Only these URLs are ever called: a set's `<prefix>/pre-update-webhook` names one, it never carries an
 //! address. Each call is bounded by its endpoint's timeout (connect, send and answer: the file's
 //! `timeoutSeconds`, else `--webhook-timeout`); redirects are not followed (a 3xx is an answer without
-//! a decision, and a bearer token never goes to another address); TLS is always verified, against the
-//! built-in web PKI roots plus the CA bundle of `--webhook-ca-file` (rustls with ring, as the Prometheus
-//! client: [`super::prometheus`]). A file's `bearerTokenFile` is read at every call; an unreadable one
-//! is an error of that call, never a call without the token. What the answer means is the gates'
-//! ([`read_answer`]): this module only sends and receives. The kind of read ([`WebhookPost`]) and
-//! its client ([`Webhooks`]) of the checks' [`Probe`] trait.
+//! a decision, and credentials never go to another address); TLS is always verified, against the
+//! built-in web PKI roots plus the entry's `tls.caFile` or else the CA bundle of `--webhook-ca-file`
+//! (rustls with ring), with the entry's client certificate when it has one. The entry's credentials
+//! (`auth`: basic or a bearer token) and TLS files are read at every call ([`super::endpoint_client`]);
+//! an unreadable one is an error of that call, never a call without it. What the answer means is the
+//! gates' ([`read_answer`]): this module only sends and receives. The kind of read ([`WebhookPost`])
+//! and its client ([`Webhooks`]) of the checks' [`Probe`] trait.
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use super::ca_bundle::trust_bundle;
+use reqwest::Method;
+
+use super::ca_bundle::read_bundle;
+use super::endpoint_client::{EndpointClient, describe};
 use super::probe::{Kind, Probe};
-use super::prometheus::read_secret;
+use crate::config::endpoint_auth::{EndpointAuth, Tls};
 
 use crate::gates::approval::webhook::answer::{WebhookAnswer, read_answer};
 
@@ -58,7 +62,7 @@ impl Probe<WebhookPost> for Webhooks {
 }
 
 /// One webhook the stepper may call: the name a set's `<prefix>/pre-update-webhook` selects, its URL,
-/// the bound of one call (connect, send and answer), and the file of its bearer token, if any.
+/// the bound of one call (connect, send and answer), its TLS and credentials.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Endpoint {
     /// The name (a DNS label).
@@ -67,49 +71,47 @@ pub struct Endpoint {
     pub url: String,
     /// The whole call's bound.
     pub timeout: Duration,
-    /// A file holding the token sent as `Authorization: Bearer <token>`, read at every call (so a
-    /// rotated Secret is picked up); `None`: no `Authorization` header.
-    pub bearer_token_file: Option<PathBuf>,
+    /// TLS and credentials (`config::endpoint_auth`); the default: the built-in web PKI roots (and
+    /// `--webhook-ca-file`), no `Authorization` header.
+    pub access: EndpointAuth,
 }
 
-/// The webhooks configured on the stepper by name, and one client for them all.
+/// The webhooks configured on the stepper by name, each with its client.
 #[derive(Clone, Debug)]
 pub struct Webhooks {
-    http: reqwest::Client,
-    endpoints: BTreeMap<String, Endpoint>,
+    endpoints: BTreeMap<String, (Endpoint, EndpointClient)>,
 }
 
 impl Webhooks {
-    /// The client for `endpoints` (names and URLs already checked by the flags' and the file's
-    /// parsers), trusting the PEM certificates in `ca_file` besides the built-in roots.
+    /// The clients for `endpoints` (names, URLs, `tls` and `auth` already checked by the flags' and
+    /// the file's parsers), trusting the PEM certificates in `ca_file` (`--webhook-ca-file`) besides
+    /// the built-in roots for every endpoint whose `tls` names no `caFile`.
     ///
     /// # Errors
-    /// A name given twice, an unreadable CA file or one without a PEM certificate, a TLS setup reqwest
-    /// refuses; each naming the flag.
+    /// A name given twice, an unreadable CA file or one without a PEM certificate, a TLS file of an
+    /// entry that cannot be read or holds no PEM of its kind, a TLS setup reqwest refuses; each naming
+    /// the flag or the webhook, the field and the path.
     pub fn new(endpoints: &[Endpoint], ca_file: Option<&Path>) -> Result<Self, String> {
+        if let Some(path) = ca_file {
+            // Checked once here, for the flag's message, even with no endpoint to use it.
+            read_bundle(path).map_err(|m| format!("--webhook-ca-file {}: {m}", path.display()))?;
+        }
         let mut by_name = BTreeMap::new();
         for e in endpoints {
-            if by_name.insert(e.name.clone(), e.clone()).is_some() {
+            if by_name.contains_key(&e.name) {
                 return Err(format!(
                     "--webhook: NAME {:?} given twice; expected each NAME once",
                     e.name
                 ));
             }
+            let builder = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .user_agent(concat!("sts-stepper/", env!("CARGO_PKG_VERSION")));
+            let access = with_default_ca(&e.access, ca_file);
+            let client = EndpointClient::new(&format!("webhook {}", e.name), &access, builder)?;
+            by_name.insert(e.name.clone(), (e.clone(), client));
         }
-        let mut builder = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("sts-stepper/", env!("CARGO_PKG_VERSION")));
-        if let Some(path) = ca_file {
-            builder = trust_bundle(builder, path)
-                .map_err(|m| format!("--webhook-ca-file {}: {m}", path.display()))?;
-        }
-        let http = builder
-            .build()
-            .map_err(|e| format!("building the webhook client: {e}"))?;
-        Ok(Webhooks {
-            http,
-            endpoints: by_name,
-        })
+        Ok(Webhooks { endpoints: by_name })
     }
 
     /// The configured names, sorted.
@@ -120,42 +122,51 @@ impl Webhooks {
     /// The longest call bound among the endpoints (`None` without any): the default `--check-deadline`
     /// gives a call started late in a pass its whole bound.
     pub fn longest_timeout(&self) -> Option<Duration> {
-        self.endpoints.values().map(|e| e.timeout).max()
+        self.endpoints.values().map(|(e, _)| e.timeout).max()
     }
 
     /// POSTs `body` to the URL configured under `name`. Never fails: no decision is
     /// [`WebhookAnswer::Error`] with the cause in one line.
     pub async fn post(&self, name: &str, body: &serde_json::Value) -> WebhookAnswer {
-        let Some(endpoint) = self.endpoints.get(name) else {
+        let Some((endpoint, client)) = self.endpoints.get(name) else {
             return WebhookAnswer::Error(format!("no --webhook named {name:?}"));
         };
         let bytes = serde_json::to_vec(body).unwrap_or_default();
-        let mut request = self
-            .http
-            .post(&endpoint.url)
+        let request = match client.request(Method::POST, &endpoint.url) {
+            Ok(r) => r,
+            Err(e) => return WebhookAnswer::Error(e),
+        };
+        let response = request
             .timeout(endpoint.timeout)
             .header("Content-Type", "application/json")
-            .header("Accept", "application/json");
-        if let Some(path) = &endpoint.bearer_token_file {
-            match read_secret(path, &format!("the bearerTokenFile of webhook {name}")) {
-                Ok(token) => request = request.bearer_auth(token),
-                Err(e) => return WebhookAnswer::Error(e),
-            }
-        }
-        let response = request.body(bytes).send().await;
+            .header("Accept", "application/json")
+            .body(bytes)
+            .send()
+            .await;
         let response = match response {
             Ok(r) => r,
-            Err(e) => return WebhookAnswer::Error(super::prometheus::one_line(&e)),
+            Err(e) => return WebhookAnswer::Error(describe(&e)),
         };
         let status = response.status().as_u16();
         match response.bytes().await {
             Ok(body) => read_answer(status, &body),
-            Err(e) => WebhookAnswer::Error(format!(
-                "HTTP {status}: {}",
-                super::prometheus::one_line(&e)
-            )),
+            Err(e) => WebhookAnswer::Error(format!("HTTP {status}: {}", describe(&e))),
         }
     }
+}
+
+/// `access` with `--webhook-ca-file` as its `tls.caFile` when it names none (no `tls` at all: the flag's
+/// CA alone). The flag is then read again at every call, as an entry's own CA file.
+fn with_default_ca(access: &EndpointAuth, ca_file: Option<&Path>) -> EndpointAuth {
+    let Some(path) = ca_file else {
+        return access.clone();
+    };
+    let mut access = access.clone();
+    let tls = access.tls.get_or_insert_with(Tls::default);
+    if tls.ca_file.is_none() {
+        tls.ca_file = Some(path.to_path_buf());
+    }
+    access
 }
 
 #[cfg(test)]
@@ -167,7 +178,7 @@ mod tests {
             name: name.into(),
             url: url.into(),
             timeout: Duration::from_secs(seconds),
-            bearer_token_file: None,
+            access: EndpointAuth::default(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! The checks' clients and how a pass uses them, from the checks' flags ([`CheckArgs`]: `--prometheus-*`,
-//! `--http-check*`, `--webhook*`, `--check-*`) and the `--webhook-config` file.
+//! `--http-check*`, `--webhook*`, `--check-*`) and the `--http-check-config` and `--webhook-config`
+//! files.
 
 use std::time::Duration;
 
@@ -7,10 +8,11 @@ use anyhow::Result;
 
 use super::context::to_std;
 use crate::cli::checks::DEFAULT_TIMEOUT;
-use crate::cli::webhook_file;
 use crate::cli::{CheckArgs, PrometheusArgs};
+use crate::cli::{http_check_file, webhook_file};
 use crate::cluster::Checks;
-use crate::cluster::http_check::HttpChecks;
+use crate::cluster::answerer::{Answerers, file as answerer_file};
+use crate::cluster::http_check::{HttpChecks, HttpEndpoint};
 use crate::cluster::prometheus::{Auth, PrometheusClient, PrometheusConfig};
 use crate::cluster::webhook::{Endpoint, Webhooks};
 use crate::pass::PassOptions;
@@ -30,17 +32,17 @@ pub fn default_deadline(timeouts: impl IntoIterator<Item = Duration>) -> Duratio
 }
 
 /// The read bound of each check kind `checks` configures: `--prometheus-timeout` with
-/// `--prometheus-url`, `--http-check-timeout` with an `--http-check`, each webhook's own
-/// (`--webhook-timeout`, or its `--webhook-config` entry's `timeoutSeconds`).
+/// `--prometheus-url`, each HTTP check's own (`--http-check-timeout`, or its `--http-check-config`
+/// entry's `timeoutSeconds`), each webhook's own (`--webhook-timeout`, or its `--webhook-config`
+/// entry's `timeoutSeconds`).
 pub fn configured_timeouts(g: &CheckArgs, checks: &Checks) -> Vec<Duration> {
     let mut timeouts = Vec::new();
     if checks.prometheus.is_some() {
         timeouts.push(to_std(g.prometheus.prometheus_timeout));
     }
-    if checks.http.is_some() {
-        timeouts.push(to_std(g.http.http_check_timeout));
-    }
+    timeouts.extend(checks.http.as_ref().and_then(HttpChecks::longest_timeout));
     timeouts.extend(checks.webhooks.as_ref().and_then(Webhooks::longest_timeout));
+    timeouts.extend(checks.answerers.as_ref().and_then(Answerers::longest_call));
     timeouts
 }
 
@@ -58,44 +60,93 @@ pub fn probe_options(g: &CheckArgs, checks: &Checks) -> ProbeOptions {
 }
 
 /// The checks' clients from the `--prometheus-*`, `--http-check*` and `--webhook*` flags (and the
-/// `--webhook-config` file).
+/// `--http-check-config` and `--webhook-config` files).
 ///
 /// # Errors
-/// A bad URL, CA file or webhook file, a check name given twice, naming the flag.
+/// A bad URL, CA file, TLS file or file of endpoints, a check name given twice, naming the flag (and
+/// the entry, the field and the path).
 pub fn checks(g: &CheckArgs) -> Result<Checks> {
-    let http = if g.http.http_check.is_empty() {
-        None
-    } else {
-        let timeout = to_std(g.http.http_check_timeout);
-        Some(HttpChecks::new(&g.http.http_check, timeout).map_err(anyhow::Error::msg)?)
+    let answerers = match &g.webhook.answerer_config {
+        Some(path) => Some(Answerers::new(
+            answerer_file::read(path).map_err(anyhow::Error::msg)?,
+        )),
+        None => None,
     };
+    let checks = Checks {
+        prometheus: prometheus(&g.prometheus)?,
+        http: http_checks(g)?,
+        webhooks: webhooks(g)?,
+        answerers,
+    };
+    if let Some(name) = both_kinds(&checks) {
+        anyhow::bail!(
+            "--answerer-config: {name:?} is also a --webhook name; expected each name once (a set's pre-update-webhook names one of them)"
+        );
+    }
+    Ok(checks)
+}
+
+/// A name configured both as a webhook and as a built-in answerer, if any.
+fn both_kinds(checks: &Checks) -> Option<String> {
+    let answerers = checks.answerers.as_ref()?;
+    checks
+        .webhooks
+        .iter()
+        .flat_map(Webhooks::names)
+        .find(|n| answerers.get(n).is_some())
+}
+
+/// The HTTP checks of the `--http-check` flags and the `--http-check-config` file; `None` without any.
+fn http_checks(g: &CheckArgs) -> Result<Option<HttpChecks>> {
+    let h = &g.http;
+    let file = match &h.http_check_config {
+        Some(path) => http_check_file::read(path).map_err(anyhow::Error::msg)?,
+        None => Vec::new(),
+    };
+    let all = http_check_file::merge(&h.http_check, file).map_err(anyhow::Error::msg)?;
+    if all.is_empty() {
+        return Ok(None);
+    }
+    let default = to_std(h.http_check_timeout);
+    let endpoints: Vec<HttpEndpoint> = all
+        .into_iter()
+        .map(|e| HttpEndpoint {
+            timeout: e.timeout.unwrap_or(default),
+            name: e.name,
+            url: e.url,
+            access: e.access,
+        })
+        .collect();
+    Ok(Some(
+        HttpChecks::with_endpoints(&endpoints).map_err(anyhow::Error::msg)?,
+    ))
+}
+
+/// The webhooks of the `--webhook` flags and the `--webhook-config` file; `None` without any.
+fn webhooks(g: &CheckArgs) -> Result<Option<Webhooks>> {
     let w = &g.webhook;
     let file = match &w.webhook_config {
         Some(path) => webhook_file::read(path).map_err(anyhow::Error::msg)?,
         None => Vec::new(),
     };
-    let endpoints = webhook_file::merge(&w.webhook, file).map_err(anyhow::Error::msg)?;
-    let webhooks = if endpoints.is_empty() {
-        None
-    } else {
-        let default = to_std(w.webhook_timeout);
-        let endpoints: Vec<Endpoint> = endpoints
-            .into_iter()
-            .map(|e| Endpoint {
-                timeout: e.timeout.unwrap_or(default),
-                name: e.name,
-                url: e.url,
-                bearer_token_file: e.bearer_token_file,
-            })
-            .collect();
-        let ca = w.webhook_ca_file.as_deref();
-        Some(Webhooks::new(&endpoints, ca).map_err(anyhow::Error::msg)?)
-    };
-    Ok(Checks {
-        prometheus: prometheus(&g.prometheus)?,
-        http,
-        webhooks,
-    })
+    let all = webhook_file::merge(&w.webhook, file).map_err(anyhow::Error::msg)?;
+    if all.is_empty() {
+        return Ok(None);
+    }
+    let default = to_std(w.webhook_timeout);
+    let endpoints: Vec<Endpoint> = all
+        .into_iter()
+        .map(|e| Endpoint {
+            timeout: e.timeout.unwrap_or(default),
+            name: e.name,
+            url: e.url,
+            access: e.access,
+        })
+        .collect();
+    let ca = w.webhook_ca_file.as_deref();
+    Ok(Some(
+        Webhooks::new(&endpoints, ca).map_err(anyhow::Error::msg)?,
+    ))
 }
 
 /// What a pass needs of the check flags: the reads' bound and deadline ([`probe_options`]; no webhook
@@ -104,13 +155,7 @@ pub fn checks(g: &CheckArgs) -> Result<Checks> {
 pub fn check_options(g: &CheckArgs, checks: &Checks, opts: &mut PassOptions) {
     opts.probes = probe_options(g, checks);
     opts.probes.call_webhooks = !opts.dry_run;
-    opts.gates.webhooks = Some(
-        checks
-            .webhooks
-            .as_ref()
-            .map(Webhooks::names)
-            .unwrap_or_default(),
-    );
+    opts.gates.webhooks = Some(checks.approval_names());
     opts.gates.http_checks = Some(
         checks
             .http

@@ -5,7 +5,6 @@
 use super::table::{sections, table};
 use crate::cluster::Checks;
 use crate::cluster::http_check::HttpChecks;
-use crate::cluster::webhook::Webhooks;
 use crate::plan::set_status::RolloutStatus;
 use crate::rollout::local_view::LocalChecks;
 
@@ -27,11 +26,7 @@ pub fn local_checks(checks: &Checks) -> LocalChecks {
             .as_ref()
             .map(HttpChecks::names)
             .unwrap_or_default(),
-        webhooks: checks
-            .webhooks
-            .as_ref()
-            .map(Webhooks::names)
-            .unwrap_or_default(),
+        webhooks: checks.approval_names(),
     }
 }
 

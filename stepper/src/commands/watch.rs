@@ -45,6 +45,7 @@ pub async fn run(ctx: &Context, args: &WatchArgs) -> Result<Exit> {
     let (cluster, scope) = ctx.controller_cluster(&args.scope, &args.pass)?;
     let checks = &checks(&args.checks)?;
     let metrics = ctx.metrics.clone();
+    metrics.name_approval_kinds(checks.approval_kinds());
     let last_pass = Arc::new(AtomicI64::new(Timestamp::now().as_second()));
     let (stop_tx, stop_rx) = watch::channel(false);
     let health = server::Health {

@@ -11,6 +11,7 @@
 pub mod answerer;
 pub mod approval;
 pub mod check;
+pub mod endpoint_auth;
 mod error;
 mod error_details;
 mod group_owner;

@@ -13,7 +13,7 @@ use super::options::GateOptions;
 use super::probes::Probes;
 use super::table::GATES;
 use super::verdict::{Evaluation, Idle, Verdict};
-use super::{approval, canary, returning};
+use super::{approval, canary};
 use crate::config::{Answerer, SetConfig};
 use crate::model::pods::PdbView;
 use crate::model::reasons::{Blocked, Reason};
@@ -61,7 +61,7 @@ pub fn withdraws_requests(config: &SetConfig) -> bool {
 
 /// The gates for one StatefulSet: [`before_gates`], then [`GATES`] in order; else a step to
 /// [`GateInput::target`]; held `FailedRevision`, the return of a pod left on that revision
-/// ([`returning`]). When an I/O gate lacks its read, the evaluation is `Blocked` with
+/// (`gates::returning`, the rerun of its row). When an I/O gate lacks its read, the evaluation is `Blocked` with
 /// [`Evaluation::need`] saying what to read.
 pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
     if let Some(verdict) = before_gates(input.set, input.config) {
@@ -75,7 +75,8 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
         }
         return ev;
     }
-    let blocked = GATES.iter().find_map(|g| (g.check)(input).err());
+    let asked = || GATES.iter().filter(|g| g.asked(input));
+    let blocked = asked().find_map(|g| (g.check)(input).err());
     let blocked_by = blocked.as_ref().map(|b| b.reason);
     // The step is pinned only for a set that takes it (a blocked one's is [`next_step`], on demand).
     let mut ev = Evaluation::of(match blocked {
@@ -90,24 +91,26 @@ pub fn evaluate_input(input: &GateInput<'_>) -> Evaluation {
             Err(e) => Verdict::Blocked(Blocked::new(Reason::NotObserved, e.to_string())),
         },
     });
-    for g in GATES.iter().filter(|g| g.reached(blocked_by)) {
+    for g in asked().filter(|g| g.reached(blocked_by)) {
         if let Some(effects) = g.effects {
             (effects.record)(input, &mut ev);
         }
     }
-    // Held `FailedRevision` with a pod a re-apply left on that revision: the pod is returned under the
-    // gates of the step back it stands for — this same list, run on the view of the set whose next
-    // step replaces exactly it (`returning::view`, where no pod is left to return: one level deep).
-    if blocked_by == Some(Reason::FailedRevision)
-        && let Some(pod) = returning::pod_to_return(input)
+    // The blocking gate's rerun (`FailedRevision` with a pod a re-apply left on that revision: the pod
+    // is returned under the gates of the step back it stands for — this same list, run on the view of
+    // the set whose next step replaces exactly it, where no pod is left to return: one level deep).
+    if let Some(rerun) = GATES
+        .iter()
+        .find(|g| Some(g.reason) == blocked_by)
+        .and_then(|g| g.rerun)
+        && let Some((set, config, pod)) = (rerun.view)(input)
     {
-        let (set, config) = returning::view(input, &pod);
         let back = evaluate_input(&GateInput {
             set: &set,
             config: &config,
             ..*input
         });
-        returning::judge(&mut ev, pod, back);
+        (rerun.judge)(&mut ev, pod, back);
     }
     canary::effects(input, &mut ev);
     ev

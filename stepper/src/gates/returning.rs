@@ -111,6 +111,14 @@ pub fn view(input: &GateInput<'_>, pod: &ReturnPod) -> (StatefulSet, SetConfig) 
     (set, config)
 }
 
+/// The view the gates judge a return on ([`view`]) and the pod returned ([`pod_to_return`]); `None`
+/// with no pod to return: `FailedRevision`'s rerun (`gates::table::Rerun`).
+pub(super) fn rerun_view(input: &GateInput<'_>) -> Option<(StatefulSet, SetConfig, ReturnPod)> {
+    let pod = pod_to_return(input)?;
+    let (set, config) = view(input, &pod);
+    Some((set, config, pod))
+}
+
 /// What the gates of the step back (`back`, [`evaluate_input`](super::evaluate_input) on [`view`]) say
 /// about returning `pod`, folded into the set's evaluation `ev` (held `FailedRevision`): what they ask
 /// to read and write (the approval requests, the webhook's record, the approval note) becomes the

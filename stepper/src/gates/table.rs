@@ -2,18 +2,24 @@
 //! and its `--help` line; and what the list answers (the fields every reader reads, the help, the
 //! first gate of the list that blocks).
 
+use k8s_openapi::api::apps::v1::StatefulSet;
+
 use super::approval;
-use super::check::{http, prometheus};
+use super::check::http::{self, Http};
+use super::check::kind::{effects as check_effects, gate as check_gate};
+use super::check::prometheus::{self, Prometheus};
 use super::failure;
 use super::fleet::{self, group_busy, owner_not_healthy};
 use super::input::{Gate, GateInput};
 use super::pods::{self, pdb_blocked, pod_not_ready, step_in_progress};
 use super::recovery;
+use super::returning::{self, ReturnPod};
 use super::rollback;
 use super::scope;
 use super::set::{self, invalid_annotation, not_observed, paused, settling};
 use super::throttle;
 use super::verdict::Evaluation;
+use crate::config::SetConfig;
 use crate::model::fields::{Field, Reader};
 use crate::model::reasons::{Blocked, Reason};
 
@@ -47,6 +53,25 @@ pub struct GateEntry {
     pub help: &'static str,
     /// What the gate asks the pass to read and write once reached, if anything.
     pub effects: Option<Effects>,
+    /// Not asked while the set steps back after a rollback ([`rollback::stepping_back`]): the
+    /// application checks, one of which failed the revision the set leaves; the Kubernetes gates and
+    /// the approvals are asked.
+    pub skipped_stepping_back: bool,
+    /// While the gate blocks, the gates are run again on a view of the set, if any ([`Rerun`]).
+    pub rerun: Option<Rerun>,
+}
+
+/// A gate that, while it blocks, has the gates run again on a view of the set and folds what they say
+/// into the set's evaluation (`FailedRevision`: the return of a pod a re-apply left on the failed
+/// revision, judged as the step back it stands for, `gates::returning`). One level deep: the view has
+/// nothing left to run again.
+#[derive(Clone, Copy, Debug)]
+pub struct Rerun {
+    /// The view, when there is something to judge: the set and its annotations as the step back reads
+    /// them, and the pod it returns.
+    pub view: fn(&GateInput<'_>) -> Option<(StatefulSet, SetConfig, ReturnPod)>,
+    /// Folds the gates' evaluation of the view into the set's.
+    pub judge: fn(&mut Evaluation, ReturnPod, Evaluation),
 }
 
 /// What a gate asks the pass for beside its verdict: the read that lets it decide ([`Evaluation::need`])
@@ -61,6 +86,11 @@ pub struct Effects {
 }
 
 impl GateEntry {
+    /// True when the gate is asked of `input` (not skipped while it steps back).
+    pub fn asked(&self, input: &GateInput<'_>) -> bool {
+        !(self.skipped_stepping_back && rollback::stepping_back(input))
+    }
+
     /// True when the gate was reached in an evaluation whose first block is `blocked_by` (`None`: every
     /// gate passed): its effects are then recorded.
     pub fn reached(&self, blocked_by: Option<Reason>) -> bool {
@@ -75,6 +105,24 @@ impl GateEntry {
     ) -> Self {
         GateEntry {
             effects: Some(Effects { record, also_at }),
+            ..self
+        }
+    }
+
+    const fn with_rerun(
+        self,
+        view: fn(&GateInput<'_>) -> Option<(StatefulSet, SetConfig, ReturnPod)>,
+        judge: fn(&mut Evaluation, ReturnPod, Evaluation),
+    ) -> Self {
+        GateEntry {
+            rerun: Some(Rerun { view, judge }),
+            ..self
+        }
+    }
+
+    const fn skipped_stepping_back(self) -> Self {
+        GateEntry {
+            skipped_stepping_back: true,
             ..self
         }
     }
@@ -94,6 +142,8 @@ const fn gate(
         fields,
         help,
         effects: None,
+        skipped_stepping_back: false,
+        rerun: None,
     }
 }
 
@@ -129,7 +179,8 @@ pub const GATES: &[GateEntry] = &[
         rollback::failed_revision,
         &[rollback::READS],
         "status.updateRevision is the revision <prefix>/failed-revision records: the\nstepper rolled it back (<prefix>/on-failure: rollback); held until the\ntemplate changes or resume --retry",
-    ),
+    )
+    .with_rerun(returning::rerun_view, returning::judge),
     gate(
         Reason::NotObserved,
         Reads::List,
@@ -185,19 +236,21 @@ pub const GATES: &[GateEntry] = &[
     gate(
         Reason::PrometheusCheck,
         Reads::Probe,
-        prometheus::prometheus_check,
+        check_gate::<Prometheus>,
         &[prometheus::READS],
         "<prefix>/prometheus-query* not yet non-empty success-threshold times in a\nrow; failure-limit failures pause the rollout",
     )
-    .with_effects(prometheus::effects, &[]),
+    .with_effects(check_effects::<Prometheus>, &[])
+    .skipped_stepping_back(),
     gate(
         Reason::HttpCheck,
         Reads::Probe,
-        http::http_check,
+        check_gate::<Http>,
         &[http::READS],
         "the value at <prefix>/http-check-jsonpath of the --http-check endpoint that\n<prefix>/http-check names not yet <prefix>/http-check-expect\nsuccess-threshold times in a row",
     )
-    .with_effects(http::effects, &[]),
+    .with_effects(check_effects::<Http>, &[])
+    .skipped_stepping_back(),
     gate(
         Reason::PrimaryNotMoved,
         Reads::Pods,
@@ -262,7 +315,7 @@ pub fn help() -> Vec<(Reason, &'static str)> {
 pub fn list_gate_block(input: &GateInput<'_>) -> Option<Blocked> {
     GATES
         .iter()
-        .filter(|g| g.reads == Reads::List)
+        .filter(|g| g.reads == Reads::List && g.asked(input))
         .find_map(|g| (g.check)(input).err())
 }
 

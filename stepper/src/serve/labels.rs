@@ -42,8 +42,10 @@ pub struct ErrorLabels {
 /// Labels of `sts_safe_rollout_webhook_calls_total`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct WebhookLabels {
-    /// The `--webhook` NAME.
+    /// The `--webhook` NAME, or the `--answerer-config` entry's.
     pub webhook: String,
+    /// `webhook` (an approval webhook of the user's), or the built-in answerer's kind (`patroni`, …).
+    pub kind: String,
     /// `Approve`, `Wait`, `Deny`, or `Error` (no decision: a timeout, a refused connection, a non-2xx,
     /// a body without a decision).
     pub result: String,

@@ -7,7 +7,7 @@
 //! reasons are removed), `_steps_total`, `_rollbacks_total` (`on-failure: rollback`). Per process: `_pass_duration_seconds` (histogram),
 //! `_passes_total{result}`, `_errors_total{reason}` (sets a pass could not handle, by
 //! [`crate::pass::SetReport::error_reason`]: `StepRejected`, `StatusWriteRejected`, `Refused`,
-//! `ApiStatus`, `Transport`, `WriteOverridden`), `_webhook_calls_total{webhook,result}`,
+//! `ApiStatus`, `Transport`, `WriteOverridden`), `_webhook_calls_total{webhook,kind,result}`,
 //! `_last_pass_timestamp_seconds`, `_leader` (1 while this replica may write) and
 //! `_watch_restarts_total{resource}`. Series of StatefulSets that left the scope are removed.
 
@@ -50,6 +50,9 @@ pub struct Metrics {
     passes: Family<PassLabels, Counter>,
     errors: Family<ErrorLabels, Counter>,
     webhook_calls: Family<WebhookLabels, Counter>,
+    /// The kind of each approval name (`webhook`, or a built-in answerer's: `patroni`, …): the
+    /// `kind` label of the webhook calls, set once the checks are configured.
+    approval_kinds: std::sync::RwLock<std::collections::BTreeMap<String, &'static str>>,
     last_pass: FloatGauge,
     leader: Gauge,
     watch_restarts: Family<ResourceLabels, Counter>,
@@ -63,6 +66,14 @@ impl Default for Metrics {
 }
 
 impl Metrics {
+    /// Names the kind of each approval name the checks configure (`(name, kind)`): the `kind` label of
+    /// `sts_safe_rollout_webhook_calls_total`; a name not given is a `webhook`.
+    pub fn name_approval_kinds(&self, kinds: impl IntoIterator<Item = (String, &'static str)>) {
+        if let Ok(mut k) = self.approval_kinds.write() {
+            k.extend(kinds);
+        }
+    }
+
     /// Registers every metric in a fresh registry.
     pub fn new() -> Self {
         let mut registry = Registry::default();
@@ -83,6 +94,7 @@ impl Metrics {
             passes: Family::default(),
             errors: Family::default(),
             webhook_calls: Family::default(),
+            approval_kinds: Default::default(),
             last_pass: FloatGauge::default(),
             leader: Gauge::default(),
             watch_restarts: Family::default(),
@@ -262,9 +274,14 @@ impl Metrics {
                     .inc();
             }
             if let Some((webhook, result)) = &s.webhook_call {
+                let kind = (self.approval_kinds.read())
+                    .ok()
+                    .and_then(|k| k.get(webhook).copied())
+                    .unwrap_or("webhook");
                 self.webhook_calls
                     .get_or_create(&WebhookLabels {
                         webhook: webhook.clone(),
+                        kind: kind.to_string(),
                         result: (*result).to_string(),
                     })
                     .inc();

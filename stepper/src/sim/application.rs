@@ -32,6 +32,14 @@ pub enum Protocol {
     Handshake,
     /// Through its approval webhook (the set carries `pre-update-webhook: <name>`).
     Webhook,
+    /// As a Patroni cluster, answered by the stepper's built-in Patroni answerer (the set carries
+    /// `pre-update-webhook: <name>`, an `--answerer-config` entry): [`super::patroni`].
+    Patroni,
+    /// As an etcd cluster, answered by the stepper's built-in etcd answerer: [`super::etcd`].
+    Etcd,
+    /// As a Redis with Sentinel, answered by the stepper's built-in Sentinel answerer:
+    /// [`super::sentinel`].
+    RedisSentinel,
 }
 
 /// The application of a simulated set.
@@ -79,6 +87,28 @@ impl Application {
 }
 
 impl World {
+    /// The system behind the pods moved its primary role by itself (a built-in answerer's switchover
+    /// against a real system, read back from it): the application's primary is now `to` (`None`: no pod
+    /// holds it), and the pods whose `role` label changes get a new `resourceVersion`, as any change of
+    /// what the API server serves of a pod does.
+    pub fn move_primary(&mut self, to: Option<u32>) {
+        let Some(app) = self.application.as_mut() else {
+            return;
+        };
+        if app.primary == to {
+            return;
+        }
+        let moved: Vec<u32> = app.primary.into_iter().chain(to).collect();
+        app.primary = to;
+        let t = self.t;
+        for o in moved {
+            let version = self.next_pod_version();
+            if let Some(p) = self.pods.get_mut(&o) {
+                p.stamp(t, version);
+            }
+        }
+    }
+
     /// True once no pod carries an approval request (`update-requested`) and the set no
     /// `approval-pending` line: what the stepper asked was answered or withdrawn. A run ends only then
     /// (or at its duration), so a withdrawal a fault delayed is seen through.
@@ -124,7 +154,7 @@ impl World {
             app.switchover = None;
         }
         app.denials.retain(|_, (_, until)| *until > t);
-        if app.protocol == Protocol::Webhook {
+        if app.protocol != Protocol::Handshake {
             self.application = Some(app);
             return;
         }

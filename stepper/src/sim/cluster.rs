@@ -7,13 +7,14 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
+use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde::Deserialize;
 
 use super::world::World;
+use crate::cluster::object::Object;
 use crate::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome, PodPatched};
 use crate::plan::events::EventNote;
 
@@ -254,25 +255,6 @@ impl SimCluster {
         Ok(self.world().owner(namespace, owner))
     }
 
-    /// The ControllerRevision a GET returns ([`World::controller_revision`]), or an injected fault.
-    pub(super) fn do_get_revision(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<ControllerRevision>, ClusterError> {
-        let action = format!("get controllerrevision {namespace}/{name}");
-        if let Some(kind) = self.fault(Call::Any) {
-            return Err(Self::error(&action, kind));
-        }
-        self.world()
-            .controller_revision(namespace, name)
-            .map_err(|message| ClusterError::Api {
-                action,
-                message,
-                code: 500,
-            })
-    }
-
     fn do_publish(&self, event: &EventNote) -> Result<(), ClusterError> {
         if let Some(kind) = self.fault(Call::Event) {
             return Err(Self::error("create event", kind));
@@ -325,12 +307,20 @@ impl Cluster for SimCluster {
         async move { r }
     }
 
-    fn get_controller_revision(
+    fn get<K: Object>(
         &self,
         namespace: &str,
         name: &str,
-    ) -> impl Future<Output = Result<Option<ControllerRevision>, ClusterError>> + Send {
-        std::future::ready(self.do_get_revision(namespace, name))
+    ) -> impl Future<Output = Result<Option<K>, ClusterError>> + Send {
+        std::future::ready(self.do_get(namespace, name))
+    }
+
+    fn list<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        labels: Option<&str>,
+    ) -> impl Future<Output = Result<Vec<K>, ClusterError>> + Send {
+        std::future::ready(self.do_list(namespace, labels))
     }
 
     fn delete_pod(

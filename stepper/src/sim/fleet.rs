@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
+use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -21,6 +21,7 @@ use super::history::template;
 use super::kubelet::Timing;
 use super::world::{SetShape, World, timestamp};
 use crate::cluster::http_check::HttpGet;
+use crate::cluster::object::Object;
 use crate::cluster::prometheus::PromQuery;
 use crate::cluster::webhook::{WebhookCall, WebhookPost};
 use crate::cluster::{Cluster, ClusterError, DeleteOutcome, Kind, PatchOutcome, Probe};
@@ -100,18 +101,31 @@ impl Cluster for Fleet {
         Ok(None)
     }
 
-    /// From the member whose set the revision belongs to, by its name `<set>-<hash>` (the hash has no
-    /// `-`); `None` when no member has that set (HTTP 404).
-    async fn get_controller_revision(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<ControllerRevision>, ClusterError> {
-        let set = name.rsplit_once('-').map_or("", |(set, _)| set);
-        match self.member(namespace, set) {
-            Some(m) => m.do_get_revision(namespace, name),
+    /// From the member whose world stores it, as one API server would find it; `None` when none does
+    /// (HTTP 404).
+    async fn get<K: Object>(&self, namespace: &str, name: &str) -> Result<Option<K>, ClusterError> {
+        let stored = |m: &&SimCluster| {
+            !m.world()
+                .find::<K>(Some(namespace), Some(name), None)
+                .is_empty()
+        };
+        match self.members.iter().find(stored) {
+            Some(m) => m.get(namespace, name).await,
             None => Ok(None),
         }
+    }
+
+    /// Every member's, in member order.
+    async fn list<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        labels: Option<&str>,
+    ) -> Result<Vec<K>, ClusterError> {
+        let mut all = Vec::new();
+        for m in &self.members {
+            all.extend(m.list(namespace, labels).await?);
+        }
+        Ok(all)
     }
 
     async fn delete_pod(

@@ -75,12 +75,8 @@ impl World {
     }
 
     /// ControllerRevision `namespace/name` as the API server returns it (`GET
-    /// /apis/apps/v1/namespaces/{namespace}/controllerrevisions/{name}`), or `None` (404): shaped as
-    /// upstream's `newRevision` (`stateful_set_utils.go`) makes it — labels the template's and
-    /// `controller.kubernetes.io/hash`, the set as controller owner, `data` the strategic merge patch
-    /// `{"spec":{"template":{…,"$patch":"replace"}}}` (`getPatch`), `revision` its number (bumped when
-    /// a rollback reuses it). Not modelled: the set's annotations the revision copies, timestamps and
-    /// `resourceVersion`.
+    /// /apis/apps/v1/namespaces/{namespace}/controllerrevisions/{name}`), or `None` (404): see
+    /// [`World::revision_object`].
     ///
     /// # Errors
     /// The object does not decode as a ControllerRevision (a bug in the simulation).
@@ -95,6 +91,19 @@ impl World {
         else {
             return Ok(None);
         };
+        serde_json::from_value(self.revision_object(r))
+            .map(Some)
+            .map_err(|e| format!("ControllerRevision {name}: {e}"))
+    }
+
+    /// Revision `r` as the API server stores it (JSON), shaped as upstream's `newRevision`
+    /// (`stateful_set_utils.go`) makes it — labels the template's and `controller.kubernetes.io/hash`,
+    /// the set as controller owner, `data` the strategic merge patch
+    /// `{"spec":{"template":{…,"$patch":"replace"}}}` (`getPatch`), `revision` its number (bumped when
+    /// a rollback reuses it). Not modelled: the set's annotations the revision copies, timestamps and
+    /// `resourceVersion`.
+    pub fn revision_object(&self, r: &Revision) -> Value {
+        let (name, namespace) = (&r.name, self.namespace());
         let set_name = self.name();
         let hash = name.strip_prefix(&format!("{set_name}-")).unwrap_or(name);
         let mut labels = r.template["metadata"]["labels"].clone();
@@ -104,7 +113,7 @@ impl World {
         labels["controller.kubernetes.io/hash"] = json!(hash);
         let mut data = r.template.clone();
         data["$patch"] = json!("replace");
-        let revision = json!({
+        json!({
             "apiVersion": "apps/v1",
             "kind": "ControllerRevision",
             "metadata": {
@@ -119,10 +128,7 @@ impl World {
             },
             "data": {"spec": {"template": data}},
             "revision": r.number,
-        });
-        serde_json::from_value(revision)
-            .map(Some)
-            .map_err(|e| format!("ControllerRevision {name}: {e}"))
+        })
     }
 
     /// True when the revision named `name` holds an image of [`World::bad_images`] (its pods never

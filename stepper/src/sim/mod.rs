@@ -24,7 +24,8 @@
 //!   webhook's `Approve` in the same second) or while holding the primary role; [`questions`]: its
 //!   account of the questions asked of each pod, so that an answer counts only for the last one;
 //! - [`cluster`]: [`cluster::SimCluster`], the [`crate::cluster::Cluster`] implementation, with API
-//!   faults (409/500 on any call), and `probe.rs`: its [`crate::cluster::Probe`] of each kind of check
+//!   faults (409/500 on any call), `reads.rs`: its typed GET and LIST of any kind, from the objects
+//!   the world stores ([`objects`]), and `probe.rs`: its [`crate::cluster::Probe`] of each kind of check
 //!   read (the application's health signal for queries, its approval webhook); [`fleet`]: several sets
 //!   behind one cluster;
 //! - [`watched`]: the stepper's `watch` mode over the world — its real reflector caches fed with the
@@ -59,15 +60,19 @@ pub mod apiserver;
 pub mod application;
 pub mod cluster;
 pub mod controller;
+pub mod etcd;
 pub mod fleet;
 pub mod history;
 pub mod kubelet;
 pub mod objects;
 pub mod oracle;
+pub mod patroni;
 mod pod_writes;
 mod probe;
 pub mod questions;
+mod reads;
 pub mod scenario;
+pub mod sentinel;
 pub mod watched;
 pub mod webhook;
 pub mod world;

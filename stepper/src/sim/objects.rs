@@ -1,4 +1,5 @@
-//! What the simulated API server returns on a GET or LIST: the set, its pods, its PDB, typed; the
+//! What the simulated API server returns on a GET or LIST: the set, its pods, its PDB, typed; every
+//! object of a kind, as JSON ([`World::stored`]: what a typed GET or LIST of any kind reads); the
 //! set's controller owner.
 
 use std::collections::BTreeMap;
@@ -145,6 +146,30 @@ impl World {
                 vec![pdb]
             }
             Err(_) => Vec::new(),
+        }
+    }
+
+    /// Every object of kind `api_version`/`kind` the API server stores, as a GET or LIST returns it
+    /// (JSON): the StatefulSet, its pods, its PDB, its ControllerRevisions. Of any other kind there is
+    /// none (the simulation stores no Namespace, Lease, …): a GET of one is a 404, a LIST empty. A
+    /// kind the stepper starts reading that the simulation should hold is one arm here.
+    pub fn stored(&self, api_version: &str, kind: &str) -> Vec<Value> {
+        fn json<T: serde::Serialize>(objects: Vec<T>) -> Vec<Value> {
+            objects
+                .iter()
+                .filter_map(|o| serde_json::to_value(o).ok())
+                .collect()
+        }
+        match (api_version, kind) {
+            ("apps/v1", "StatefulSet") => vec![self.set.clone()],
+            ("v1", "Pod") => json(self.typed_pods()),
+            ("policy/v1", "PodDisruptionBudget") => json(self.typed_pdbs()),
+            ("apps/v1", "ControllerRevision") => self
+                .revisions
+                .iter()
+                .map(|r| self.revision_object(r))
+                .collect(),
+            _ => Vec::new(),
         }
     }
 

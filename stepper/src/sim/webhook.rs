@@ -89,7 +89,11 @@ impl Reply {
     }
 
     /// A `200` with the decision's JSON body.
-    fn decided(decision: Decision, reason: &str, retry_after_seconds: Option<i64>) -> Reply {
+    pub(super) fn decided(
+        decision: Decision,
+        reason: &str,
+        retry_after_seconds: Option<i64>,
+    ) -> Reply {
         let mut body = json!({"decision": decision.as_str(), "reason": reason});
         if let Some(s) = retry_after_seconds {
             body["retryAfterSeconds"] = json!(s.max(1));
@@ -206,14 +210,20 @@ impl World {
             .ok()
             .filter(|r| r.api_version == API_VERSION && r.kind == KIND);
         let update = self.status_str("updateRevision");
+        let protocol = self.application.as_ref().map(|a| a.protocol);
         let reply = match (self.failure(name, &url), &request) {
             (Some(reply), _) => reply,
+            (None, Some(_)) if protocol == Some(Protocol::Patroni) => self.patroni_reply(body),
+            (None, Some(_)) if protocol == Some(Protocol::Etcd) => self.etcd_reply(body),
+            (None, Some(_)) if protocol == Some(Protocol::RedisSentinel) => {
+                self.sentinel_reply(body)
+            }
             (None, Some(request)) => self.decided(request),
             (None, None) => Reply::Http(400, "not an UpdateApprovalRequest".into()),
         };
         let answer = reply.answer();
         if let Some(app) = self.application.as_mut()
-            && app.protocol == Protocol::Webhook
+            && app.protocol != Protocol::Handshake
             && app.webhook.name == name
         {
             let webhook = &mut app.webhook;
@@ -249,7 +259,7 @@ impl World {
     fn failure(&mut self, name: &str, url: &str) -> Option<Reply> {
         let t = self.t;
         let app = match self.application.as_mut() {
-            Some(app) if app.protocol == Protocol::Webhook && app.webhook.name == name => app,
+            Some(app) if app.protocol != Protocol::Handshake && app.webhook.name == name => app,
             _ => return Some(Reply::Transport(format!("no --webhook named {name:?}"))),
         };
         let webhook = &mut app.webhook;

@@ -172,7 +172,7 @@ fn every_flag_stands_under_its_groups_heading() {
                 Some("Prometheus check")
             }
             l if l.starts_with("http-check") => Some("HTTP check"),
-            l if l.starts_with("webhook") => Some("Approval webhook"),
+            l if l.starts_with("webhook") || l == "answerer-config" => Some("Approval webhook"),
             l if l.starts_with("leader-election") => Some("Leader election"),
             "recover-stuck-pods"
             | "max-steps-per-pass"

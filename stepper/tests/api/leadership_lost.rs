@@ -4,20 +4,15 @@
 //! `Blocked(ApiError)`, nothing is recorded on them and nothing is counted in
 //! `sts_safe_rollout_errors_total`. Two simulated StatefulSets behind one cluster, a real election.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::lease_server::{Shared, candidate};
-use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
-use k8s_openapi::api::core::v1::{ObjectReference, Pod};
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use sts_safe_rollout_rules::annotations::DEFAULT_PREFIX;
-use sts_stepper::cluster::{Cluster, ClusterError, DeleteOutcome, PatchOutcome};
+use sts_stepper::cluster::wrapper::Wrapper;
+use sts_stepper::cluster::{Cluster, ClusterError, PatchOutcome};
 use sts_stepper::leader::Leadership;
 use sts_stepper::leader::cluster::LeaderCluster;
 use sts_stepper::pass::{Outcome, PassOptions, run_pass};
-use sts_stepper::plan::events::EventNote;
 use sts_stepper::serve::metrics::Metrics;
 use sts_stepper::sim::cluster::SimCluster;
 use sts_stepper::sim::fleet::Fleet;
@@ -52,17 +47,12 @@ struct LosesTheLeaseAfterOnePatch<'a> {
     leadership: &'a Leadership,
 }
 
-impl Cluster for LosesTheLeaseAfterOnePatch<'_> {
-    async fn list_statefulsets(&self) -> Result<Vec<Arc<StatefulSet>>, ClusterError> {
-        self.fleet.list_statefulsets().await
-    }
+/// Only the PATCH changes: every other call goes to the fleet ([`Wrapper`]'s defaults).
+impl Wrapper for LosesTheLeaseAfterOnePatch<'_> {
+    type Inner = Fleet;
 
-    async fn list_pods(&self) -> Result<Vec<Pod>, ClusterError> {
-        self.fleet.list_pods().await
-    }
-
-    async fn list_pdbs(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
-        self.fleet.list_pdbs().await
+    fn inner(&self) -> &Fleet {
+        self.fleet
     }
 
     async fn patch_statefulset(
@@ -74,40 +64,6 @@ impl Cluster for LosesTheLeaseAfterOnePatch<'_> {
         let outcome = self.fleet.patch_statefulset(namespace, name, patch).await;
         self.leadership.resign();
         outcome
-    }
-
-    async fn get_owner(
-        &self,
-        namespace: &str,
-        owner: &OwnerReference,
-    ) -> Result<Option<serde_json::Value>, ClusterError> {
-        self.fleet.get_owner(namespace, owner).await
-    }
-
-    async fn get_controller_revision(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<ControllerRevision>, ClusterError> {
-        self.fleet.get_controller_revision(namespace, name).await
-    }
-
-    async fn delete_pod(
-        &self,
-        namespace: &str,
-        name: &str,
-        uid: &str,
-        resource_version: &str,
-    ) -> Result<DeleteOutcome, ClusterError> {
-        Cluster::delete_pod(self.fleet, namespace, name, uid, resource_version).await
-    }
-
-    async fn publish_event(
-        &self,
-        object: &ObjectReference,
-        event: &EventNote,
-    ) -> Result<(), ClusterError> {
-        self.fleet.publish_event(object, event).await
     }
 }
 

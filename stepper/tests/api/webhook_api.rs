@@ -110,7 +110,7 @@ async fn pass(
             name: (*n).to_string(),
             url: u.clone(),
             timeout: Duration::from_millis(300),
-            bearer_token_file: None,
+            access: Default::default(),
         })
         .collect();
     let client = Webhooks::new(&endpoints, None).expect("client");

@@ -5,10 +5,10 @@
 //! `--webhook` flags, each with its own `timeoutSeconds`. Every server binds 127.0.0.1 and stops when
 //! dropped; the hung one is bounded by the file's 1-second timeout.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::support::https_server::HttpsServer;
 use crate::support::prometheus::{HungServer, TestCa, write_file};
 use axum::Router;
 use axum::routing::post;
@@ -20,85 +20,23 @@ use sts_stepper::commands::{check_options, checks};
 use sts_stepper::gates::approval::webhook::answer::{Decision, WebhookAnswer};
 use sts_stepper::pass::PassOptions;
 use tempfile::TempDir;
-use tokio::net::{TcpListener, TcpStream};
-use tokio_rustls::TlsAcceptor;
-use tokio_rustls::rustls::ServerConfig;
-use tokio_rustls::rustls::pki_types::pem::PemObject;
-use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio_rustls::server::TlsStream;
-
-/// A TCP listener that completes a TLS handshake on each connection before axum sees it; a failed
-/// handshake (a client that does not trust the certificate) is dropped and the next one accepted.
-struct TlsListener {
-    tcp: TcpListener,
-    tls: TlsAcceptor,
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = TlsStream<TcpStream>;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            let Ok((socket, addr)) = self.tcp.accept().await else {
-                continue;
-            };
-            if let Ok(stream) = self.tls.accept(socket).await {
-                return (stream, addr);
-            }
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        self.tcp.local_addr()
-    }
-}
+use tokio::net::TcpListener;
 
 /// An HTTPS answerer on 127.0.0.1 whose certificate (for `names`) `ca` issued; it answers every POST
 /// `Approve`.
-struct HttpsAnswerer {
-    port: u16,
-    task: tokio::task::JoinHandle<()>,
-}
+struct HttpsAnswerer(HttpsServer);
 
 impl HttpsAnswerer {
     async fn start(ca: &TestCa, names: &[&str]) -> HttpsAnswerer {
-        let (cert_pem, key_pem) = ca.server_cert_for(names);
-        let certs = CertificateDer::pem_slice_iter(cert_pem.as_bytes())
-            .collect::<Result<Vec<_>, _>>()
-            .expect("certificate PEM");
-        let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).expect("key PEM");
-        let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
-        let config = ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .expect("TLS versions")
-            .with_no_client_auth()
-            .with_single_cert(certs, key)
-            .expect("server certificate");
-        let tcp = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let port = tcp.local_addr().expect("addr").port();
-        let listener = TlsListener {
-            tcp,
-            tls: TlsAcceptor::from(Arc::new(config)),
-        };
         let app = Router::new().route(
             "/approve",
             post(|| async { r#"{"decision": "Approve", "reason": "over TLS"}"# }),
         );
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        HttpsAnswerer { port, task }
+        HttpsAnswerer(HttpsServer::start(ca, names, None, app).await)
     }
 
     fn url(&self, host: &str) -> String {
-        format!("https://{host}:{}/approve", self.port)
-    }
-}
-
-impl Drop for HttpsAnswerer {
-    fn drop(&mut self) {
-        self.task.abort();
+        self.0.url(host, "/approve")
     }
 }
 
@@ -120,6 +58,7 @@ fn clients(webhooks: &[(&str, String)], config: Option<PathBuf>, ca: Option<Path
         webhook_config: config,
         webhook_ca_file: ca,
         webhook_timeout: SignedDuration::from_secs(60),
+        answerer_config: None,
     });
     checks(&args).expect("clients")
 }

@@ -58,7 +58,7 @@ impl Answerer {
             name: "db-approver".into(),
             url: format!("http://127.0.0.1:{}/approve", self.port),
             timeout: Duration::from_secs(10),
-            bearer_token_file: None,
+            access: Default::default(),
         };
         Webhooks::new(&[endpoint], None).expect("client")
     }

@@ -9,12 +9,19 @@ mod canary_support;
 #[path = "../common/mod.rs"]
 mod common;
 
+mod answerer_etcd;
+mod answerer_etcd_wire;
+mod answerer_patroni;
+mod answerer_sentinel;
+mod answerer_sentinel_file;
+mod answerer_sentinel_fixture;
 mod approval_pending;
 mod approvals;
 mod cached;
 mod check_errors;
 mod config_errors;
 mod degraded;
+mod endpoint_auth;
 mod example_approve_pods;
 mod example_webhook;
 mod failure;

@@ -345,9 +345,24 @@ fn webhook_calls_are_counted_by_name_and_result() {
     let text = m.encode();
     for (result, n) in [("Wait", 1), ("Error", 2), ("Approve", 1)] {
         let line = format!(
-            "sts_safe_rollout_webhook_calls_total{{webhook=\"db-approver\",result=\"{result}\"}} {n}"
+            "sts_safe_rollout_webhook_calls_total{{webhook=\"db-approver\",kind=\"webhook\",result=\"{result}\"}} {n}"
         );
         assert!(has(&text, &line), "{line} in {text}");
     }
     assert!(!text.contains("result=\"Deny\""), "{text}");
+}
+
+#[test]
+fn a_built_in_answerers_calls_carry_its_kind() {
+    let m = Metrics::new();
+    m.name_approval_kinds([("pg-main".to_string(), "patroni")]);
+    let mut r = report("pg", Outcome::Idle(sts_stepper::gates::Idle::UpToDate));
+    r.webhook_call = Some(("pg-main".into(), "Deny"));
+    let pass = PassReport {
+        sets: vec![r],
+        ..PassReport::default()
+    };
+    m.observe(&pass, 0.1, 1_795_000_000.0);
+    let line = "sts_safe_rollout_webhook_calls_total{webhook=\"pg-main\",kind=\"patroni\",result=\"Deny\"} 1";
+    assert!(has(&m.encode(), line), "{line} in {}", m.encode());
 }

@@ -239,9 +239,16 @@ fn a_step_and_a_resume_reset_every_key_the_declared_table_says_they_reset() {
     let set = set_from(v);
     let step = removed_keys(&step_patch(&set, &config_of(&set), 3, 2, "b", now()));
     let want: Vec<String> = names::reset_by_step().map(|n| keys.full(n)).collect();
-    assert_eq!(step, want, "a step removes the reset_by_step rows, in order");
+    assert_eq!(
+        step, want,
+        "a step removes the reset_by_step rows, in order"
+    );
     let resume = sts_stepper::plan::pause::resume_patch(&set, &config_of(&set)).expect("a patch");
     let want: Vec<String> = names::reset_by_resume().map(|n| keys.full(n)).collect();
-    assert_eq!(removed_keys(&resume), want, "a resume removes the reset_by_resume rows");
+    assert_eq!(
+        removed_keys(&resume),
+        want,
+        "a resume removes the reset_by_resume rows"
+    );
     assert!(want.contains(&keys.paused) && step.contains(&keys.blocked_reason));
 }

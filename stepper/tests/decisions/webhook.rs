@@ -38,7 +38,9 @@ fn the_request_is_the_versioned_json_of_the_step() {
             "apiVersion": "safe-rollout.dev/v1alpha1",
             "kind": "UpdateApprovalRequest",
             "requestId": id,
-            "statefulSet": {"namespace": "demo", "name": "web", "uid": set.metadata.uid.clone().unwrap()},
+            "statefulSet": {"namespace": "demo", "name": "web", "uid": set.metadata.uid.clone().unwrap(),
+                             "serviceName": set.spec.as_ref().unwrap().service_name.clone().unwrap_or_default(),
+                             "startOrdinal": 0},
             "phase": "Update",
             "pods": [{
                 "name": "web-4",

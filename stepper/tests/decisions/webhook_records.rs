@@ -187,8 +187,7 @@ fn annotations_it_cannot_use_are_invalid() {
         webhooks: Some(Vec::new()),
         ..GateOptions::default()
     };
-    assert!(
-        detail(invalid(&[], &none))
-            .contains("none (no --webhook NAME=URL flag, no --webhook-config entry)")
-    );
+    assert!(detail(invalid(&[], &none)).contains(
+        "none (no --webhook NAME=URL flag, no --webhook-config or --answerer-config entry)"
+    ));
 }

@@ -3,7 +3,8 @@
 //! registry), the `errors_total` reasons (`ClusterError::reason`), Event reasons (`plan/events.rs`),
 //! gate reasons in gate order (`model/reasons.rs`), the `status -o json` fields (the serialized
 //! document) — and every relative link of README.md and `docs/` resolves (file and `#anchor`), every
-//! page is reachable from README, and README stays short.
+//! page is reachable from README, and README stays short; ARCHITECTURE.md's "What adding a cluster
+//! read touches" holds to the wrappers and the implementations of `Cluster` (`cluster_reads.rs`).
 //!
 //! Not run by `cargo test --workspace` (`test = false` in Cargo.toml): `make docs-check` runs it as
 //! its own step of `make test`, counted once.
@@ -29,6 +30,8 @@ use sts_stepper::plan::set_status::{
 };
 use sts_stepper::serve::metrics::Metrics;
 
+mod change_kinds;
+mod cluster_reads;
 mod gate_list;
 mod links;
 
@@ -362,4 +365,38 @@ fn the_webhook_file_example_parses() {
         sts_stepper::cli::webhook_file::parse(&text[start..end]).expect("the example parses");
     let names: Vec<&str> = endpoints.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(names, ["db-approver", "kafka-can-roll"]);
+}
+
+/// The Elasticsearch 8 example of docs/gates.md ("Secured endpoints") is an `--http-check-config` file the
+/// stepper reads: https, the CA of ECK's HTTP certificate, basic auth of the `elastic` user from a file.
+#[test]
+fn the_http_check_file_example_parses() {
+    use sts_stepper::config::endpoint_auth::{Credentials, Username};
+    let text = read("docs/gates.md");
+    let start = text
+        .find("apiVersion: safe-rollout.dev/v1alpha1\nkind: HttpCheckConfig\n")
+        .expect("the example in docs/gates.md");
+    let end = start + text[start..].find("```").expect("its code block's end");
+    let checks =
+        sts_stepper::cli::http_check_file::parse(&text[start..end]).expect("the example parses");
+    assert_eq!(checks.len(), 1);
+    let es = &checks[0];
+    assert_eq!(es.name, "es-health");
+    assert!(es.url.starts_with("https://"), "{}", es.url);
+    let ca = es.access.tls.as_ref().and_then(|t| t.ca_file.clone());
+    assert_eq!(ca, Some("/var/run/secrets/es-http-ca/ca.crt".into()));
+    assert!(matches!(
+        &es.access.credentials,
+        Some(Credentials::Basic { username: Username::Value(u), .. }) if u == "elastic"
+    ));
+    // The Secrets the example mounts are where the file reads them.
+    for dir in [
+        "/var/run/secrets/es-http-ca",
+        "/var/run/secrets/es-elastic-user",
+    ] {
+        assert!(
+            text[end..].contains(&format!("mountPath: {dir},")),
+            "{dir} mounted"
+        );
+    }
 }

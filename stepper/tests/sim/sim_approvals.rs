@@ -1,6 +1,8 @@
 //! Property test of the approvals and the primary last (docs/approvals.md): random sets asking the
 //! application on the pods (`pre-update-approval`) or through its webhook (`pre-update-webhook`, with a
-//! random `webhook-error-limit`), half the time with `primary-selector: role=primary` over an
+//! random `webhook-error-limit`) — the application's own webhook, or the stepper's built-in Patroni,
+//! etcd or Sentinel answerer over the application as such a system (`sim::patroni`, `sim::etcd`,
+//! `sim::sentinel`) —, half the time with `primary-selector: role=primary` over an
 //! application with a primary; a simulated application that answers after a random delay and switches
 //! over in random time; random template changes and rollbacks, denials, a silent answerer, failing pod
 //! patches, webhook errors of every kind, a stepper killed between its read and its write and two
@@ -88,7 +90,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             let n = u32::try_from(replicas).expect("replicas");
             (
                 Just(replicas),
-                (any::<bool>(), any::<bool>(), 1u32..=4),
+                (any::<bool>(), 0u8..5, 1u32..=4),
                 prop::option::of(0..n),
                 (0i64..=15, 0i64..=20, 30i64..=200),
                 (1i64..=3, 1i64..=6, 1i64..=3),
@@ -101,7 +103,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         .prop_map(
             |(
                 replicas,
-                (parallel, webhook, error_limit),
+                (parallel, kind, error_limit),
                 primary,
                 (answer, switchover, timeout),
                 (pending, ready, terminate),
@@ -109,8 +111,17 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 events,
                 (watch, lag),
             )| {
-                // A primary needs another pod to move to.
+                // A primary needs another pod to move to. Patroni always has a leader: with two pods
+                // or more, on the chosen pod or the first; a single pod is asked through a webhook.
                 let primary = primary.filter(|_| replicas >= 2);
+                // etcd keeps a quorum without the pod going only from three members on.
+                let (kind, primary) = match kind {
+                    2 if replicas >= 2 => (2, primary.or(Some(0))),
+                    3 if replicas >= 3 => (3, primary.or(Some(0))),
+                    4 if replicas >= 2 => (4, primary.or(Some(0))),
+                    2..=4 => (1, primary),
+                    k => (k, primary),
+                };
                 let mut events: Vec<Event> = events
                     .into_iter()
                     .map(|(at, action)| Event { at, action })
@@ -137,10 +148,15 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     "approval-timeout-seconds".to_string(),
                     timeout.to_string(),
                 )]);
-                let protocol = if webhook {
+                let protocol = if kind > 0 {
                     annotations.insert("pre-update-webhook".into(), "app".into());
                     annotations.insert("webhook-error-limit".into(), error_limit.to_string());
-                    Protocol::Webhook
+                    match kind {
+                        2 => Protocol::Patroni,
+                        3 => Protocol::Etcd,
+                        4 => Protocol::RedisSentinel,
+                        _ => Protocol::Webhook,
+                    }
                 } else {
                     annotations.insert("pre-update-approval".into(), "true".into());
                     Protocol::Handshake
@@ -207,6 +223,9 @@ fn cases() -> u32 {
 #[derive(Default)]
 struct Counts {
     webhook_cases: Cell<usize>,
+    patroni_cases: Cell<usize>,
+    etcd_cases: Cell<usize>,
+    sentinel_cases: Cell<usize>,
     asked: Cell<usize>,
     switchovers: Cell<usize>,
     webhook_calls: Cell<u64>,
@@ -230,7 +249,16 @@ fn check(s: &Scenario, run: &Run, counts: &Counts) -> Result<(), TestCaseError> 
     );
     let app = w.application.as_ref().expect("application");
     let prefix = sts_safe_rollout_rules::annotations::DEFAULT_PREFIX;
-    let webhook = app.protocol == Protocol::Webhook;
+    let webhook = app.protocol != Protocol::Handshake;
+    if app.protocol == Protocol::Patroni {
+        add(&counts.patroni_cases, 1);
+    }
+    if app.protocol == Protocol::Etcd {
+        add(&counts.etcd_cases, 1);
+    }
+    if app.protocol == Protocol::RedisSentinel {
+        add(&counts.sentinel_cases, 1);
+    }
     if webhook {
         let on_pods: Vec<(u32, &String)> = (w.pods.values())
             .flat_map(|p| p.annotations.keys().map(move |k| (p.ordinal, k)))
@@ -315,10 +343,13 @@ fn the_application_is_asked_and_the_primary_goes_last() {
     let _ = writeln!(
         std::io::stderr(),
         "sim_approvals: {cases} cases, {} ApprovalRequested Events, {} of them asking a switchover; \
-         {} cases through the webhook: {} calls, {} without a decision, {} Deny, {} WebhookErrors Degraded",
+         {} cases through the webhook ({} of them the built-in Patroni answerer, {} etcd's, {} Sentinel's): {} calls, {} without a decision, {} Deny, {} WebhookErrors Degraded",
         c.asked.get(),
         c.switchovers.get(),
         c.webhook_cases.get(),
+        c.patroni_cases.get(),
+        c.etcd_cases.get(),
+        c.sentinel_cases.get(),
         c.webhook_calls.get(),
         c.webhook_errors.get(),
         c.webhook_denials.get(),
@@ -327,6 +358,10 @@ fn the_application_is_asked_and_the_primary_goes_last() {
     assert!(
         c.asked.get() > 0 && c.switchovers.get() > 0,
         "the cases exercised the approvals and the switchover"
+    );
+    assert!(
+        c.patroni_cases.get() > 0 && c.etcd_cases.get() > 0 && c.sentinel_cases.get() > 0,
+        "the cases exercised the built-in Patroni, etcd and Sentinel answerers"
     );
     assert!(
         c.webhook_cases.get() > 0

@@ -3,6 +3,7 @@
 pub mod api_errors;
 pub mod counting;
 pub mod fake_apiserver;
+pub mod https_server;
 pub mod lease_server;
 pub mod local_servers;
 pub mod prometheus;

@@ -1,5 +1,5 @@
 //! TLS material for tests: a self-signed CA issuing server certificates for 127.0.0.1 / localhost
-//! (rcgen, ring), and the files a test hands to a server or a client.
+//! and client certificates (rcgen, ring), and the files a test hands to a server or a client.
 #![allow(dead_code)] // each test crate uses a subset
 
 use std::path::{Path, PathBuf};
@@ -46,6 +46,21 @@ impl TestCa {
         params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
         let key = KeyPair::generate().expect("server key");
         let cert = params.signed_by(&key, &self.issuer).expect("server cert");
+        (cert.pem(), key.serialize_pem())
+    }
+}
+
+impl TestCa {
+    /// A client certificate for the user `name` (its common name; extended key usage client auth):
+    /// (certificate PEM, private key PEM).
+    pub fn client_cert(&self, name: &str) -> (String, String) {
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("client params");
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.use_authority_key_identifier_extension = true;
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+        let key = KeyPair::generate().expect("client key");
+        let cert = params.signed_by(&key, &self.issuer).expect("client cert");
         (cert.pem(), key.serialize_pem())
     }
 }

@@ -9,10 +9,17 @@
 #[path = "../support/systems/mod.rs"]
 mod systems;
 
+mod etcd_answerer;
+mod etcd_answerer_admin;
 mod etcd_harness;
 mod map;
+mod other_rollouts;
+mod patroni_answerer;
 mod patroni_harness;
+mod patroni_rollout;
 mod patroni_writes;
+mod rollout;
+mod sentinel_answerer;
 mod sentinel_harness;
 
 use std::time::{Duration, Instant};

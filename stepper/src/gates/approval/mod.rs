@@ -23,13 +23,15 @@ use crate::model::set;
 
 /// What `PrimaryNotMoved` and `ApprovalPending` read: the pods the next step replaces (replicas,
 /// partition, start ordinal, revisions, each pod's revision label), the labels a `primary-selector`
-/// can name, the handshake's requests and answers on the pods (`gates::approval`), and the generation
-/// the webhook's `requestId` names (`webhook::request`).
+/// can name, the handshake's requests and answers on the pods (`gates::approval`), the generation
+/// the webhook's `requestId` names and the governing Service its request names (`webhook::request`:
+/// a built-in answerer reaches the members through it).
 pub const READS: &[Field] = &[
     of_set("metadata.generation"),
     of_set("spec.replicas"),
     of_set("spec.updateStrategy"),
     of_set("spec.ordinals"),
+    of_set("spec.serviceName"),
     of_set("status.updateRevision"),
     pod("metadata.labels.*"),
     pod("metadata.annotations.~own"),

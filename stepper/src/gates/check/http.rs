@@ -14,18 +14,17 @@ use jiff::Timestamp;
 use jsonpath_rust::JsonPath;
 use serde_json::Value;
 
-use super::effects::{self, Reached};
-use super::{self as check, CheckResult, CheckState, Measured, count, current_state};
+use super::kind::CheckKind;
+use super::{self as check, CheckResult, CheckState, Measured, count};
+use crate::config::check::CheckLimits;
 use crate::config::http_check::{Expect, HttpCheckConfig};
 use crate::gates::effect::StateKey;
 use crate::gates::input::GateInput;
 pub use crate::gates::probes::HttpAnswer;
 use crate::gates::probes::Need;
-use crate::gates::verdict::Evaluation;
 use crate::model::degraded::Record;
 use crate::model::fields::{Field, set as of_set};
-use crate::model::reasons::{Blocked, Reason};
-use crate::model::set;
+use crate::model::reasons::Reason;
 
 /// The gate's name in the check's messages.
 pub const KIND: &str = "HttpCheck";
@@ -125,29 +124,38 @@ pub fn degraded(config: &HttpCheckConfig, state: &CheckState) -> Option<Record> 
 /// What `HttpCheck` reads of the set beside its annotations: the revision its state is pinned to.
 pub const READS: &[Field] = &[of_set("status.updateRevision")];
 
-/// The check's config, its stored state for this observation, and its result at `input.now`; `None`
-/// when the set has no HTTP check.
-fn run<'a>(
-    input: &GateInput<'a>,
-) -> Option<(&'a HttpCheckConfig, Option<CheckState>, CheckResult)> {
-    // Stepping back after a rollback: the check that failed is not asked again.
-    if crate::gates::rollback::stepping_back(input) {
-        return None;
+/// The HTTP check as a [`CheckKind`]: gate `HttpCheck` over the endpoint its `http-check` names.
+pub enum Http {}
+
+impl CheckKind for Http {
+    type Config = HttpCheckConfig;
+    type Answer = HttpAnswer;
+    const REASON: Reason = Reason::HttpCheck;
+    const STATE: StateKey = StateKey::HTTP_CHECK;
+
+    fn config<'a>(input: &GateInput<'a>) -> Option<&'a HttpCheckConfig> {
+        input.config.http_check.as_ref()
     }
-    let check = input.config.http_check.as_ref()?;
-    let revision = set::update_revision(input.set);
-    let partition = input.partition();
-    let stored = StateKey::HTTP_CHECK.stored(input.config);
-    let state = current_state(stored, partition, revision);
-    let result = check_result(
-        check,
-        state.as_ref(),
-        input.probes.http.as_ref(),
-        partition,
-        revision,
-        input.now,
-    );
-    Some((check, state, result))
+
+    fn answer<'a>(input: &GateInput<'a>) -> Option<&'a HttpAnswer> {
+        input.probes.http.as_ref()
+    }
+
+    fn limits(config: &HttpCheckConfig) -> &CheckLimits {
+        &config.limits
+    }
+
+    fn measure(config: &HttpCheckConfig, answer: &HttpAnswer) -> Measured {
+        measure(config, answer)
+    }
+
+    fn need(config: &HttpCheckConfig) -> Need {
+        Need::Http(config.name.clone())
+    }
+
+    fn due(config: &HttpCheckConfig) -> String {
+        format!("check due ({}), not run yet", config.name)
+    }
 }
 
 /// The `InvalidAnnotation` detail when the set's `http-check` names no `--http-check` of the stepper
@@ -168,33 +176,6 @@ pub fn unknown_check(input: &GateInput<'_>) -> Option<String> {
         "{}: {:?} names no check configured on the stepper; configured: {names}",
         input.config.keys.http_check, check.name
     ))
-}
-
-/// Gate `HttpCheck`: passes without a check, or when the check's result is [`CheckResult::Pass`];
-/// a due check not made yet, a wait and a pause block.
-pub fn http_check(input: &GateInput<'_>) -> Result<(), Blocked> {
-    let Some((check, _, result)) = run(input) else {
-        return Ok(());
-    };
-    check::gate_answer(input, Reason::HttpCheck, result, || {
-        format!("check due ({}), not run yet", check.name)
-    })
-}
-
-/// Records in `ev` what the check asks for once the gate was reached ([`effects::record`]): the
-/// GET when due, the counts, the pause after `failure-limit` failures, the `CheckErrors` record.
-pub(in crate::gates) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
-    let Some((check, state, result)) = run(input) else {
-        return;
-    };
-    let reached = Reached {
-        state_key: StateKey::HTTP_CHECK,
-        state,
-        result,
-        need: || Need::Http(check.name.clone()),
-        degraded: |s: &CheckState| degraded(check, s),
-    };
-    effects::record(input, ev, reached);
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 
 mod effects;
 pub mod http;
+pub mod kind;
 pub mod prometheus;
 
 use jiff::{SignedDuration, Timestamp};
@@ -252,7 +253,7 @@ fn progress(limits: &CheckLimits, s: &CheckState, next: &str) -> String {
 /// A check gate's answer from its check's `result` (`reason`: `PrometheusCheck` or `HttpCheck`, for
 /// the set of `input`): passes on [`CheckResult::Pass`]; else blocks with one line — `due()` while
 /// a check is due and not run yet, the counts while waiting, the pause after `failure-limit` failures.
-fn gate_answer(
+pub(super) fn gate_answer(
     input: &GateInput<'_>,
     reason: Reason,
     result: CheckResult,

@@ -7,27 +7,26 @@
 //! answer) is an error: the check could not be made. A check (every query once) passes when all
 //! queries succeed, fails when one answered empty, and errs otherwise when one got no answer. The
 //! counting — `success-threshold`, `failure-limit` (a pause), `check-error-limit` (Degraded, no pause)
-//! — is shared by every kind of check: [`crate::gates::check`]. Also here: gate `PrometheusCheck`, and
-//! the reads and annotation changes the check asks for.
+//! — is shared by every kind of check: [`crate::gates::check`]. Also here: the kind itself
+//! ([`Prometheus`], a [`CheckKind`]: gate `PrometheusCheck` and what it asks for).
 //!
 //! The annotations are read by [`crate::config`]; the query I/O is [`crate::cluster::prometheus`];
 //! everything here is plain functions over plain data.
 
 use jiff::Timestamp;
 
-use super::effects::{self, Reached};
+use super::kind::CheckKind;
 use super::{self as check, count};
 pub use super::{CheckResult, CheckState, Measured, current_state};
+use crate::config::check::CheckLimits;
 pub use crate::config::check::{CheckConfig, Query};
 use crate::gates::effect::StateKey;
 use crate::gates::input::GateInput;
 use crate::gates::probes::Need;
 pub use crate::gates::probes::QueryOutcome;
-use crate::gates::verdict::Evaluation;
 use crate::model::degraded::Record;
 use crate::model::fields::{Field, set as of_set};
-use crate::model::reasons::{Blocked, Reason};
-use crate::model::set;
+use crate::model::reasons::Reason;
 
 /// The gate's name in the check's messages.
 pub const KIND: &str = "PrometheusCheck";
@@ -87,55 +86,38 @@ pub fn degraded(config: &CheckConfig, state: &CheckState) -> Option<Record> {
 /// queries name.
 pub const READS: &[Field] = &[of_set("status.updateRevision")];
 
-/// The check's config, its stored state for this observation, and its result at `input.now`; `None`
-/// when the set has no check.
-fn run<'a>(input: &GateInput<'a>) -> Option<(&'a CheckConfig, Option<CheckState>, CheckResult)> {
-    // Stepping back after a rollback: the check that failed is not asked again.
-    if crate::gates::rollback::stepping_back(input) {
-        return None;
-    }
-    let check = input.config.prometheus.as_ref()?;
-    let revision = set::update_revision(input.set);
-    let partition = input.partition();
-    let stored = StateKey::PROMETHEUS_CHECK.stored(input.config);
-    let state = current_state(stored, partition, revision);
-    let result = check_result(
-        check,
-        state.as_ref(),
-        input.probes.prometheus.as_deref(),
-        partition,
-        revision,
-        input.now,
-    );
-    Some((check, state, result))
-}
+/// The Prometheus check as a [`CheckKind`]: gate `PrometheusCheck` over the set's queries.
+pub enum Prometheus {}
 
-/// Gate `PrometheusCheck`: passes without a check, or when the check's result is
-/// [`CheckResult::Pass`]; a due check not run yet, a wait and a pause block.
-pub fn prometheus_check(input: &GateInput<'_>) -> Result<(), Blocked> {
-    let Some((check, _, result)) = run(input) else {
-        return Ok(());
-    };
-    check::gate_answer(input, Reason::PrometheusCheck, result, || {
-        let n = check.queries.len();
+impl CheckKind for Prometheus {
+    type Config = CheckConfig;
+    type Answer = [QueryOutcome];
+    const REASON: Reason = Reason::PrometheusCheck;
+    const STATE: StateKey = StateKey::PROMETHEUS_CHECK;
+
+    fn config<'a>(input: &GateInput<'a>) -> Option<&'a CheckConfig> {
+        input.config.prometheus.as_ref()
+    }
+
+    fn answer<'a>(input: &GateInput<'a>) -> Option<&'a [QueryOutcome]> {
+        input.probes.prometheus.as_deref()
+    }
+
+    fn limits(config: &CheckConfig) -> &CheckLimits {
+        &config.limits
+    }
+
+    fn measure(config: &CheckConfig, answer: &[QueryOutcome]) -> Measured {
+        measure(config, answer)
+    }
+
+    fn need(config: &CheckConfig) -> Need {
+        Need::Queries(config.queries.clone())
+    }
+
+    fn due(config: &CheckConfig) -> String {
+        let n = config.queries.len();
         let noun = if n == 1 { "query" } else { "queries" };
         format!("check due ({n} {noun}), not run yet")
-    })
-}
-
-/// Records in `ev` what the check asks for once the gate was reached ([`effects::record`]): the
-/// queries to run when due, the counts, the pause after `failure-limit` failures, the `CheckErrors`
-/// record ([`degraded`]).
-pub(in crate::gates) fn effects(input: &GateInput<'_>, ev: &mut Evaluation) {
-    let Some((check, state, result)) = run(input) else {
-        return;
-    };
-    let reached = Reached {
-        state_key: StateKey::PROMETHEUS_CHECK,
-        state,
-        result,
-        need: || Need::Queries(check.queries.clone()),
-        degraded: |s: &CheckState| degraded(check, s),
-    };
-    effects::record(input, ev, reached);
+    }
 }

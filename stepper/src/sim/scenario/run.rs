@@ -135,7 +135,7 @@ impl Player {
         });
         // The stepper's `--webhook` flags: the application's webhook, when it answers through one.
         let webhooks = (scenario.set.application.as_ref())
-            .filter(|a| a.protocol == Protocol::Webhook)
+            .filter(|a| a.protocol != Protocol::Handshake)
             .map(|a| vec![a.webhook_name.clone()]);
         for (k, v) in &scenario.set.annotations {
             world.set["metadata"]["annotations"][key(k)] = json!(v);

@@ -290,19 +290,45 @@ impl Etcd {
     /// # Errors
     /// No such member, or it could not be started.
     pub async fn restart_member(&mut self, name: &str, revision: &str) -> Result<Duration, String> {
-        let i = self
-            .members
-            .iter()
-            .position(|m| m.name == name)
-            .ok_or(format!("no etcd member {name}"))?;
-        let mut took = Duration::ZERO;
-        if let Some(mut proc) = self.members[i].proc.take() {
-            took = proc.stop(STOP_GRACE).await.0;
-        }
-        let proc = self.work.spawn(name, self.command(i))?;
-        self.members[i].proc = Some(proc);
+        let took = self.stop_member(name).await?;
+        self.start_member(name)?;
+        let i = self.index(name)?;
         self.members[i].revision = revision.to_string();
         Ok(took)
+    }
+
+    /// Stops member `name` as a pod's deletion does (SIGTERM, SIGKILL past [`STOP_GRACE`]) and leaves
+    /// it stopped until [`Etcd::start_member`]; returns the seconds the stop took (zero when it was
+    /// not running).
+    ///
+    /// # Errors
+    /// No such member.
+    pub async fn stop_member(&mut self, name: &str) -> Result<Duration, String> {
+        let i = self.index(name)?;
+        match self.members[i].proc.take() {
+            Some(mut proc) => Ok(proc.stop(STOP_GRACE).await.0),
+            None => Ok(Duration::ZERO),
+        }
+    }
+
+    /// Starts member `name` again on its data, as it was; nothing when it runs.
+    ///
+    /// # Errors
+    /// No such member, or it could not be started.
+    pub fn start_member(&mut self, name: &str) -> Result<(), String> {
+        let i = self.index(name)?;
+        if self.members[i].proc.is_none() {
+            let proc = self.work.spawn(name, self.command(i))?;
+            self.members[i].proc = Some(proc);
+        }
+        Ok(())
+    }
+
+    fn index(&self, name: &str) -> Result<usize, String> {
+        self.members
+            .iter()
+            .position(|m| m.name == name)
+            .ok_or(format!("no etcd member {name}"))
     }
 }
 

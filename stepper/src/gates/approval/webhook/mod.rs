@@ -172,7 +172,8 @@ pub fn unknown_webhook(input: &GateInput<'_>) -> Option<String> {
         return None;
     }
     let names = if configured.is_empty() {
-        "none (no --webhook NAME=URL flag, no --webhook-config entry)".to_string()
+        "none (no --webhook NAME=URL flag, no --webhook-config or --answerer-config entry)"
+            .to_string()
     } else {
         configured.join(", ")
     };

@@ -20,6 +20,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use serde_json::{Value, json};
 
 use crate::gates::approval::step::{Phase, StepPod};
+use crate::model::pods::start_ordinal;
 use crate::model::set;
 
 /// The request's `apiVersion`.
@@ -103,6 +104,8 @@ impl Question<'_> {
                 "namespace": meta.namespace.as_deref().unwrap_or(""),
                 "name": set::name(self.set),
                 "uid": meta.uid.as_deref().unwrap_or(""),
+                "serviceName": self.set.spec.as_ref().and_then(|s| s.service_name.as_deref()).unwrap_or(""),
+                "startOrdinal": start_ordinal(self.set),
             },
             "phase": self.phase().as_str(),
             "pods": pods,

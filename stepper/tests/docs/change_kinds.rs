@@ -1,0 +1,116 @@
+//! ARCHITECTURE.md's "What adding an answerer kind touches" and "What adding a state annotation touches"
+//! against the code (issue 44 item 7): each answerer kind is one folder of its three files, registered in
+//! one place and documented; each gate state declared once has its `StateKey`. (The metrics' section is
+//! held by `the_metric_table_lists_every_registered_metric`.)
+
+use std::collections::BTreeSet;
+
+use crate::{read, root, section};
+
+const KINDS_DIR: &str = "stepper/src/cluster/answerer/kinds";
+
+/// The kinds table of the section: (kind as the file spells it, folder).
+fn table() -> Vec<(String, String)> {
+    let text = read("ARCHITECTURE.md");
+    section(&text, "## What adding an answerer kind touches")
+        .iter()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let kind = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+            let folder = cells.get(2)?.strip_prefix("`kinds/")?.strip_suffix("/`")?;
+            Some((kind.to_string(), folder.to_string()))
+        })
+        .collect()
+}
+
+/// The folders under `kinds/`.
+fn folders() -> BTreeSet<String> {
+    std::fs::read_dir(root().join(KINDS_DIR))
+        .expect("kinds/")
+        .filter_map(|e| {
+            let e = e.ok()?;
+            e.path()
+                .is_dir()
+                .then(|| e.file_name().to_string_lossy().into_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn every_answerer_kind_is_one_folder_registered_once_and_documented() {
+    let table = table();
+    let listed: BTreeSet<String> = table.iter().map(|(_, f)| f.clone()).collect();
+    assert_eq!(
+        listed,
+        folders(),
+        "ARCHITECTURE.md's kinds table vs {KINDS_DIR}/"
+    );
+    let registry = read(&format!("{KINDS_DIR}/mod.rs"));
+    let kinds_const = registry
+        .lines()
+        .find_map(|l| l.strip_prefix("pub const KINDS: &str = \""))
+        .and_then(|l| l.strip_suffix("\";"))
+        .expect("KINDS");
+    let named: BTreeSet<&str> = kinds_const.split(", ").collect();
+    let help = read("stepper/src/cli/checks.rs");
+    let docs = read("docs/answerers.md");
+    for (kind, folder) in &table {
+        for file in ["mod.rs", "decide.rs", "entry.rs"] {
+            let path = root().join(KINDS_DIR).join(folder).join(file);
+            assert!(path.is_file(), "kind {kind}: no {}", path.display());
+        }
+        assert!(
+            registry.contains(&format!("pub mod {folder};")),
+            "kinds/mod.rs declares no module {folder}"
+        );
+        assert!(
+            registry.contains(&format!("Option<{folder}::entry::Entry>")),
+            "kinds/mod.rs: no Entry field of kind {kind}"
+        );
+        let variants = registry
+            .lines()
+            .filter(|l| {
+                l.trim_start().contains(&format!("({folder}::")) && l.trim_end().ends_with("),")
+            })
+            .count();
+        assert!(
+            variants >= 1,
+            "kinds/mod.rs: no BuiltIn variant over {folder}"
+        );
+        assert!(
+            named.contains(kind.as_str()),
+            "KINDS ({kinds_const}) lacks {kind}"
+        );
+        assert!(
+            help.contains(kind.as_str()),
+            "--answerer-config's help does not name {kind}"
+        );
+        assert!(
+            docs.contains(&format!("`{kind}`")) || docs.contains(&format!("{kind}:")),
+            "docs/answerers.md does not name the kind {kind}"
+        );
+    }
+    assert_eq!(
+        named.len(),
+        table.len(),
+        "KINDS vs the table: {kinds_const}"
+    );
+}
+
+#[test]
+fn every_gate_state_declared_has_its_state_key() {
+    let declared = read("rules/src/declared.rs");
+    let states: Vec<&str> = declared
+        .lines()
+        .filter_map(|l| l.split("state(").nth(1)?.split(')').next())
+        .filter(|n| n.chars().all(|c| c.is_ascii_uppercase() || c == '_') && !n.is_empty())
+        .collect();
+    assert!(!states.is_empty(), "no state row in DECLARED");
+    let effect = read("stepper/src/gates/effect.rs");
+    for name in states {
+        assert!(
+            effect.contains(&format!("StateKey(names::{name})")),
+            "{name} is a gate state in rules/src/declared.rs but gates/effect.rs has no StateKey for it"
+        );
+    }
+}
