@@ -1,7 +1,8 @@
-//! ARCHITECTURE.md's "What adding an answerer kind touches" and "What adding a state annotation touches"
-//! against the code (issue 44 item 7): each answerer kind is one folder of its three files, registered in
-//! one place and documented; each gate state declared once has its `StateKey`. (The metrics' section is
-//! held by `the_metric_table_lists_every_registered_metric`.)
+//! ARCHITECTURE.md's "What adding an answerer kind touches", "What adding a check kind touches" and
+//! "What adding a state annotation touches" against the code (issue 44 item 7): each answerer kind is one
+//! folder of its three files, registered in one place and documented; the files a check kind reaches are
+//! the table's; each gate state declared once has its `StateKey`. (The metrics' section is held by
+//! `the_metric_table_lists_every_registered_metric`.)
 
 use std::collections::BTreeSet;
 
@@ -113,4 +114,69 @@ fn every_gate_state_declared_has_its_state_key() {
             "{name} is a gate state in rules/src/declared.rs but gates/effect.rs has no StateKey for it"
         );
     }
+}
+
+/// The HTTP check's items as its code names them (ARCHITECTURE.md, "What adding a check kind touches").
+const HTTP_CHECK_ITEMS: [&str; 12] = [
+    "HttpCheckConfig",
+    "HttpAnswer",
+    "HttpGet",
+    "HttpChecks",
+    "HttpEndpoint",
+    "Need::Http",
+    "Answer::Http",
+    "HTTP_CHECK",
+    "Reason::HttpCheck",
+    "http_check",
+    "check::http",
+    "<Http>",
+];
+
+/// Every `.rs` file under `dir` (relative to the repository), recursively.
+fn rust_files(dir: &str, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(root().join(dir)).expect(dir).flatten() {
+        let rel = format!("{dir}/{}", entry.file_name().to_string_lossy());
+        if entry.path().is_dir() {
+            rust_files(&rel, out);
+        } else if rel.ends_with(".rs") {
+            out.push(rel);
+        }
+    }
+}
+
+/// True when the code of `text` (comment lines aside) names an item of the HTTP check. The helper
+/// `http_check::is_dns_label`, shared by every file that names endpoints, is not the kind's.
+fn names_the_http_check(text: &str) -> bool {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .map(|l| l.replace("http_check::is_dns_label", ""))
+        .any(|l| HTTP_CHECK_ITEMS.iter().any(|item| l.contains(item)))
+}
+
+#[test]
+fn the_check_kind_table_is_every_file_the_http_check_touches() {
+    let text = read("ARCHITECTURE.md");
+    let listed: BTreeSet<String> = section(&text, "## What adding a check kind touches")
+        .iter()
+        .filter(|l| l.starts_with('|'))
+        .filter_map(|l| l.split('|').nth(2))
+        .flat_map(|cell| cell.split(", "))
+        .filter_map(|f| Some(f.trim().strip_prefix('`')?.strip_suffix('`')?.to_string()))
+        .filter(|f| f.ends_with(".rs"))
+        .collect();
+    assert!(listed.len() > 3, "no table of files: {listed:?}");
+    let mut files = Vec::new();
+    rust_files("rules/src", &mut files);
+    rust_files("stepper/src", &mut files);
+    let touching: BTreeSet<String> = files
+        .into_iter()
+        .filter(|f| names_the_http_check(&read(f)))
+        .collect();
+    let unlisted: Vec<_> = touching.difference(&listed).collect();
+    let stale: Vec<_> = listed.difference(&touching).collect();
+    assert!(
+        unlisted.is_empty() && stale.is_empty(),
+        "ARCHITECTURE.md's check kind table: files naming the HTTP check but not listed {unlisted:?}; \
+         listed but not naming it {stale:?}"
+    );
 }
