@@ -158,3 +158,53 @@ fn trim<K>(event: &mut WatchEvent<K>, f: impl Fn(&mut K)) {
         WatchEvent::Init | WatchEvent::InitDone => {}
     }
 }
+
+/// `cluster::pod_news` through the feed (here, not there: `caches` builds the feed, and `pod_news` is
+/// imported by `caches`).
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::runtime::watcher::Event;
+    use serde_json::{Value, json};
+
+    use crate::cluster::caches::Caches;
+    use crate::config::Keys;
+
+    fn pod(status: &str, ready: &str, rv: &str) -> Pod {
+        let p: Value = json!({
+            "metadata": {"name": "pg-0", "namespace": "db", "uid": "u", "resourceVersion": rv,
+                         "labels": {"role": "replica"},
+                         "annotations": {"status": status, "safe-rollout.dev/update-requested": "r2"},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet",
+                                              "name": "pg", "uid": "s", "controller": true}]},
+            "spec": {"containers": [{"name": "postgres", "image": "postgres:17"}]},
+            "status": {"phase": "Running",
+                       "conditions": [{"type": "Ready", "status": ready}],
+                       "containerStatuses": [{"name": "postgres", "restartCount": rv.len()}]}});
+        serde_json::from_value(p).expect("pod")
+    }
+
+    #[test]
+    fn only_pod_events_that_change_what_is_kept_are_news() {
+        let (_caches, mut feed) = Caches::fed(&Arc::new(Keys::default()));
+        feed.list(
+            vec![],
+            vec![pod("{\"xlog_location\":1}", "True", "1")],
+            vec![],
+        );
+        // Another owner's annotation, container statuses and the resourceVersion: not news.
+        assert!(!feed.pod(Event::Apply(pod("{\"xlog_location\":2}", "True", "22"))));
+        // A kept field: news.
+        assert!(feed.pod(Event::Apply(pod("{\"xlog_location\":2}", "False", "3"))));
+        // The stepper's own annotation is kept: news.
+        let mut answered = pod("{\"xlog_location\":2}", "False", "4");
+        let annotations = answered.metadata.annotations.get_or_insert_default();
+        annotations.insert("safe-rollout.dev/update-approved".into(), "r2".into());
+        assert!(feed.pod(Event::Apply(answered)));
+        // A deletion, and a pod the store does not hold: news.
+        assert!(feed.pod(Event::Delete(pod("{}", "False", "5"))));
+        assert!(feed.pod(Event::Apply(pod("{}", "False", "6"))));
+    }
+}
