@@ -325,3 +325,34 @@ fn a_member_is_its_pod_by_name_else_by_its_urls_host() {
         "{why}"
     );
 }
+
+#[test]
+fn leadership_waits_for_an_updated_voter_rather_than_move_to_one_not_updated() {
+    // Leader etcd-1 in the step (partition 2 → 1): etcd-2 (updated) restarts after its replacement,
+    // etcd-0 (not updated) is healthy. Moving to etcd-0 would cost another move when its pod goes.
+    let q = question("Switchover", &[("etcd-1", 1)], 2);
+    let mut view = healthy(1);
+    view.statuses
+        .insert(id(2), Err("connection refused".into()));
+    let why = wait(decide(&q, &view, GAP));
+    assert!(
+        why.starts_with("the etcd leader etcd-1 waits for a member on updateRevision to take over"),
+        "{why}"
+    );
+    assert!(
+        why.contains("etcd-2 does not answer: connection refused"),
+        "{why}"
+    );
+    // Back and caught up: leadership moves to it.
+    view.statuses.insert(id(2), Ok(parsed(status(2, 1, 8000))));
+    match decide(&q, &view, GAP) {
+        Verdict::Act(m) => assert_eq!(m.target, "etcd-2"),
+        other => panic!("{other:?}"),
+    }
+    // The first step (nothing updated yet): a voter not updated takes over at once.
+    let first = question("Switchover", &[("etcd-2", 2)], 3);
+    match decide(&first, &healthy(2), GAP) {
+        Verdict::Act(m) => assert_eq!(m.target, "etcd-1"),
+        other => panic!("{other:?}"),
+    }
+}

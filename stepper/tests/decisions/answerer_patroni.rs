@@ -188,3 +188,69 @@ fn in_synchronous_mode_only_the_synchronous_standby_is_a_candidate() {
         "pg-2 has the higher ordinal but is asynchronous"
     );
 }
+
+#[test]
+fn the_leader_waits_for_an_updated_member_rather_than_move_to_one_not_updated() {
+    // Leader pg-1 in the step (partition 2 → 1): pg-2 (updated) rejoins after its replacement, pg-0 (not
+    // updated) streams. Moving to pg-0 would cost another switchover when pg-0's pod goes.
+    let mut view = healthy(json!(0), json!(0));
+    view.members[0].role = "replica".into();
+    view.members[0].lag = serde_json::from_value(json!(0)).unwrap();
+    view.members[1].role = "leader".into();
+    view.members[1].lag = None;
+    let q = question("Switchover", &[("pg-1", 1, true)], 2);
+    for (state, timeline, why) in [
+        ("stopped", json!(2), "pg-2 is stopped"),
+        (
+            "running",
+            json!(1),
+            "pg-2 is on timeline 1, the leader on 2",
+        ),
+    ] {
+        let mut v = view.clone();
+        v.members[2].state = state.into();
+        v.members[2].timeline = serde_json::from_value(timeline).unwrap();
+        match decide(&q, &v, MIB) {
+            Verdict::Wait(reason, _) => {
+                assert!(
+                    reason.contains("waits for a member on updateRevision"),
+                    "{reason}"
+                );
+                assert!(reason.contains(why), "{reason}");
+            }
+            other => panic!("{state}: {other:?}"),
+        }
+    }
+    // pg-2 not a member at all (its key expired while it restarted): waited for too.
+    let mut gone = view.clone();
+    gone.members.remove(2);
+    assert!(
+        matches!(decide(&q, &gone, MIB), Verdict::Wait(r, _) if r.contains("pg-2 is not a member"))
+    );
+    // Back and streaming: it takes over.
+    assert_eq!(
+        decide(&q, &view, MIB),
+        Verdict::Act(Switchover {
+            leader: "pg-1".into(),
+            candidate: "pg-2".into()
+        })
+    );
+    // An updated member that never will be a candidate (nofailover) is not waited for.
+    let mut never = view.clone();
+    never.members[2].tags.nofailover = true;
+    assert_eq!(
+        decide(&q, &never, MIB),
+        Verdict::Act(Switchover {
+            leader: "pg-1".into(),
+            candidate: "pg-0".into()
+        })
+    );
+    // The first step (nothing updated yet): a member not updated takes over at once.
+    let first = question("Switchover", &[("pg-2", 2, true)], 3);
+    let mut lead2 = healthy(json!(0), json!(0));
+    lead2.members[0].role = "replica".into();
+    lead2.members[0].lag = serde_json::from_value(json!(0)).unwrap();
+    lead2.members[2].role = "leader".into();
+    lead2.members[2].lag = None;
+    assert!(matches!(decide(&first, &lead2, MIB), Verdict::Act(_)));
+}

@@ -21,7 +21,10 @@
 //! - The leader among the step's pods (etcd has no role label, so whatever `primary-selector` says):
 //!   move leadership first (MoveLeader, etcdserver/server.go `MoveLeader`: the target must be a voter)
 //!   to a healthy voter outside the step — one already on `updateRevision` first, then the least applied
-//!   gap, then the highest ordinal; `Wait` when none.
+//!   gap, then the highest ordinal; `Wait` when none. While a voter already on `updateRevision` outside
+//!   the step is not healthy yet (its pod just replaced), leadership waits for it rather than move to a
+//!   member not updated yet: that move would cost another when the member's own pod goes, and gain no
+//!   time, since the step's pods go only once every member outside the step is healthy (`Update`).
 //! - A `Switchover` question whose leader is no longer a pod of the step → `Approve`.
 //! - What MoveLeader's answer means ([`moved`]): `200 {}` → the leader changed (confirmed by the next
 //!   read); `etcdserver: not leader` → it changed under us (read again); another FailedPrecondition
@@ -325,6 +328,22 @@ fn move_leader(
         }
     }
     candidates.sort();
+    // No candidate at all: the `Wait` below says why of every member.
+    if candidates
+        .first()
+        .is_some_and(|(not_updated, ..)| *not_updated)
+    {
+        let waiting = updated_not_ready(q, view, leader.member.id, health);
+        if !waiting.is_empty() {
+            return Verdict::Wait(
+                format!(
+                    "the etcd leader {leader_pod} waits for a member on updateRevision to take over: {}",
+                    waiting.join("; ")
+                ),
+                CATCH_UP_SECONDS,
+            );
+        }
+    }
     match candidates.into_iter().next() {
         Some((_, _, _, target, target_id)) => Verdict::Act(MoveLeader {
             leader: leader_pod,
@@ -344,6 +363,31 @@ fn move_leader(
             CATCH_UP_SECONDS,
         ),
     }
+}
+
+/// Why each pod outside the step already on `updateRevision` is not a voter leadership can move to yet
+/// — not a member, or unhealthy — leaving out a learner (never a target) and the leader itself.
+fn updated_not_ready(
+    q: &Question,
+    view: &ClusterView,
+    leader_id: u64,
+    health: &dyn Fn(&Member) -> Option<String>,
+) -> Vec<String> {
+    q.set_pods()
+        .iter()
+        .filter(|(o, name)| q.updated(*o) && !q.in_step(name))
+        .filter_map(|(_, name)| {
+            let member = view
+                .members
+                .iter()
+                .find(|m| pod_of(q, m).is_some_and(|(_, pod)| &pod == name));
+            match member {
+                None => Some(format!("{name} is not a member of the cluster")),
+                Some(m) if m.id == leader_id || m.is_learner => None,
+                Some(m) => health(m),
+            }
+        })
+        .collect()
 }
 
 /// What etcd's answer to `m` means: `Ok` (`200 {}`, sent once the leader changed) → started, confirmed

@@ -17,6 +17,13 @@
 //!   healthiest candidate outside the step — one already on `updateRevision` first, then the least
 //!   lag, then the highest ordinal. In synchronous mode (a member's `role` is `sync_standby`) only a
 //!   synchronous standby is a candidate (Patroni refuses any other with HTTP 412).
+//! - While a member already on `updateRevision` outside the step is not a healthy candidate yet (its pod
+//!   just replaced: restarting, rejoining, catching up), the leader waits for it rather than move to a
+//!   member not updated yet: that move would cost a second switchover when the member's own pod goes,
+//!   and gain no time, since the step's pods go only once every member outside the step is healthy
+//!   (the `Update` rule). Seen on a real API server with Patroni 3.0.2: the leader moved to `pg-0`
+//!   while `pg-2` rejoined after its replacement, and moved again before `pg-0` went (3 switchovers
+//!   where 2 suffice).
 
 use serde::Deserialize;
 
@@ -207,6 +214,23 @@ fn switch_over(
         }
     }
     candidates.sort();
+    // No candidate at all: the `Wait` below says why of every member.
+    if candidates
+        .first()
+        .is_some_and(|(not_updated, ..)| *not_updated)
+    {
+        let waiting = updated_not_ready(q, view, leader, max_lag);
+        if !waiting.is_empty() {
+            return Verdict::Wait(
+                format!(
+                    "the leader {} waits for a member on updateRevision to take over: {}",
+                    leader.name,
+                    waiting.join("; ")
+                ),
+                CATCH_UP_SECONDS,
+            );
+        }
+    }
     match candidates.into_iter().next() {
         Some((_, _, _, candidate)) => Verdict::Act(Switchover {
             leader: leader.name.clone(),
@@ -225,4 +249,26 @@ fn switch_over(
             CATCH_UP_SECONDS,
         ),
     }
+}
+
+/// Why each pod outside the step already on `updateRevision` is not a switchover candidate yet — not a
+/// member (its key expired while it restarted), or unhealthy — leaving out those that never will be
+/// (the `nofailover` tag).
+fn updated_not_ready(
+    q: &Question,
+    view: &ClusterView,
+    leader: &Member,
+    max_lag: u64,
+) -> Vec<String> {
+    q.set_pods()
+        .iter()
+        .filter(|(o, name)| q.updated(*o) && !q.in_step(name) && *name != leader.name)
+        .filter_map(
+            |(_, name)| match view.members.iter().find(|m| &m.name == name) {
+                None => Some(format!("{name} is not a member of the cluster")),
+                Some(m) if m.tags.nofailover => None,
+                Some(m) => m.unhealthy(leader, max_lag),
+            },
+        )
+        .collect()
 }
