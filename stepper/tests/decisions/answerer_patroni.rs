@@ -111,14 +111,19 @@ fn the_leader_in_the_step_is_switched_over_to_the_best_candidate_first() {
     ));
 }
 
-#[test]
-fn a_candidate_not_updated_yet_comes_after_an_updated_one() {
-    // Leader pg-1 in the step (partition 2 → 1): pg-2 is updated, pg-0 is not.
-    let mut view = healthy(json!(0), json!(500));
+/// `view` with pg-1 leading instead of pg-0 (pg-0 a replica caught up).
+fn led_by_pg1(mut view: ClusterView) -> ClusterView {
     view.members[0].role = "replica".into();
     view.members[0].lag = serde_json::from_value(json!(0)).unwrap();
     view.members[1].role = "leader".into();
     view.members[1].lag = None;
+    view
+}
+
+#[test]
+fn a_candidate_not_updated_yet_comes_after_an_updated_one() {
+    // Leader pg-1 in the step (partition 2 → 1): pg-2 is updated, pg-0 is not.
+    let view = led_by_pg1(healthy(json!(0), json!(500)));
     let q = question("Switchover", &[("pg-1", 1, true)], 2);
     assert_eq!(
         decide(&q, &view, MIB),
@@ -193,11 +198,7 @@ fn in_synchronous_mode_only_the_synchronous_standby_is_a_candidate() {
 fn the_leader_waits_for_an_updated_member_rather_than_move_to_one_not_updated() {
     // Leader pg-1 in the step (partition 2 → 1): pg-2 (updated) rejoins after its replacement, pg-0 (not
     // updated) streams. Moving to pg-0 would cost another switchover when pg-0's pod goes.
-    let mut view = healthy(json!(0), json!(0));
-    view.members[0].role = "replica".into();
-    view.members[0].lag = serde_json::from_value(json!(0)).unwrap();
-    view.members[1].role = "leader".into();
-    view.members[1].lag = None;
+    let view = led_by_pg1(healthy(json!(0), json!(0)));
     let q = question("Switchover", &[("pg-1", 1, true)], 2);
     for (state, timeline, why) in [
         ("stopped", json!(2), "pg-2 is stopped"),
