@@ -209,6 +209,15 @@ impl SimCluster {
             Some(kind) => return Err(Self::error(&action, kind)),
             None => {}
         }
+        if let Some(key) = twice_written(patch) {
+            return Err(ClusterError::Api {
+                action,
+                message: format!(
+                    "the patch writes annotation {key} twice: a write decides each key once"
+                ),
+                code: 400,
+            });
+        }
         let mut world = self.world();
         if world.name() != name || world.namespace() != namespace {
             return Ok(PatchOutcome::Conflict(format!(
@@ -363,4 +372,22 @@ impl Cluster for SimCluster {
 /// A JSON Patch as one line of compact JSON (the write log, [`World::writes`]).
 pub(super) fn json_text(patch: &json_patch::Patch) -> String {
     serde_json::to_string(patch).unwrap_or_default()
+}
+
+/// The first annotation `patch` adds, replaces or removes more than once (its `test` ops aside): a
+/// stepper's write decides each key once, so the simulated API server refuses such a patch, of a set or
+/// of a pod, and every test of the simulation fails on it.
+pub(super) fn twice_written(patch: &json_patch::Patch) -> Option<String> {
+    use json_patch::PatchOperation::{Add, Remove, Replace};
+    let mut seen = std::collections::BTreeSet::new();
+    patch.0.iter().find_map(|op| {
+        let path = match op {
+            Add(o) => &o.path,
+            Replace(o) => &o.path,
+            Remove(o) => &o.path,
+            _ => return None,
+        };
+        let key = path.as_str().strip_prefix("/metadata/annotations/")?;
+        (!seen.insert(key.to_string())).then(|| key.replace("~1", "/"))
+    })
 }

@@ -47,7 +47,7 @@ impl SimCluster {
     /// a gone pod is [`PodPatched::Conflict`], as the API server's 422 / 404 are.
     ///
     /// # Errors
-    /// An injected fault ([`Call::PatchPod`]): 409 or 500.
+    /// An injected fault ([`Call::PatchPod`]): 409 or 500; a patch writing an annotation twice: 400.
     pub(super) fn do_patch_pod(
         &self,
         namespace: &str,
@@ -56,6 +56,15 @@ impl SimCluster {
     ) -> Result<PodPatched, ClusterError> {
         if let Some(kind) = self.fault(Call::PatchPod) {
             return Err(Self::error(&format!("patch pod {namespace}/{name}"), kind));
+        }
+        if let Some(key) = super::cluster::twice_written(patch) {
+            return Err(ClusterError::Api {
+                action: format!("patch pod {namespace}/{name}"),
+                message: format!(
+                    "the patch writes annotation {key} twice: a write decides each key once"
+                ),
+                code: 400,
+            });
         }
         Ok(match self.world().patch_pod(namespace, name, patch) {
             Ok(()) => PodPatched::Applied,
