@@ -10,8 +10,9 @@ use serde_json::json;
 use sts_safe_rollout_rules::annotations::TRUE;
 
 use crate::config::{FailedRevision, SetConfig};
-use crate::gates::{Effect, StateKey};
+use crate::gates::{Effect, Evaluation, StateKey};
 use crate::plan::approval_events;
+use crate::plan::approval_pending::approval_pending;
 use crate::plan::degraded;
 use crate::plan::events::EventNote;
 use crate::plan::patch::{ptr, test};
@@ -45,14 +46,17 @@ pub struct Rollback {
     pub to: String,
 }
 
-/// The writes of `effects` on `set` as read (`config`: its parsed annotations). The approval note
-/// ([`Effect::ApprovalNote`]) is left to `plan::status_annotations`, which writes
-/// `approval-pending` by the verdict.
-pub fn gate_writes(set: &StatefulSet, config: &SetConfig, effects: &[Effect]) -> GateWrites {
+/// The writes of `ev`'s effects on `set` as read (`config`: its parsed annotations), in a pass without a
+/// step. The approval note ([`Effect::ApprovalNote`]) comes first: its line depends on the verdict too
+/// ([`approval_pending`]).
+pub fn gate_writes(set: &StatefulSet, config: &SetConfig, ev: &Evaluation) -> GateWrites {
     let keys = &config.keys;
     let mut w = GateWrites::default();
     let mut pinned: Vec<StateKey> = Vec::new();
-    for effect in effects {
+    let (line, denied) = approval_pending(config, ev);
+    w.changes.extend(line);
+    w.events.extend(denied);
+    for effect in &ev.effects {
         match effect {
             Effect::CheckState { key, state } => {
                 w.changes.push((key.key(keys), Some(state.to_annotation())));
@@ -92,6 +96,7 @@ pub fn gate_writes(set: &StatefulSet, config: &SetConfig, effects: &[Effect]) ->
                     to: to.clone(),
                 });
             }
+            // Written above, first: `approval_pending` reads it with the verdict.
             Effect::ApprovalNote { .. } => {}
         }
     }

@@ -6,6 +6,7 @@
 //! May import `rollout`, `gates`, `config`, `model` (ARCHITECTURE.md, "Layers"); never I/O.
 
 pub mod approval_events;
+pub mod approval_pending;
 pub mod canary;
 pub mod degraded;
 pub mod effects;

@@ -83,13 +83,9 @@ pub fn status_annotations(
 ///   Ready" with no pod ever Ready: docs/design.md keeps such a set fixable by a plain re-apply);
 /// - `blocked-reason`: set when the reason changes (one `Blocked` Event per change, not per pass),
 ///   removed when idle or unguarded (a step's own patch removes it);
-/// - `approval-pending`: [`Evaluation::approval_note`] while `ApprovalPending` or `PrimaryNotMoved`
-///   holds the step; for a set with nothing left to step whose requests this pass withdraws, that
-///   (so the next pass reads its pods again, and retries a lost pod write); written when it changes,
-///   removed otherwise (a step's own patch removes it);
-/// - the gates' writes ([`Evaluation::effects`], [`effects::gate_writes`]) unless a step follows (a
-///   step starts the check's counts over), pinned by a `test` op so two steppers never both count one
-///   period's check;
+/// - the gates' writes ([`Evaluation::effects`], [`effects::gate_writes`]: their state, a pause,
+///   `approval-pending`) unless a step follows (a step starts the check's counts over and removes the
+///   approval line), pinned by a `test` op so two steppers never both count one period's check;
 /// - `completed-revision` with its `RolloutComplete` Event, once per revision;
 /// - `degraded-reason` removed when it records a refused write this pass clears
 ///   ([`rejected::cleared_without_step`]: a refused status write, by this status write; a refused
@@ -138,37 +134,11 @@ pub fn status_changes<'a>(
             }
         }
     }
-    // What the approval gates wait for, while they hold the step (a step's own patch removes it), or
-    // the withdrawal of requests no step makes any more, until a pass finds none left.
-    let note = match verdict {
-        Verdict::Blocked(b)
-            if matches!(b.reason, Reason::ApprovalPending | Reason::PrimaryNotMoved)
-                || returning_waits_for_approval(ev) =>
-        {
-            ev.approval_note().map(|(note, _)| note.to_string())
-        }
-        Verdict::Idle(_) | Verdict::Unguarded(_) if !ev.pod_writes.is_empty() => {
-            let pods: Vec<String> = ev.pod_writes.iter().map(|w| w.name.clone()).collect();
-            Some(gates::approval::note::withdrawing(
-                &gates::approval::note::names(&pods),
-            ))
-        }
-        _ => None,
-    };
-    if !matches!(verdict, Verdict::Step { .. })
-        && note.as_deref() != config.stamps.approval_pending.as_deref()
-    {
-        // A denial the pod gave before it was asked: announced once, as the line changes to it.
-        if let (Some(_), Some(Some((pod, reason)))) = (&note, ev.approval_note().map(|(_, d)| d)) {
-            events.push(EventNote::approval_denied(pod, reason));
-        }
-        changes.push((keys.approval_pending.clone(), note));
-    }
     let mut guards = Vec::new();
     let mut rollback = None;
     let mut claims = vec![degraded::Claim::Stuck(stuck)];
     if !matches!(verdict, Verdict::Step { .. }) {
-        let gate = effects::gate_writes(set, config, &ev.effects);
+        let gate = effects::gate_writes(set, config, ev);
         changes.extend(gate.changes);
         guards = gate.guards;
         events.extend(gate.events);
@@ -198,14 +168,4 @@ pub fn status_changes<'a>(
         rollback,
         degraded: claims,
     }
-}
-
-/// True when the return of a pod left on a failed revision ([`gates::returning`]) waits for the
-/// application: the gates of its step back hold it `ApprovalPending` or `PrimaryNotMoved`, so the
-/// approval note is recorded as for a step.
-fn returning_waits_for_approval(ev: &Evaluation) -> bool {
-    ev.returning
-        .as_ref()
-        .and_then(|r| r.held.as_ref())
-        .is_some_and(|b| matches!(b.reason, Reason::ApprovalPending | Reason::PrimaryNotMoved))
 }

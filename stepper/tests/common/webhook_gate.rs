@@ -84,15 +84,20 @@ pub fn blocked_detail(ev: &Evaluation, reason: Reason) -> String {
 
 /// What the gates' effects write on `set` (the set `ev` was evaluated on), as the plan writes them
 /// without a step ([`plan::effects::gate_writes`], and the `degraded-reason` that
-/// [`plan::degraded::next`] decides over their claims on a blocked set).
+/// [`plan::degraded::next`] decides over their claims on a blocked set) — the `approval-pending` line
+/// aside (`plan::approval_pending`, held by `tests/decisions/approval_pending.rs`).
 pub fn gate_changes(set: &StatefulSet, ev: &Evaluation) -> Vec<(String, Option<String>)> {
     let config = SetConfig::parse(set, &Arc::new(Keys::new(P)));
-    let gate = plan::effects::gate_writes(set, &config, &ev.effects);
+    let gate = plan::effects::gate_writes(set, &config, ev);
     let mut claims = vec![plan::degraded::Claim::NoStep {
         nothing_to_step: false,
     }];
     claims.extend(gate.degraded);
-    let mut changes = gate.changes;
+    let mut changes: Vec<_> = gate
+        .changes
+        .into_iter()
+        .filter(|(k, _)| *k != config.keys.approval_pending)
+        .collect();
     changes.extend(plan::degraded::next(&config, &claims).keyed(&config));
     changes
 }
