@@ -3,12 +3,12 @@
 //! to the generation and revisions read, with the record (`failed-revision`, `degraded-reason:
 //! RolledBack: …`) and the gates' state removed; then the Warning `RolledBack` Event. What `kubectl
 //! rollout undo` does (kubectl's `statefulSetRollbacker` applies the ControllerRevision's data), with
-//! the stepper's record.
+//! the stepper's record. The patch and the Event are the plan's (`plan::rollback::write`,
+//! `Rollback::event`): this only fetches and sends.
 
 use crate::cluster::{Cluster, ClusterError, PatchOutcome};
 use crate::plan::SetPlan;
 use crate::plan::effects::Rollback;
-use crate::plan::events::EventNote;
 use crate::plan::rollback::{template_of, write};
 
 /// What became of a rollback.
@@ -63,9 +63,8 @@ pub async fn roll_back<C: Cluster>(
         .await?
     {
         PatchOutcome::Applied(_) => {
-            let event = EventNote::rolled_back(&rb.failed.revision, &rb.to, &rb.failed.reason);
             let mut errors = Vec::new();
-            for ev in p.status_events.iter().chain([&event]) {
+            for ev in p.status_events.iter().chain([&rb.event]) {
                 errors.extend(cluster.publish_event(&p.reference(), ev).await.err());
             }
             Ok(RollbackWrite::Written(errors))
