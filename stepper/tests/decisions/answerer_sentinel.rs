@@ -288,3 +288,37 @@ fn an_instance_is_its_pod_by_address_resolved_address_or_announced_hostname() {
     };
     assert!(local.names("127.0.0.1:7001") && !local.names("127.0.0.1:7002"));
 }
+
+#[test]
+fn the_master_waits_for_a_replica_on_update_revision_to_catch_up_before_the_failover() {
+    // Master redis-node-1 in the step (partition 2 → 1): redis-node-2 is updated and still syncing after
+    // its replacement, redis-node-0 (not updated) is healthy. Sentinel picks the replica it promotes:
+    // failing over now could promote redis-node-0, whose own turn would need another failover.
+    let q = question("Switchover", &[("redis-node-1", 1, true)], 2);
+    let mut view = healthy(1, [0, 0, 0]);
+    set(&mut view, 2, "master_sync_in_progress", "1");
+    let why = waits(decide(&q, &view, MIB));
+    assert!(
+        why.starts_with(
+            "the master redis-node-1 waits for a replica on updateRevision to catch up before the failover"
+        ),
+        "{why}"
+    );
+    assert!(
+        why.contains("redis-node-2 is syncing with the master"),
+        "{why}"
+    );
+    // Caught up: the failover is asked for.
+    assert!(matches!(
+        decide(&q, &healthy(1, [0, 0, 0]), MIB),
+        Verdict::Act(Action::Failover(_))
+    ));
+    // The first step (nothing updated yet): failed over at once, whatever the others' state.
+    let first = question("Switchover", &[("redis-node-2", 2, true)], 3);
+    let mut lagging = healthy(2, [0, 0, 0]);
+    set(&mut lagging, 0, "master_sync_in_progress", "1");
+    assert!(matches!(
+        decide(&first, &lagging, MIB),
+        Verdict::Act(Action::Failover(_))
+    ));
+}

@@ -15,7 +15,9 @@
 //! - The master among the step's pods (whatever `primary-selector` says): fail over first, if a
 //!   replica outside the step is one Sentinel may promote — `sentinelSelectSlave`: not `s_down`,
 //!   `o_down` or `disconnected`, a ping answered within 5 s (`sentinel_ping_period × 5`), INFO at most
-//!   30 s old (`sentinel_info_period × 3`), `slave-priority` not 0 — and is healthy as below.
+//!   30 s old (`sentinel_info_period × 3`), `slave-priority` not 0 — and is healthy as below; while a
+//!   replica already on `updateRevision` outside the step is not healthy yet, `Wait` for it (Sentinel
+//!   picks the replica it promotes: one not updated would need another failover at its own turn).
 //! - A healthy replica (src/server.c `genRedisInfoString`, INFO replication): Sentinel lists it
 //!   (flags without `s_down`, `o_down`, `disconnected`; `master-link-status` `ok`), and its own INFO
 //!   says `role:slave`, following the master, `master_link_status:up`, not syncing, and
@@ -275,6 +277,28 @@ fn fail_over(q: &Question, view: &View, master: &Pod, max_lag: u64) -> Verdict<A
                 replicas.push((pod.name.clone(), pod.address.clone()));
             }
         }
+    }
+    // A replica already on updateRevision that is not healthy yet (its pod just replaced: restarting,
+    // syncing) is waited for: Sentinel might otherwise promote a pod not updated yet, whose own turn
+    // would then need another failover, and the step waits for that replica anyway (`Update`).
+    let updated: Vec<String> = q
+        .set_pods()
+        .into_iter()
+        .filter(|(o, name)| q.updated(*o) && !q.in_step(name) && *name != master.name)
+        .filter_map(|(_, name)| {
+            let pod = view.pods.iter().find(|p| p.name == name)?;
+            unhealthy(view, pod, master, max_lag, false)
+        })
+        .collect();
+    if outside > 0 && !updated.is_empty() {
+        return Verdict::Wait(
+            format!(
+                "the master {} waits for a replica on updateRevision to catch up before the failover: {}",
+                master.name,
+                updated.join("; ")
+            ),
+            CATCH_UP_SECONDS,
+        );
     }
     if outside == 0 {
         return Verdict::Wait(
