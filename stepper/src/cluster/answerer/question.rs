@@ -106,6 +106,16 @@ impl Question {
         i64::from(ordinal) >= i64::from(self.partition.from)
     }
 
+    /// The names of the set's pods already replaced by the rollout ([`Question::updated`]) and outside
+    /// the step: where the role should go when the step's pod holds it, so that it need not move again.
+    pub fn updated_outside_step(&self) -> Vec<String> {
+        self.set_pods()
+            .into_iter()
+            .filter(|(o, name)| self.updated(*o) && !self.in_step(name))
+            .map(|(_, name)| name)
+            .collect()
+    }
+
     /// `pg-2, pg-1`: the step's pods.
     pub fn step_names(&self) -> String {
         self.pods

@@ -373,14 +373,13 @@ fn updated_not_ready(
     leader_id: u64,
     health: &dyn Fn(&Member) -> Option<String>,
 ) -> Vec<String> {
-    q.set_pods()
-        .iter()
-        .filter(|(o, name)| q.updated(*o) && !q.in_step(name))
-        .filter_map(|(_, name)| {
+    q.updated_outside_step()
+        .into_iter()
+        .filter_map(|name| {
             let member = view
                 .members
                 .iter()
-                .find(|m| pod_of(q, m).is_some_and(|(_, pod)| &pod == name));
+                .find(|m| pod_of(q, m).is_some_and(|(_, pod)| pod == name));
             match member {
                 None => Some(format!("{name} is not a member of the cluster")),
                 Some(m) if m.id == leader_id || m.is_learner => None,

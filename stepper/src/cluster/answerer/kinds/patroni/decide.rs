@@ -260,15 +260,13 @@ fn updated_not_ready(
     leader: &Member,
     max_lag: u64,
 ) -> Vec<String> {
-    q.set_pods()
-        .iter()
-        .filter(|(o, name)| q.updated(*o) && !q.in_step(name) && *name != leader.name)
-        .filter_map(
-            |(_, name)| match view.members.iter().find(|m| &m.name == name) {
-                None => Some(format!("{name} is not a member of the cluster")),
-                Some(m) if m.tags.nofailover => None,
-                Some(m) => m.unhealthy(leader, max_lag),
-            },
-        )
+    q.updated_outside_step()
+        .into_iter()
+        .filter(|name| *name != leader.name)
+        .filter_map(|name| match view.members.iter().find(|m| m.name == name) {
+            None => Some(format!("{name} is not a member of the cluster")),
+            Some(m) if m.tags.nofailover => None,
+            Some(m) => m.unhealthy(leader, max_lag),
+        })
         .collect()
 }

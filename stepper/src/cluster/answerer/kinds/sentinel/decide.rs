@@ -282,10 +282,10 @@ fn fail_over(q: &Question, view: &View, master: &Pod, max_lag: u64) -> Verdict<A
     // syncing) is waited for: Sentinel might otherwise promote a pod not updated yet, whose own turn
     // would then need another failover, and the step waits for that replica anyway (`Update`).
     let updated: Vec<String> = q
-        .set_pods()
+        .updated_outside_step()
         .into_iter()
-        .filter(|(o, name)| q.updated(*o) && !q.in_step(name) && *name != master.name)
-        .filter_map(|(_, name)| {
+        .filter(|name| *name != master.name)
+        .filter_map(|name| {
             let pod = view.pods.iter().find(|p| p.name == name)?;
             unhealthy(view, pod, master, max_lag, false)
         })
