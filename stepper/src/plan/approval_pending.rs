@@ -12,7 +12,7 @@ use crate::plan::events::EventNote;
 
 /// The change of `approval-pending` for `ev` (`None`: unchanged) and the Event it announces:
 /// - the note ([`Evaluation::approval_note`]) while `ApprovalPending` or `PrimaryNotMoved` holds the
-///   step, or the return of a pod left on a failed revision ([`returning_waits_for_approval`]);
+///   step, or the return of a pod left on a failed revision waits for the application;
 /// - for a set with nothing left to step whose requests this pass withdraws, that (so the next pass
 ///   reads its pods again, and retries a lost pod write);
 /// - removed otherwise; written only when it differs from the set's as read.

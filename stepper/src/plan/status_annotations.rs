@@ -87,11 +87,10 @@ pub fn status_annotations(
 ///   `approval-pending`) unless a step follows (a step starts the check's counts over and removes the
 ///   approval line), pinned by a `test` op so two steppers never both count one period's check;
 /// - `completed-revision` with its `RolloutComplete` Event, once per revision;
-/// - `degraded-reason` removed when it records a refused write this pass clears
-///   ([`rejected::cleared_without_step`]: a refused status write, by this status write; a refused
-///   step once no step is pending); otherwise ([`degraded::degraded_change`], `stuck`: what the
-///   pass knows of the set's stuck pods) set or cleared with its `RolloutDegraded` Event, unless
-///   the gates set it (a `failure-limit` pause, announced by its `RolloutPaused` Event).
+/// - what the pass claims of `degraded-reason` ([`degraded::Claim`]: `stuck`, what the pass knows of
+///   the set's stuck pods; the gates' records; a refused write this pass clears,
+///   [`crate::plan::rejected::cleared_without_step`]), decided with the step's and the rollback's
+///   claims by [`degraded::next`] in [`StatusChanges::settle_degraded`].
 pub fn status_changes<'a>(
     set: &StatefulSet,
     config: &SetConfig,

@@ -9,11 +9,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sts_stepper::cluster::answerer::Acted;
 use sts_stepper::cluster::answerer::file::parse;
-use sts_stepper::cluster::answerer::kinds::etcd::decide::{MoveLeader, moved};
+use sts_stepper::cluster::answerer::kinds::etcd::decide::MoveLeader;
 use sts_stepper::cluster::answerer::kinds::etcd::entry::DEFAULT_MOVE_LEADER_TIMEOUT_SECONDS;
 use sts_stepper::cluster::answerer::kinds::etcd::gateway::{
     Alarms, CallError, GatewayError, MemberList, Status,
 };
+use sts_stepper::cluster::answerer::kinds::etcd::moved::moved;
 
 use crate::answerer_etcd::{IDS, id, parsed, status};
 

@@ -26,18 +26,15 @@
 //!   member not updated yet: that move would cost another when the member's own pod goes, and gain no
 //!   time, since the step's pods go only once every member outside the step is healthy (`Update`).
 //! - A `Switchover` question whose leader is no longer a pod of the step → `Approve`.
-//! - What MoveLeader's answer means ([`moved`]): `200 {}` → the leader changed (confirmed by the next
+//! - What MoveLeader's answer means ([`super::moved::moved`]): `200 {}` → the leader changed (confirmed by the next
 //!   read); `etcdserver: not leader` → it changed under us (read again); another FailedPrecondition
 //!   (`etcdserver: bad leader transferee`) → refused; anything else → an error.
 
 use std::collections::BTreeMap;
 
-use super::gateway::{
-    Alarm, CallError, FAILED_PRECONDITION, GatewayError, Member, NOT_LEADER, PERMISSION_DENIED,
-    Status, UNAUTHENTICATED,
-};
+use super::gateway::{Alarm, Member, Status};
 use crate::cluster::answerer::question::{Phase, Question};
-use crate::cluster::answerer::system::{Acted, Verdict};
+use crate::cluster::answerer::system::Verdict;
 
 /// Seconds before asking again while the cluster catches up.
 pub const CATCH_UP_SECONDS: u32 = 5;
@@ -387,43 +384,4 @@ fn updated_not_ready(
             }
         })
         .collect()
-}
-
-/// What etcd's answer to `m` means: `Ok` (`200 {}`, sent once the leader changed) → started, confirmed
-/// by the next read; FailedPrecondition `etcdserver: not leader` → the leader changed since the read,
-/// so started too (the next read decides again); another FailedPrecondition (`etcdserver: bad leader
-/// transferee`: the target is no voter) → refused; Unauthenticated or PermissionDenied → an error of
-/// the entry's credentials; anything else (no answer, `leader transfer took too long`) → an error.
-pub fn moved(m: &MoveLeader, got: Result<(), CallError>) -> Acted {
-    let what = format!("leadership {} → {}", m.leader, m.target);
-    match got {
-        Ok(()) => Acted::Started(format!("etcd: {what} moved; confirming")),
-        Err(CallError::Etcd(_, e)) if e.code == FAILED_PRECONDITION && e.words() == NOT_LEADER => {
-            Acted::Started(format!(
-                "etcd: {what}: {} is no longer the leader ({NOT_LEADER}); reading again",
-                m.leader
-            ))
-        }
-        Err(
-            e @ CallError::Etcd(
-                _,
-                GatewayError {
-                    code: FAILED_PRECONDITION,
-                    ..
-                },
-            ),
-        ) => Acted::Refused(format!("etcd refused to move {what}: {e}")),
-        Err(
-            e @ CallError::Etcd(
-                _,
-                GatewayError {
-                    code: UNAUTHENTICATED | PERMISSION_DENIED,
-                    ..
-                },
-            ),
-        ) => Acted::Failed(format!(
-            "etcd: moving {what}: {e} (the entry's credentials)"
-        )),
-        Err(e) => Acted::Failed(format!("etcd: moving {what}: {e}")),
-    }
 }

@@ -13,6 +13,7 @@ pub mod call;
 pub mod decide;
 pub mod entry;
 pub mod gateway;
+pub mod moved;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -225,6 +226,6 @@ impl System for Etcd {
             self.move_leader_timeout,
         )
         .await;
-        decide::moved(m, got.map(|_| ()))
+        moved::moved(m, got.map(|_| ()))
     }
 }
