@@ -17,6 +17,7 @@
 pub mod address;
 pub mod builtin;
 pub mod file;
+pub mod http_members;
 pub mod kinds;
 pub mod question;
 pub mod system;

@@ -25,11 +25,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::Etcd;
-use crate::cluster::answerer::address::{Addresses, Form};
-use crate::cluster::endpoint_client::EndpointClient;
-use crate::config::endpoint_auth::{
-    AuthFields, Credentials, TlsFields, credentials, endpoint_auth,
-};
+use crate::cluster::answerer::http_members::HttpMembers;
+use crate::config::endpoint_auth::{AuthFields, Credentials, TlsFields, credentials};
 
 /// The default `maxAppliedGap` (raft entries): etcd calls "tens of entries" between applied and
 /// committed a healthy gap and refuses new proposals past 5000 (`maxGapBetweenApplyAndCommitIndex`,
@@ -77,19 +74,13 @@ impl Entry {
         timeout: Duration,
         field: &str,
     ) -> Result<Etcd, String> {
-        let sample = self
-            .address
-            .clone()
-            .or_else(|| self.members.values().next().cloned())
-            .unwrap_or_default();
-        if self.tls.is_some() && self.members.values().any(|m| !m.starts_with("https://")) {
-            return Err(format!(
-                "{field}.tls: given with an http:// member; expected https:// addresses, or no tls"
-            ));
-        }
-        let addresses = Addresses::new(self.address, self.members, Form::Url, field)?;
-        let tls = endpoint_auth(&sample, self.tls, None).map_err(|e| format!("{field}.{e}"))?;
-        let http = EndpointClient::new(&format!("the etcd answerer {field}"), &tls, builder)?;
+        let members = HttpMembers {
+            address: self.address,
+            members: self.members,
+            tls: self.tls,
+            auth: None,
+        };
+        let (addresses, http) = members.build(builder, "the etcd answerer", field)?;
         let user = match self.auth.map(credentials).transpose() {
             Err(e) => return Err(format!("{field}.{e}")),
             Ok(None) => None,

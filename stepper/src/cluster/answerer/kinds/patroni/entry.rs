@@ -21,9 +21,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::Patroni;
-use crate::cluster::answerer::address::{Addresses, Form};
-use crate::cluster::endpoint_client::EndpointClient;
-use crate::config::endpoint_auth::{AuthFields, TlsFields, endpoint_auth};
+use crate::cluster::answerer::http_members::HttpMembers;
+use crate::config::endpoint_auth::{AuthFields, TlsFields};
 
 /// Patroni's own default `maximum_lag_on_failover` (bytes): 1 MiB (patroni/config.py).
 pub const DEFAULT_MAX_LAG_BYTES: u64 = 1_048_576;
@@ -65,20 +64,13 @@ impl Entry {
         timeout: Duration,
         field: &str,
     ) -> Result<Patroni, String> {
-        let sample = self
-            .address
-            .clone()
-            .or_else(|| self.members.values().next().cloned())
-            .unwrap_or_default();
-        if self.tls.is_some() && self.members.values().any(|m| !m.starts_with("https://")) {
-            return Err(format!(
-                "{field}.tls: given with an http:// member; expected https:// addresses, or no tls"
-            ));
-        }
-        let addresses = Addresses::new(self.address, self.members, Form::Url, field)?;
-        let auth =
-            endpoint_auth(&sample, self.tls, self.auth).map_err(|e| format!("{field}.{e}"))?;
-        let http = EndpointClient::new(&format!("the Patroni answerer {field}"), &auth, builder)?;
+        let members = HttpMembers {
+            address: self.address,
+            members: self.members,
+            tls: self.tls,
+            auth: self.auth,
+        };
+        let (addresses, http) = members.build(builder, "the Patroni answerer", field)?;
         let switchover = self
             .switchover_timeout_seconds
             .unwrap_or(DEFAULT_SWITCHOVER_TIMEOUT_SECONDS);
