@@ -14,14 +14,13 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::system_reply::system_reply;
 use super::webhook::Reply;
 use super::world::World;
+use crate::cluster::answerer::Acted;
 use crate::cluster::answerer::kinds::etcd::decide::{ClusterView, MoveLeader, decide};
 use crate::cluster::answerer::kinds::etcd::entry::DEFAULT_MAX_APPLIED_GAP;
 use crate::cluster::answerer::kinds::etcd::gateway::{Alarm, Header, Member, Status};
-use crate::cluster::answerer::question::Question;
-use crate::cluster::answerer::{Acted, acted_answer, verdict_answer};
-use crate::gates::approval::webhook::answer::{Decision, WebhookAnswer};
 
 /// The raft index every member reports caught up.
 const INDEX: u64 = 10_000;
@@ -89,24 +88,12 @@ impl World {
     /// The answer of the simulated etcd cluster to the request `body`, leadership moved when the
     /// decision asks for it; as an HTTP reply, so the stepper reads it as any other.
     pub(super) fn etcd_reply(&mut self, body: &Value) -> Reply {
-        let q = match Question::read(body) {
-            Ok(q) => q,
-            Err(e) => return Reply::Http(400, e),
-        };
-        let verdict = decide(&q, &self.etcd_cluster(), DEFAULT_MAX_APPLIED_GAP);
-        let answer = match verdict_answer(verdict) {
-            Ok(answer) => answer,
-            Err(m) => acted_answer(self.move_leader(&m)),
-        };
-        match answer {
-            WebhookAnswer::Decided(a) => {
-                let retry = (a.decision != Decision::Approve)
-                    .then(|| a.retry_after_seconds.map(i64::from))
-                    .flatten();
-                Reply::decided(a.decision, &a.reason, retry)
-            }
-            WebhookAnswer::Error(e) => Reply::Transport(e),
-        }
+        let view = self.etcd_cluster();
+        system_reply(
+            body,
+            |q| decide(q, &view, DEFAULT_MAX_APPLIED_GAP),
+            |_, m| self.move_leader(m),
+        )
     }
 
     /// `MoveLeader`: started once (the role moves after `switchover_seconds`).

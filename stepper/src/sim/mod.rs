@@ -73,6 +73,7 @@ pub mod questions;
 mod reads;
 pub mod scenario;
 pub mod sentinel;
+mod system_reply;
 pub mod watched;
 pub mod webhook;
 pub mod world;

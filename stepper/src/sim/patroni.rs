@@ -12,15 +12,15 @@
 
 use serde_json::Value;
 
+use super::system_reply::system_reply;
 use super::webhook::Reply;
 use super::world::World;
+use crate::cluster::answerer::Acted;
 use crate::cluster::answerer::kinds::patroni::decide::{
     ClusterView, Lag, Member, Switchover, decide,
 };
 use crate::cluster::answerer::kinds::patroni::entry::DEFAULT_MAX_LAG_BYTES;
 use crate::cluster::answerer::question::Question;
-use crate::cluster::answerer::{Acted, acted_answer, verdict_answer};
-use crate::gates::approval::webhook::answer::{Decision, WebhookAnswer};
 
 impl World {
     /// `GET /cluster` of the simulated Patroni cluster at `self.t` (the module's rules).
@@ -64,24 +64,12 @@ impl World {
     /// The answer of the simulated Patroni cluster to the request `body`, a switchover started when
     /// the decision asks for one; as an HTTP reply, so the stepper reads it as any other.
     pub(super) fn patroni_reply(&mut self, body: &Value) -> Reply {
-        let q = match Question::read(body) {
-            Ok(q) => q,
-            Err(e) => return Reply::Http(400, e),
-        };
-        let verdict = decide(&q, &self.patroni_cluster(), DEFAULT_MAX_LAG_BYTES);
-        let answer = match verdict_answer(verdict) {
-            Ok(answer) => answer,
-            Err(s) => acted_answer(self.switch_over(&q, &s)),
-        };
-        match answer {
-            WebhookAnswer::Decided(a) => {
-                let retry = (a.decision != Decision::Approve)
-                    .then(|| a.retry_after_seconds.map(i64::from))
-                    .flatten();
-                Reply::decided(a.decision, &a.reason, retry)
-            }
-            WebhookAnswer::Error(e) => Reply::Transport(e),
-        }
+        let view = self.patroni_cluster();
+        system_reply(
+            body,
+            |q| decide(q, &view, DEFAULT_MAX_LAG_BYTES),
+            |q, s| self.switch_over(q, s),
+        )
     }
 
     /// `POST /switchover`: started (once; the role moves after `switchover_seconds`), or refused when

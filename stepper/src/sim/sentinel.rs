@@ -13,14 +13,14 @@
 
 use serde_json::Value;
 
+use super::system_reply::system_reply;
 use super::webhook::Reply;
 use super::world::World;
+use crate::cluster::answerer::Acted;
 use crate::cluster::answerer::kinds::sentinel::decide::{Action, decide};
 use crate::cluster::answerer::kinds::sentinel::entry::DEFAULT_MAX_LAG_BYTES;
 use crate::cluster::answerer::kinds::sentinel::view::{Fields, Pod, View};
 use crate::cluster::answerer::question::Question;
-use crate::cluster::answerer::{Acted, acted_answer, verdict_answer};
-use crate::gates::approval::webhook::answer::{Decision, WebhookAnswer};
 
 /// The master's replication offset (bytes).
 const OFFSET: u64 = 50_000_000;
@@ -128,24 +128,12 @@ impl World {
     /// The answer of the simulated Redis with Sentinel to the request `body`, a failover started when
     /// the decision asks for one; as an HTTP reply, so the stepper reads it as any other.
     pub(super) fn sentinel_reply(&mut self, body: &Value) -> Reply {
-        let q = match Question::read(body) {
-            Ok(q) => q,
-            Err(e) => return Reply::Http(400, e),
-        };
-        let verdict = decide(&q, &self.sentinel_view(), DEFAULT_MAX_LAG_BYTES);
-        let answer = match verdict_answer(verdict) {
-            Ok(answer) => answer,
-            Err(action) => acted_answer(self.fail_over(&q, &action)),
-        };
-        match answer {
-            WebhookAnswer::Decided(a) => {
-                let retry = (a.decision != Decision::Approve)
-                    .then(|| a.retry_after_seconds.map(i64::from))
-                    .flatten();
-                Reply::decided(a.decision, &a.reason, retry)
-            }
-            WebhookAnswer::Error(e) => Reply::Transport(e),
-        }
+        let view = self.sentinel_view();
+        system_reply(
+            body,
+            |q| decide(q, &view, DEFAULT_MAX_LAG_BYTES),
+            |q, action| self.fail_over(q, action),
+        )
     }
 
     /// `CLIENT PAUSE` and `SENTINEL FAILOVER`: started once, Sentinel promoting a Ready pod outside the
