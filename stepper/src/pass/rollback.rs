@@ -63,8 +63,9 @@ pub async fn roll_back<C: Cluster>(
         .await?
     {
         PatchOutcome::Applied(_) => {
+            let event = rb.event();
             let mut errors = Vec::new();
-            for ev in p.status_events.iter().chain([&rb.event]) {
+            for ev in p.status_events.iter().chain([&event]) {
                 errors.extend(cluster.publish_event(&p.reference(), ev).await.err());
             }
             Ok(RollbackWrite::Written(errors))

@@ -37,16 +37,20 @@ pub struct GateWrites {
     pub rollback: Option<Rollback>,
 }
 
-/// A rollback to write: back to the template of ControllerRevision `to`, `failed` recorded, `event`
-/// announcing it once written.
+/// A rollback to write: back to the template of ControllerRevision `to`, `failed` recorded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rollback {
     /// The failed `status.updateRevision` and why (the `failed-revision` record).
     pub failed: FailedRevision,
     /// The ControllerRevision to return to: `status.currentRevision` as read.
     pub to: String,
-    /// The Warning `RolledBack` Event ([`EventNote::rolled_back`]).
-    pub event: EventNote,
+}
+
+impl Rollback {
+    /// The Warning `RolledBack` Event announcing it once written ([`EventNote::rolled_back`]).
+    pub fn event(&self) -> EventNote {
+        EventNote::rolled_back(&self.failed.revision, &self.to, &self.failed.reason)
+    }
 }
 
 /// The writes of `ev`'s effects on `set` as read (`config`: its parsed annotations), in a pass without a
@@ -97,7 +101,6 @@ pub fn gate_writes(set: &StatefulSet, config: &SetConfig, ev: &Evaluation) -> Ga
                 w.rollback = Some(Rollback {
                     failed: failed.clone(),
                     to: to.clone(),
-                    event: EventNote::rolled_back(&failed.revision, to, &failed.reason),
                 });
             }
             // Written above, first: `approval_pending` reads it with the verdict.
