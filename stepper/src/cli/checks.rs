@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use clap::Args;
 use jiff::SignedDuration;
 
-use crate::cli::values::{parse_duration, parse_http_check, parse_webhook};
+use crate::cli::http_check_file;
+use crate::cli::values::{parse_duration, parse_webhook};
 
 /// The default timeout of one read of every kind of check (`--prometheus-timeout`,
 /// `--http-check-timeout`, `--webhook-timeout`): 10 s.
@@ -111,7 +112,7 @@ pub struct HttpCheckArgs {
     /// An endpoint the HttpCheck gate may GET, as NAME=URL (repeatable), e.g.
     /// es-health=http://elasticsearch.search:9200/_cluster/health. A set's <prefix>/http-check names
     /// it; annotations never carry a URL. Without it (or --http-check-config) such sets never step.
-    #[arg(long = "http-check", value_parser = parse_http_check, value_name = "NAME=URL")]
+    #[arg(long = "http-check", value_parser = http_check_file::parse_flag, value_name = "NAME=URL")]
     pub http_check: Vec<(String, String)>,
 
     /// A YAML file of HTTP checks that need more than a URL (apiVersion: safe-rollout.dev/v1alpha1,

@@ -31,6 +31,7 @@ use serde::Deserialize;
 use crate::cli::endpoint_file::{
     API_VERSION, FileEndpoint, Sources, Written, check_header, endpoint, read_text, yaml_error,
 };
+use crate::cli::values::named_url;
 use crate::config::endpoint_auth::{AuthFields, TlsFields};
 
 /// The file's `kind`.
@@ -110,6 +111,18 @@ pub fn merge(
         noun: "HTTP check",
     };
     crate::cli::endpoint_file::merge(&sources, flags, file)
+}
+
+/// Reads one `--http-check` value, `NAME=URL`: NAME a DNS label, URL http(s).
+///
+/// # Errors
+/// A message naming the flag and the expected form.
+pub fn parse_flag(s: &str) -> Result<(String, String), String> {
+    named_url(
+        "--http-check",
+        "es-health=http://elasticsearch.search:9200/_cluster/health",
+        s,
+    )
 }
 
 #[cfg(test)]
@@ -209,5 +222,30 @@ checks:
         let all = merge(&flags, parse(GOOD).expect("good")).expect("merged");
         let names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["pg", "es-health", "kafka-rest"]);
+    }
+
+    #[test]
+    fn the_flag_is_name_equals_url() {
+        assert_eq!(
+            parse_flag("es=http://es:9200/_cluster/health"),
+            Ok(("es".into(), "http://es:9200/_cluster/health".into()))
+        );
+        assert!(parse_flag("kafka-rest=https://k.example/v3/clusters?x=1=2").is_ok());
+        for bad in [
+            "es",
+            "=http://es",
+            "Es=http://es",
+            "es_1=http://es",
+            "es=ftp://es",
+            "es=http://",
+            "es=es:9200",
+            "es=http://a b",
+        ] {
+            let e = parse_flag(bad).expect_err(bad);
+            assert!(
+                e.starts_with("--http-check ") && e.contains("expected NAME=URL"),
+                "{e}"
+            );
+        }
     }
 }

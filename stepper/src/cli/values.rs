@@ -4,7 +4,7 @@
 use jiff::SignedDuration;
 use sts_safe_rollout_rules::annotations;
 
-use crate::config::http_check::is_dns_label;
+use crate::config::endpoints::is_dns_label;
 
 /// A StatefulSet named on the command line, its namespace resolved (see [`TargetRef::resolve`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,18 +107,6 @@ pub fn parse_duration(s: &str) -> Result<SignedDuration, String> {
     }
 }
 
-/// Reads one `--http-check` value, `NAME=URL`: NAME a DNS label, URL http(s).
-///
-/// # Errors
-/// A message naming the flag and the expected form.
-pub fn parse_http_check(s: &str) -> Result<(String, String), String> {
-    named_url(
-        "--http-check",
-        "es-health=http://elasticsearch.search:9200/_cluster/health",
-        s,
-    )
-}
-
 /// Reads one `--webhook` value, `NAME=URL`: NAME a DNS label, URL http(s).
 ///
 /// # Errors
@@ -132,7 +120,7 @@ pub fn parse_webhook(s: &str) -> Result<(String, String), String> {
 }
 
 /// `NAME=URL` for `flag`: NAME a DNS label, URL http(s); `example` in the message.
-fn named_url(flag: &str, example: &str, s: &str) -> Result<(String, String), String> {
+pub fn named_url(flag: &str, example: &str, s: &str) -> Result<(String, String), String> {
     let form =
         format!("expected NAME=URL, NAME a DNS label and URL http:// or https://, e.g. {example}");
     let Some((name, url)) = s.split_once('=') else {
@@ -163,32 +151,11 @@ pub fn named_url_problem(name: &str, url: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod http_check_tests {
+mod named_url_tests {
     use super::*;
 
     #[test]
-    fn the_flag_is_name_equals_url() {
-        assert_eq!(
-            parse_http_check("es=http://es:9200/_cluster/health"),
-            Ok(("es".into(), "http://es:9200/_cluster/health".into()))
-        );
-        assert!(parse_http_check("kafka-rest=https://k.example/v3/clusters?x=1=2").is_ok());
-        for bad in [
-            "es",
-            "=http://es",
-            "Es=http://es",
-            "es_1=http://es",
-            "es=ftp://es",
-            "es=http://",
-            "es=es:9200",
-            "es=http://a b",
-        ] {
-            let e = parse_http_check(bad).expect_err(bad);
-            assert!(
-                e.starts_with("--http-check ") && e.contains("expected NAME=URL"),
-                "{e}"
-            );
-        }
+    fn the_webhook_flag_is_name_equals_url() {
         let e = parse_webhook("db=ftp://x").expect_err("ftp");
         assert!(
             e.starts_with("--webhook ") && e.contains("db-approver="),

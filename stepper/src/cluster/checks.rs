@@ -8,6 +8,7 @@ use super::http_check::{HttpChecks, HttpGet};
 use super::probe::Probe;
 use super::prometheus::{PromQuery, PrometheusClient};
 use super::webhook::{WebhookCall, WebhookPost, Webhooks};
+use crate::config::{Served, check, http_check, webhook};
 use crate::gates::approval::webhook::answer::WebhookAnswer;
 use crate::gates::check::http::HttpAnswer;
 use crate::gates::check::prometheus::QueryOutcome;
@@ -54,6 +55,20 @@ impl Checks {
             );
         }
         kinds
+    }
+
+    /// The endpoints configured, by the flag a set's annotation names them under
+    /// ([`crate::config::Served`]): `--prometheus-url` when set, the HTTP checks' names, the names a
+    /// `pre-update-webhook` may give ([`Checks::approval_names`]).
+    pub fn served(&self) -> Served {
+        let mut served = Served::default();
+        if self.prometheus.is_some() {
+            served.insert(&check::PROMETHEUS_FLAG, Vec::new());
+        }
+        let http = self.http.as_ref().map(HttpChecks::names);
+        served.insert(&http_check::FLAG, http.unwrap_or_default());
+        served.insert(&webhook::FLAG, self.approval_names());
+        served
     }
 
     /// The names a set's `pre-update-webhook` may give: the webhooks' and the built-in answerers',

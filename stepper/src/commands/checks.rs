@@ -150,19 +150,11 @@ fn webhooks(g: &CheckArgs) -> Result<Option<Webhooks>> {
 }
 
 /// What a pass needs of the check flags: the reads' bound and deadline ([`probe_options`]; no webhook
-/// call with `--dry-run`) and the configured HTTP check and webhook names (a set naming another is
-/// `InvalidAnnotation`).
+/// call with `--dry-run`) and the endpoints configured (a set naming another is `InvalidAnnotation`).
 pub fn check_options(g: &CheckArgs, checks: &Checks, opts: &mut PassOptions) {
     opts.probes = probe_options(g, checks);
     opts.probes.call_webhooks = !opts.dry_run;
-    opts.gates.webhooks = Some(checks.approval_names());
-    opts.gates.http_checks = Some(
-        checks
-            .http
-            .as_ref()
-            .map(HttpChecks::names)
-            .unwrap_or_default(),
-    );
+    opts.gates.served = checks.served();
 }
 
 /// The Prometheus client from the `--prometheus-*` flags; `None` without `--prometheus-url`.

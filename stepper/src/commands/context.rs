@@ -12,7 +12,7 @@ use super::connect;
 use crate::cli::namespace::controller_namespaces;
 use crate::cli::{GateArgs, GlobalArgs, PassArgs, ScopeArgs, Target, TargetRef};
 use crate::cluster::kube::{KubeCluster, Scope};
-use crate::config::{Keys, StepperScope};
+use crate::config::{Keys, Served, StepperScope};
 use crate::gates::GateOptions;
 use crate::pass::probes::ProbeOptions;
 use crate::pass::{PassOptions, PodReads};
@@ -145,8 +145,7 @@ impl Context {
                 max_steps_per_pass: pass.max_steps_per_pass,
                 max_steps_per_minute: pass.max_steps_per_minute,
                 recover_stuck_pods: pass.recover_stuck_pods,
-                http_checks: None,
-                webhooks: None,
+                served: Served::default(),
                 scope: StepperScope::default(),
             },
             dry_run,

@@ -22,13 +22,14 @@ use crate::cli::namespace::query_namespaces;
 use crate::cli::{OutputFormat, StatusArgs, Target};
 use crate::cluster::kube::MANAGER;
 use crate::cluster::{AllProbes, Checks, Cluster};
+use crate::config::Served;
 use crate::gates::UNMARKED;
 use crate::gates::Verdict;
 use crate::model;
 use crate::pass::{self, PassOptions};
 use crate::plan::set_status::{PausePlanDoc, RecordDoc, RolloutStatus, RolloutStatusList};
 use crate::rollout::health::health;
-use crate::rollout::local_view::{LocalChecks, missing_flags};
+use crate::rollout::local_view::missing_flags;
 use crate::rollout::pause_plan;
 use crate::rollout::record::{freshness, record};
 
@@ -63,13 +64,8 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
     // A machine with no --http-check (no webhook) at all judges none of those checks here
     // (`localView.missingFlags` says so), rather than call them an InvalidAnnotation the in-cluster
     // stepper, which has the flags, never sees; with some, a name it lacks is judged as the stepper would.
-    if opts.gates.http_checks.as_ref().is_some_and(Vec::is_empty) {
-        opts.gates.http_checks = None;
-    }
-    if opts.gates.webhooks.as_ref().is_some_and(Vec::is_empty) {
-        opts.gates.webhooks = None;
-    }
-    let local = status_view::local_checks(&checks);
+    opts.gates.served.forget_empty();
+    let local = checks.served();
     let now = Timestamp::now();
     let mut items =
         status_items_with(&cluster, &checks, &opts, target.as_ref(), &local, now).await?;
@@ -170,7 +166,7 @@ pub async fn status_items<C: Cluster, P: AllProbes>(
     target: Option<&Target>,
     now: Timestamp,
 ) -> Result<Vec<RolloutStatus>> {
-    status_items_with(cluster, checks, opts, target, &LocalChecks::default(), now).await
+    status_items_with(cluster, checks, opts, target, &Served::default(), now).await
 }
 
 /// [`status_items`] judged by a machine with the check flags `local` (each item's
@@ -183,7 +179,7 @@ pub async fn status_items_with<C: Cluster, P: AllProbes>(
     checks: &P,
     opts: &PassOptions,
     target: Option<&Target>,
-    local: &LocalChecks,
+    local: &Served,
     now: Timestamp,
 ) -> Result<Vec<RolloutStatus>> {
     let snap = crate::pass::reads::snapshot(cluster, opts, now).await?;

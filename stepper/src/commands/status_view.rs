@@ -3,10 +3,7 @@
 //! saying which flags it lacks for each set. The local view alone is [`super::status_table`].
 
 use super::table::{sections, table};
-use crate::cluster::Checks;
-use crate::cluster::http_check::HttpChecks;
 use crate::plan::set_status::RolloutStatus;
-use crate::rollout::local_view::LocalChecks;
 
 /// How the table is shown.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,19 +12,6 @@ pub struct View {
     pub local: bool,
     /// Whether the records are current, in words ([`crate::rollout::record::Freshness::describe`]).
     pub freshness: String,
-}
-
-/// The check flags of this machine, from its checks' clients.
-pub fn local_checks(checks: &Checks) -> LocalChecks {
-    LocalChecks {
-        prometheus: checks.prometheus.is_some(),
-        http_checks: checks
-            .http
-            .as_ref()
-            .map(HttpChecks::names)
-            .unwrap_or_default(),
-        webhooks: checks.approval_names(),
-    }
 }
 
 const HEAD: [&str; 7] = [

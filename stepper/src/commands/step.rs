@@ -9,7 +9,6 @@ use tracing::warn;
 use super::checks::{check_options, checks};
 use super::context::{Context, Exit, Listing, pod_reads_of};
 use super::pass_log::log_set;
-use super::status_view::local_checks;
 use super::target::{target_set, whoami};
 use crate::cli::{StepArgs, Target};
 use crate::cluster::kube::MANAGER;
@@ -69,7 +68,7 @@ pub async fn run(ctx: &Context, args: &StepArgs) -> Result<Exit> {
 async fn judgement_note(ctx: &Context, target: &Target, checks: &Checks) -> Result<String> {
     let cluster = ctx.cluster_of(target, Listing::OnlyTarget);
     let (set, config) = target_set(&cluster, &ctx.keys, target).await?;
-    let missing = missing_flags(&config, &local_checks(checks));
+    let missing = missing_flags(&config, &checks.served());
     let recorded = record(&set, &config, MANAGER).summary(Timestamp::now());
     Ok(step_note(&missing, &recorded))
 }

@@ -6,6 +6,7 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 use sts_safe_rollout_rules::annotations::PROMETHEUS_QUERY;
 
+use super::endpoints::Flag;
 use super::error::ConfigError;
 use super::keys::Keys;
 
@@ -17,6 +18,14 @@ pub struct Query {
     /// The PromQL expression.
     pub expr: String,
 }
+
+/// The flag configuring the one Prometheus a set's `prometheus-query` asks.
+pub const PROMETHEUS_FLAG: Flag = Flag {
+    flag: "--prometheus-url",
+    named: false,
+    noun: "Prometheus",
+    none: "no --prometheus-url",
+};
 
 /// A set's Prometheus check, read from its annotations.
 #[derive(Clone, Debug, PartialEq, Eq)]

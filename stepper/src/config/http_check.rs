@@ -17,8 +17,18 @@ use jsonpath_rust::parser::parse_json_path;
 use k8s_openapi::api::apps::v1::StatefulSet;
 
 use super::check::{CheckLimits, limits};
+use super::endpoints::{Flag, is_dns_label};
 use super::error::{ConfigError, ExpectError, JsonPathError};
 use super::keys::Keys;
+
+/// The flag configuring the endpoints a set's `http-check` names (`--http-check NAME=URL`, or an entry
+/// of `--http-check-config`).
+pub const FLAG: Flag = Flag {
+    flag: "--http-check",
+    named: true,
+    noun: "check",
+    none: "no --http-check NAME=URL flag",
+};
 
 /// A set's HTTP check, read from its annotations.
 #[derive(Clone, Debug, PartialEq)]
@@ -200,17 +210,6 @@ pub fn http_check_config(
     }))
 }
 
-/// True for a DNS label (RFC 1123): 1–63 of `a-z`, `0-9`, `-`, starting and ending alphanumeric.
-pub fn is_dns_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,15 +237,6 @@ mod tests {
         }
         for bad in ["status", "$.a[", "$..[?", ""] {
             assert!(check_jsonpath(bad).is_err(), "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn dns_labels() {
-        assert!(is_dns_label("es-health"));
-        assert!(is_dns_label("kafka1"));
-        for bad in ["", "-a", "a-", "Es", "a_b", "a.b", &"a".repeat(64)] {
-            assert!(!is_dns_label(bad), "{bad:?}");
         }
     }
 }

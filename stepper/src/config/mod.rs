@@ -12,6 +12,7 @@ pub mod answerer;
 pub mod approval;
 pub mod check;
 pub mod endpoint_auth;
+pub mod endpoints;
 mod error;
 mod error_details;
 mod group_owner;
@@ -31,6 +32,7 @@ use sts_safe_rollout_rules::annotations as names;
 pub use answerer::Answerer;
 pub use approval::{ApprovalConfig, PrimarySelector};
 pub use check::{CheckConfig, DEFAULT_PERIOD_SECONDS, Query, check_config};
+pub use endpoints::{Named, Served};
 pub use error::{ConfigError, EXPECT_FORM, ExpectError, JsonPathError, PausePlanError};
 pub use group_owner::{owner_condition, rollout_group};
 pub use http_check::{Expect, HttpCheckConfig};
@@ -241,6 +243,36 @@ impl SetConfig {
             },
             invalid: errors.into_iter().next(),
         }
+    }
+
+    /// The endpoints the set's annotations ask for, in their gates' order (the Prometheus check's, the
+    /// HTTP check's, the approval webhook's): what `InvalidAnnotation` judges against the stepper's
+    /// configuration and `status --local` against the machine's ([`endpoints::Served`]).
+    pub fn named_endpoints(&self) -> Vec<Named<'_>> {
+        let keys = &*self.keys;
+        let mut named = Vec::new();
+        if self.prometheus.is_some() {
+            named.push(Named {
+                annotation: &keys.prometheus_query,
+                flag: check::PROMETHEUS_FLAG,
+                name: None,
+            });
+        }
+        if let Some(c) = &self.http_check {
+            named.push(Named {
+                annotation: &keys.http_check,
+                flag: http_check::FLAG,
+                name: Some(&c.name),
+            });
+        }
+        if let Some(Answerer::Webhook(w)) = &self.answerer {
+            named.push(Named {
+                annotation: &keys.pre_update_webhook,
+                flag: webhook::FLAG,
+                name: Some(&w.name),
+            });
+        }
+        named
     }
 
     /// True for a set the stepper manages: `RollingUpdate` (or absent), not forced, and marked by the

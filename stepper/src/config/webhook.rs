@@ -10,14 +10,23 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 
 use super::approval::{approval_timeout_seconds, handshake_on};
+use super::endpoints::{Flag, is_dns_label};
 use super::error::ConfigError;
-use super::http_check::is_dns_label;
 use super::keys::Keys;
 use crate::model::set::annotation;
 
 /// The default of `<prefix>/webhook-error-limit`: consecutive calls without a decision that record the
 /// rollout as Degraded.
 pub const DEFAULT_WEBHOOK_ERROR_LIMIT: u32 = 4;
+
+/// The flag configuring the endpoints a set's `pre-update-webhook` names (`--webhook NAME=URL`, an
+/// entry of `--webhook-config` or of `--answerer-config`).
+pub const FLAG: Flag = Flag {
+    flag: "--webhook",
+    named: true,
+    noun: "webhook",
+    none: "no --webhook NAME=URL flag, no --webhook-config or --answerer-config entry",
+};
 
 /// A set's approval webhook, read from its annotations.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::config::{Keys, StepperScope};
+use crate::config::{Keys, Served, StepperScope};
 
 /// Stepper settings that change what the gates do (from the flags).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,16 +21,12 @@ pub struct GateOptions {
     /// sets' pods are read too); off, a stuck pod past its recovery time is only recorded
     /// (`degraded-reason: StuckPod: …`).
     pub recover_stuck_pods: bool,
-    /// The names of the `--http-check NAME=URL` flags, sorted: a set's `http-check` naming another is
-    /// `InvalidAnnotation`. `None` where the flags are not known (`wait`, the simulation, the
-    /// library's default): the name is then not judged, and a check the stepper cannot make is an
-    /// error of the check (held, fail closed).
-    pub http_checks: Option<Vec<String>>,
-    /// The names of the webhooks configured on the stepper (`--webhook NAME=URL`, `--webhook-config`),
-    /// sorted: a set's `pre-update-webhook` naming another is `InvalidAnnotation`. The simulation sets
-    /// its application's webhook here. `None` where the flags are not known (`wait`, the library's
-    /// default): a webhook the stepper cannot call is then an error of the webhook (held, fail closed).
-    pub webhooks: Option<Vec<String>>,
+    /// The endpoints configured on the stepper (`--http-check`, `--webhook`, the files' entries; from
+    /// [`crate::cluster::Checks::served`]): a set's `http-check` or `pre-update-webhook` naming another is
+    /// `InvalidAnnotation` ([`Served::unknown`]). Empty where the flags are not known (`wait`, the
+    /// simulation, the library's default): a name is then not judged, and an endpoint the stepper cannot
+    /// reach is an error of its check (held, fail closed).
+    pub served: Served,
     /// The stepper's scope (`--selector`, the namespaces every scope excludes): a guarded set outside
     /// it is held `OutOfScope`. Judged on each set listed ([`StepperScope::excludes`]); the default
     /// covers every namespace but the excluded ones.
@@ -45,8 +41,7 @@ impl Default for GateOptions {
             max_steps_per_pass: None,
             max_steps_per_minute: None,
             recover_stuck_pods: false,
-            http_checks: None,
-            webhooks: None,
+            served: Served::default(),
             scope: StepperScope::default(),
         }
     }

@@ -3,8 +3,6 @@
 use jiff::SignedDuration;
 use k8s_openapi::api::apps::v1::StatefulSet;
 
-use super::approval::webhook::unknown_webhook;
-use super::check::http::unknown_check;
 use super::input::GateInput;
 use super::pause_points;
 use crate::model::fields::{Field, set as of_set};
@@ -69,12 +67,14 @@ pub fn paused(input: &GateInput<'_>) -> Result<(), Blocked> {
 
 /// Gate `InvalidAnnotation`: every stepper annotation could be read ([`crate::config::SetConfig::invalid`]:
 /// `step`, `initial-delay-seconds`, with a delay `last-partition-update`, `rollout-group`,
-/// `owner-condition`, the Prometheus check, …), and the HTTP check and the webhook name names configured
-/// on the stepper.
+/// `owner-condition`, the Prometheus check, …), and every endpoint they name is configured on the stepper
+/// (`http-check`, `pre-update-webhook`: [`crate::config::Served::unknown`]).
 pub fn invalid_annotation(input: &GateInput<'_>) -> Result<(), Blocked> {
     match &input.config.invalid {
         Some(detail) => Err(Blocked::new(Reason::InvalidAnnotation, detail.to_string())),
-        None => match unknown_check(input).or_else(|| unknown_webhook(input)) {
+        None => match (input.config.named_endpoints().iter())
+            .find_map(|named| input.opts.served.unknown(named))
+        {
             Some(detail) => Err(Blocked::new(Reason::InvalidAnnotation, detail)),
             None => Ok(()),
         },

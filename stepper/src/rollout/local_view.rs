@@ -3,38 +3,16 @@
 //! The gates that read only the Kubernetes API (pods, PDBs, the set's annotations, the owner) are judged
 //! the same anywhere with the same RBAC; a check is judged only with the flag that names its endpoint. Pure.
 
-use crate::config::{Answerer, SetConfig};
+use crate::config::{Served, SetConfig};
 
-/// The check flags of the machine that evaluates.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LocalChecks {
-    /// `--prometheus-url` is set.
-    pub prometheus: bool,
-    /// The names of its `--http-check NAME=URL` flags.
-    pub http_checks: Vec<String>,
-    /// The names of its approval webhooks (`--webhook NAME=URL`, `--webhook-config`).
-    pub webhooks: Vec<String>,
-}
-
-/// The flags `local` lacks to judge `config`'s checks as a stepper configured for them would, each as
-/// the flag to add: `--prometheus-url URL` (for `prometheus-query`), `--http-check NAME=URL`,
-/// `--webhook NAME=URL` (or a `--webhook-config` entry). Empty: the local view judges every gate.
-pub fn missing_flags(config: &SetConfig, local: &LocalChecks) -> Vec<String> {
-    let mut missing = Vec::new();
-    if config.prometheus.is_some() && !local.prometheus {
-        missing.push("--prometheus-url URL".to_string());
-    }
-    if let Some(check) = &config.http_check
-        && !local.http_checks.contains(&check.name)
-    {
-        missing.push(format!("--http-check {}=URL", check.name));
-    }
-    if let Some(Answerer::Webhook(webhook)) = &config.answerer
-        && !local.webhooks.contains(&webhook.name)
-    {
-        missing.push(format!("--webhook {}=URL", webhook.name));
-    }
-    missing
+/// The flags `local` (the endpoints of the machine that evaluates: [`crate::cluster::Checks::served`])
+/// lacks to judge `config`'s checks as a stepper configured for them would, each as the flag to add:
+/// `--prometheus-url URL` (for `prometheus-query`), `--http-check NAME=URL`, `--webhook NAME=URL` (or a
+/// `--webhook-config` entry): [`Served::missing`]. Empty: the local view judges every gate.
+pub fn missing_flags(config: &SetConfig, local: &Served) -> Vec<String> {
+    (config.named_endpoints().iter())
+        .filter_map(|named| local.missing(named))
+        .collect()
 }
 
 /// What `step` without `--force`, run from a workstation, says before it judges: the gates it judges as

@@ -17,6 +17,7 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 use sts_stepper::cluster::Checks;
 use sts_stepper::cluster::http_check::HttpChecks;
+use sts_stepper::config::{Served, http_check};
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::{Outcome, PassOptions, PassReport};
 
@@ -56,7 +57,7 @@ async fn pass(
         .collect();
     let http = HttpChecks::new(&checks, Duration::from_millis(300)).expect("client");
     let mut opts = PassOptions::default();
-    opts.gates.http_checks = Some(http.names());
+    opts.gates.served.insert(&http_check::FLAG, http.names());
     let checks = Checks {
         http: Some(http),
         ..Checks::default()
@@ -275,7 +276,7 @@ fn the_name_is_judged_against_the_flags_only_where_they_are_known() {
     assert_eq!(r, Reason::HttpCheck, "{detail}");
     assert!(detail.ends_with("check due (es), not run yet"), "{detail}");
     let none = GateOptions {
-        http_checks: Some(Vec::new()),
+        served: Served::default().with(&http_check::FLAG, Vec::new()),
         ..GateOptions::default()
     };
     assert_eq!(

@@ -26,7 +26,7 @@ use sts_stepper::cluster::kube::{KubeCluster, Scope};
 use sts_stepper::cluster::prometheus::PromQuery;
 use sts_stepper::cluster::webhook::{WebhookCall, WebhookPost};
 use sts_stepper::cluster::{Kind, Probe};
-use sts_stepper::config::{Keys, StepperScope};
+use sts_stepper::config::{Keys, Served, StepperScope, http_check};
 use sts_stepper::gates::GateOptions;
 use sts_stepper::gates::approval::webhook::answer::WebhookAnswer;
 use sts_stepper::gates::check::http::HttpAnswer;
@@ -211,7 +211,7 @@ async fn caught_up(cluster: &CachedCluster<'_>, api: &WatchApi) {
 fn options() -> PassOptions {
     PassOptions {
         gates: GateOptions {
-            http_checks: Some(vec!["app".into()]),
+            served: Served::default().with(&http_check::FLAG, vec!["app".into()]),
             recover_stuck_pods: true,
             ..GateOptions::default()
         },

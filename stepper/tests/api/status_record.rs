@@ -13,8 +13,9 @@ use serde_json::{Value, json};
 use sts_stepper::cluster::Checks;
 use sts_stepper::cluster::kube::Scope;
 use sts_stepper::commands::{View, status_items_with, status_view};
-use sts_stepper::config::{Keys, SetConfig};
-use sts_stepper::rollout::local_view::{LocalChecks, missing_flags, step_note};
+use sts_stepper::config::check::PROMETHEUS_FLAG;
+use sts_stepper::config::{Keys, Served, SetConfig, http_check, webhook};
+use sts_stepper::rollout::local_view::{missing_flags, step_note};
 use sts_stepper::rollout::record::{Freshness, Heartbeat, freshness, record};
 
 /// Moment `moment`'s set with `f` applied, and the stepper's field manager added to its managedFields
@@ -194,14 +195,13 @@ fn the_local_view_names_each_flag_it_lacks_for_the_sets_checks() {
     let set: StatefulSet = serde_json::from_value(checked).expect("set");
     let config = SetConfig::parse(&set, &Arc::new(Keys::default()));
     assert_eq!(
-        missing_flags(&config, &LocalChecks::default()),
+        missing_flags(&config, &Served::default()),
         ["--prometheus-url URL", "--http-check es-health=URL"]
     );
-    let equipped = LocalChecks {
-        prometheus: true,
-        http_checks: vec!["es-health".into()],
-        webhooks: vec![],
-    };
+    let equipped = Served::default()
+        .with(&PROMETHEUS_FLAG, vec![])
+        .with(&http_check::FLAG, vec!["es-health".into()])
+        .with(&webhook::FLAG, vec![]);
     assert!(missing_flags(&config, &equipped).is_empty());
     let webhooked = set_of(
         "2-stepped-4",
@@ -244,7 +244,7 @@ async fn status_shows_the_record_first_and_the_local_view_on_request() {
         &Checks::default(),
         &web_pods(),
         None,
-        &LocalChecks::default(),
+        &Served::default(),
         now(),
     )
     .await

@@ -21,6 +21,7 @@ use axum::routing::post;
 use serde_json::{Value, json};
 use sts_stepper::cluster::Checks;
 use sts_stepper::cluster::webhook::{Endpoint, Webhooks};
+use sts_stepper::config::webhook;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::{Outcome, PassOptions, PassReport};
 
@@ -115,7 +116,7 @@ async fn pass(
         .collect();
     let client = Webhooks::new(&endpoints, None).expect("client");
     let mut opts = PassOptions::default();
-    opts.gates.webhooks = Some(client.names());
+    opts.gates.served.insert(&webhook::FLAG, client.names());
     opts.probes.call_webhooks = !quiet;
     let checks = Checks {
         webhooks: Some(client),

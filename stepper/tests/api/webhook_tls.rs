@@ -17,6 +17,7 @@ use serde_json::json;
 use sts_stepper::cli::{CheckArgs, WebhookArgs};
 use sts_stepper::cluster::Checks;
 use sts_stepper::commands::{check_options, checks};
+use sts_stepper::config::webhook;
 use sts_stepper::gates::approval::webhook::answer::{Decision, WebhookAnswer};
 use sts_stepper::pass::PassOptions;
 use tempfile::TempDir;
@@ -206,7 +207,12 @@ fn a_files_longer_timeout_stretches_the_default_deadline() {
     let deadline = |args: &CheckArgs| {
         let mut opts = PassOptions::default();
         check_options(args, &checks(args).expect("clients"), &mut opts);
-        (opts.probes.deadline, opts.gates.webhooks)
+        let names = opts
+            .gates
+            .served
+            .names(webhook::FLAG.flag)
+            .map(<[String]>::to_vec);
+        (opts.probes.deadline, names)
     };
     let (d, names) = deadline(&args);
     assert_eq!(d, Some(std::time::Duration::from_secs(90)));

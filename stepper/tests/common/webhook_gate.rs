@@ -11,7 +11,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
-use sts_stepper::config::{Keys, SetConfig};
+use sts_stepper::config::{Keys, Served, SetConfig, webhook};
 use sts_stepper::gates::approval::webhook::answer::{Answer, Decision, WebhookAnswer};
 use sts_stepper::gates::approval::webhook::state::WebhookState;
 use sts_stepper::gates::{self, Effect, Evaluation, FleetView, GateOptions, Need, Probes, Verdict};
@@ -40,7 +40,7 @@ pub fn staged(
 
 pub fn opts() -> GateOptions {
     GateOptions {
-        webhooks: Some(vec!["db".into()]),
+        served: Served::default().with(&webhook::FLAG, vec!["db".into()]),
         ..GateOptions::default()
     }
 }

@@ -11,7 +11,7 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
-use sts_stepper::config::{Keys, SetConfig};
+use sts_stepper::config::{Keys, Served, SetConfig, webhook};
 use sts_stepper::gates::approval::webhook::answer::{Answer, Decision, WebhookAnswer};
 use sts_stepper::gates::{GateOptions, Probes};
 use sts_stepper::plan::events::EventType;
@@ -29,7 +29,7 @@ fn plan(set: StatefulSet, pods: Vec<Pod>, answer: Option<WebhookAnswer>, t: Time
         ..Snapshot::default()
     };
     let opts = GateOptions {
-        webhooks: Some(vec!["db".into()]),
+        served: Served::default().with(&webhook::FLAG, vec!["db".into()]),
         ..GateOptions::default()
     };
     let probes = HashMap::from([(

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use sts_stepper::cluster::cached::{CachedPod, CachedSet, trim_pdb};
-use sts_stepper::config::{self, Keys, SetConfig, StepperScope};
+use sts_stepper::config::{self, Keys, Served, SetConfig, StepperScope};
 use sts_stepper::gates::check::http::HttpAnswer;
 use sts_stepper::gates::check::prometheus::QueryOutcome;
 use sts_stepper::gates::recovery;
@@ -142,7 +142,7 @@ fn each_gate_decides_on_its_declared_fields_as_on_the_whole_objects() {
     for (pdb_gate, scope) in [true, false].into_iter().zip(scopes) {
         let opts = GateOptions {
             pdb_gate,
-            http_checks: Some(vec!["app".into()]),
+            served: Served::default().with(&config::http_check::FLAG, vec!["app".into()]),
             scope: StepperScope::new(scope).expect("selector"),
             ..GateOptions::default()
         };

@@ -6,6 +6,7 @@
 use crate::common::webhook_gate::*;
 use crate::common::*;
 use serde_json::json;
+use sts_stepper::config::{Served, webhook};
 use sts_stepper::gates::approval::webhook::answer::{Decision, WebhookAnswer};
 use sts_stepper::gates::{self, FleetView, GateOptions, Probes, Verdict};
 use sts_stepper::model::pods;
@@ -175,7 +176,7 @@ fn annotations_it_cannot_use_are_invalid() {
     let d = detail(invalid(&[("webhook-error-limit", "many")], &opts()));
     assert!(d.contains("webhook-error-limit: \"many\""), "{d}");
     let others = GateOptions {
-        webhooks: Some(vec!["approver".into(), "gate".into()]),
+        served: Served::default().with(&webhook::FLAG, vec!["approver".into(), "gate".into()]),
         ..GateOptions::default()
     };
     let d = detail(invalid(&[], &others));
@@ -184,7 +185,7 @@ fn annotations_it_cannot_use_are_invalid() {
         "safe-rollout.dev/pre-update-webhook: \"db\" names no webhook configured on the stepper; configured: approver, gate"
     );
     let none = GateOptions {
-        webhooks: Some(Vec::new()),
+        served: Served::default().with(&webhook::FLAG, Vec::new()),
         ..GateOptions::default()
     };
     assert!(detail(invalid(&[], &none)).contains(

@@ -140,7 +140,7 @@ pub async fn roll<S: Led + Send>(
     let cluster = SimCluster::new(world(&name, replicas, answerer, first, !native));
     let opts = PassOptions {
         gates: GateOptions {
-            webhooks: Some(checks.approval_names()),
+            served: checks.served(),
             ..GateOptions::default()
         },
         probes: ProbeOptions {

@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::kinds::{BuiltIn, Entry, KINDS};
-use crate::config::http_check::is_dns_label;
+use crate::config::endpoints::is_dns_label;
 
 /// The file's `apiVersion`.
 pub const API_VERSION: &str = "safe-rollout.dev/v1alpha1";

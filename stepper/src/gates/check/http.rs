@@ -158,26 +158,6 @@ impl CheckKind for Http {
     }
 }
 
-/// The `InvalidAnnotation` detail when the set's `http-check` names no `--http-check` of the stepper
-/// (the names the flags configure, [`crate::gates::GateOptions::http_checks`]); `None` when it does,
-/// or when the flags are not known.
-pub fn unknown_check(input: &GateInput<'_>) -> Option<String> {
-    let check = input.config.http_check.as_ref()?;
-    let configured = input.opts.http_checks.as_ref()?;
-    if configured.contains(&check.name) {
-        return None;
-    }
-    let names = if configured.is_empty() {
-        "none (no --http-check NAME=URL flag)".to_string()
-    } else {
-        configured.join(", ")
-    };
-    Some(format!(
-        "{}: {:?} names no check configured on the stepper; configured: {names}",
-        input.config.keys.http_check, check.name
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;

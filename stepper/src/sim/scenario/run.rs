@@ -12,6 +12,7 @@ use sts_safe_rollout_rules::annotations;
 use super::frame::{Frame, pod_views};
 use super::play::{Disruptions, play, stepper_pass};
 use super::spec::{Action, Event, Scenario, StepperMode, key};
+use crate::config::{Served, webhook};
 use crate::gates::GateOptions;
 use crate::pass::PassOptions;
 use crate::pass::probes::ProbeOptions;
@@ -134,9 +135,12 @@ impl Player {
             app
         });
         // The stepper's `--webhook` flags: the application's webhook, when it answers through one.
-        let webhooks = (scenario.set.application.as_ref())
-            .filter(|a| a.protocol != Protocol::Handshake)
-            .map(|a| vec![a.webhook_name.clone()]);
+        let mut served = Served::default();
+        if let Some(a) =
+            (scenario.set.application.as_ref()).filter(|a| a.protocol != Protocol::Handshake)
+        {
+            served.insert(&webhook::FLAG, vec![a.webhook_name.clone()]);
+        }
         for (k, v) in &scenario.set.annotations {
             world.set["metadata"]["annotations"][key(k)] = json!(v);
         }
@@ -154,7 +158,7 @@ impl Player {
             gates: GateOptions {
                 pdb_gate: scenario.stepper.pdb_gate,
                 recover_stuck_pods: scenario.stepper.recover_stuck_pods,
-                webhooks,
+                served,
                 ..GateOptions::default()
             },
             dry_run: false,

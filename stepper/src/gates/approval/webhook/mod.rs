@@ -17,7 +17,7 @@ use state::{WebhookState, current_state, next_state};
 
 use super::note as approval_note;
 use super::step::{StepPod, pods_of};
-use crate::config::{Answerer, WebhookConfig};
+use crate::config::WebhookConfig;
 use crate::gates::effect::{DegradedOwner, Effect, StateKey};
 use crate::gates::input::GateInput;
 use crate::gates::probes::Need;
@@ -158,29 +158,6 @@ fn detail(input: &GateInput<'_>, r: &Run<'_>, now: Timestamp) -> String {
         text.push_str(&format!("; next call in {left} s"));
     }
     text
-}
-
-/// The `InvalidAnnotation` detail when the set's `pre-update-webhook` names no `--webhook` of the stepper
-/// (the names the flags configure, [`crate::gates::GateOptions::webhooks`]); `None` when it does, or
-/// when the flags are not known.
-pub fn unknown_webhook(input: &GateInput<'_>) -> Option<String> {
-    let Some(Answerer::Webhook(webhook)) = &input.config.answerer else {
-        return None;
-    };
-    let configured = input.opts.webhooks.as_ref()?;
-    if configured.contains(&webhook.name) {
-        return None;
-    }
-    let names = if configured.is_empty() {
-        "none (no --webhook NAME=URL flag, no --webhook-config or --answerer-config entry)"
-            .to_string()
-    } else {
-        configured.join(", ")
-    };
-    Some(format!(
-        "{}: {:?} names no webhook configured on the stepper; configured: {names}",
-        input.config.keys.pre_update_webhook, webhook.name
-    ))
 }
 
 /// `ApprovalPending` with a webhook (`config`): passes with no pod to replace, or when this pass's
