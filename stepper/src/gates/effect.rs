@@ -22,10 +22,13 @@ use crate::model::degraded::{DegradedKind, Record};
 pub struct StateKey(&'static str);
 
 impl StateKey {
-    /// `<prefix>/prometheus-check`: the Prometheus check's counts (`gates::check::prometheus`).
-    pub const PROMETHEUS_CHECK: StateKey = StateKey(names::PROMETHEUS_CHECK);
-    /// `<prefix>/http-check-state`: the HTTP check's counts (`gates::check::http`).
-    pub const HTTP_CHECK: StateKey = StateKey(names::HTTP_CHECK_STATE);
+    /// The state annotation of short name `name`: a `state` row of [`names::DECLARED`] (a check kind
+    /// declares its own beside its gate, `CheckKind::STATE`; `tests/docs/change_kinds.rs` holds every
+    /// `state` row to one `StateKey::of` or constant here).
+    pub const fn of(name: &'static str) -> StateKey {
+        StateKey(name)
+    }
+
     /// `<prefix>/webhook-state`: the approval webhook's record (`gates::approval::webhook`).
     pub const WEBHOOK: StateKey = StateKey(names::WEBHOOK_STATE);
 
@@ -79,7 +82,7 @@ impl DegradedOwner {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Effect {
     /// Write a check's counts (`state`) under its state annotation (`key`:
-    /// [`StateKey::PROMETHEUS_CHECK`] or [`StateKey::HTTP_CHECK`]), pinned by a `test` op on the value
+    /// its `CheckKind::STATE`), pinned by a `test` op on the value
     /// read so two steppers never both count one period's check.
     CheckState {
         /// The check's state annotation.

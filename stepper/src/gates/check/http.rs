@@ -13,6 +13,7 @@
 use jiff::Timestamp;
 use jsonpath_rust::JsonPath;
 use serde_json::Value;
+use sts_safe_rollout_rules::annotations as names;
 
 use super::kind::CheckKind;
 use super::{self as check, CheckResult, CheckState, Measured, count};
@@ -131,7 +132,7 @@ impl CheckKind for Http {
     type Config = HttpCheckConfig;
     type Answer = HttpAnswer;
     const REASON: Reason = Reason::HttpCheck;
-    const STATE: StateKey = StateKey::HTTP_CHECK;
+    const STATE: StateKey = StateKey::of(names::HTTP_CHECK_STATE);
 
     fn config<'a>(input: &GateInput<'a>) -> Option<&'a HttpCheckConfig> {
         input.config.http_check.as_ref()

@@ -14,6 +14,7 @@
 //! everything here is plain functions over plain data.
 
 use jiff::Timestamp;
+use sts_safe_rollout_rules::annotations as names;
 
 use super::kind::CheckKind;
 use super::{self as check, count};
@@ -93,7 +94,7 @@ impl CheckKind for Prometheus {
     type Config = CheckConfig;
     type Answer = [QueryOutcome];
     const REASON: Reason = Reason::PrometheusCheck;
-    const STATE: StateKey = StateKey::PROMETHEUS_CHECK;
+    const STATE: StateKey = StateKey::of(names::PROMETHEUS_CHECK);
 
     fn config<'a>(input: &GateInput<'a>) -> Option<&'a CheckConfig> {
         input.config.prometheus.as_ref()
