@@ -12,6 +12,7 @@
 use anyhow::{Context as _, Result, bail};
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
+use sts_safe_rollout_rules::annotations as names;
 
 use super::checks::{check_options, checks};
 use super::context::{Context, Exit, Listing, pod_reads_of};
@@ -111,7 +112,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<Exit> {
                     freshness: fresh.describe(now, args.record.stale_after),
                 },
                 opts.gates.recover_stuck_pods,
-                &opts.gates.keys.pause_at
+                opts.gates.keys.of(names::PAUSE_AT)
             )
         ),
     }
@@ -150,7 +151,7 @@ pub async fn status_table_with<C: Cluster, P: AllProbes>(
     Ok(render(
         &items,
         opts.gates.recover_stuck_pods,
-        &opts.gates.keys.pause_at,
+        opts.gates.keys.of(names::PAUSE_AT),
     ))
 }
 

@@ -57,7 +57,7 @@ pub fn approval_config(
 
 /// True when `pre-update-approval` is `"true"`.
 pub fn handshake_on(set: &StatefulSet, keys: &Keys) -> bool {
-    annotation(set, &keys.pre_update_approval) == Some(names::TRUE)
+    annotation(set, keys.of(names::PRE_UPDATE_APPROVAL)) == Some(names::TRUE)
 }
 
 /// `approval-timeout-seconds`, default [`DEFAULT_APPROVAL_TIMEOUT_SECONDS`]: the handshake's and the
@@ -66,12 +66,12 @@ pub fn handshake_on(set: &StatefulSet, keys: &Keys) -> bool {
 /// # Errors
 /// Not a whole number of seconds ≥ 1 (detail of `InvalidAnnotation`).
 pub fn approval_timeout_seconds(set: &StatefulSet, keys: &Keys) -> Result<i64, ConfigError> {
-    match annotation(set, &keys.approval_timeout_seconds) {
+    match annotation(set, keys.of(names::APPROVAL_TIMEOUT_SECONDS)) {
         None => Ok(DEFAULT_APPROVAL_TIMEOUT_SECONDS),
         Some(v) => match v.parse::<u32>() {
             Ok(n) if n >= 1 && v.bytes().all(|b| b.is_ascii_digit()) => Ok(i64::from(n)),
             _ => Err(ConfigError::ApprovalTimeout {
-                key: keys.approval_timeout_seconds.clone(),
+                key: keys.of(names::APPROVAL_TIMEOUT_SECONDS).to_string(),
                 value: v.to_string(),
             }),
         },
@@ -86,7 +86,7 @@ pub fn primary_selector(
     set: &StatefulSet,
     keys: &Keys,
 ) -> Result<Option<PrimarySelector>, ConfigError> {
-    let Some(text) = annotation(set, &keys.primary_selector) else {
+    let Some(text) = annotation(set, keys.of(names::PRIMARY_SELECTOR)) else {
         return Ok(None);
     };
     parse_selector(text)
@@ -97,7 +97,7 @@ pub fn primary_selector(
             })
         })
         .map_err(|problem| ConfigError::PrimarySelector {
-            key: keys.primary_selector.clone(),
+            key: keys.of(names::PRIMARY_SELECTOR).to_string(),
             value: text.to_string(),
             problem,
         })

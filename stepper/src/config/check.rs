@@ -4,6 +4,7 @@
 //! `check-period-seconds`, `success-threshold`, `failure-limit` and `check-error-limit`.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
+use sts_safe_rollout_rules::annotations as names;
 use sts_safe_rollout_rules::annotations::PROMETHEUS_QUERY;
 
 use super::endpoints::Flag;
@@ -64,12 +65,13 @@ pub const DEFAULT_ERROR_LIMIT: u32 = 4;
 /// [`ConfigError::CheckCount`]: a value that is not a whole number ≥ 1.
 pub fn limits(set: &StatefulSet, keys: &Keys) -> Result<CheckLimits, ConfigError> {
     let all = set.metadata.annotations.as_ref();
-    let get = |key: &String| positive(key, all.and_then(|a| a.get(key)).map(String::as_str));
+    let get = |key: &str| positive(key, all.and_then(|a| a.get(key)).map(String::as_str));
     Ok(CheckLimits {
-        period_seconds: get(&keys.check_period_seconds)?.unwrap_or(DEFAULT_PERIOD_SECONDS),
-        success_threshold: get(&keys.success_threshold)?.unwrap_or(1),
-        failure_limit: get(&keys.failure_limit)?,
-        error_limit: get(&keys.check_error_limit)?.unwrap_or(DEFAULT_ERROR_LIMIT),
+        period_seconds: get(keys.of(names::CHECK_PERIOD_SECONDS))?
+            .unwrap_or(DEFAULT_PERIOD_SECONDS),
+        success_threshold: get(keys.of(names::SUCCESS_THRESHOLD))?.unwrap_or(1),
+        failure_limit: get(keys.of(names::FAILURE_LIMIT))?,
+        error_limit: get(keys.of(names::CHECK_ERROR_LIMIT))?.unwrap_or(DEFAULT_ERROR_LIMIT),
     })
 }
 
@@ -130,7 +132,7 @@ pub fn check_config(set: &StatefulSet, keys: &Keys) -> Result<Option<CheckConfig
             Some(Err(())) => {
                 return Err(ConfigError::QueryName {
                     key: k.clone(),
-                    query: keys.prometheus_query.clone(),
+                    query: keys.of(names::PROMETHEUS_QUERY).to_string(),
                 });
             }
             Some(Ok(_)) if v.trim().is_empty() => {

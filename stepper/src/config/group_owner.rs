@@ -2,6 +2,7 @@
 //! with, one at a time) and `owner-condition` (a condition of its controller owner).
 
 use k8s_openapi::api::apps::v1::StatefulSet;
+use sts_safe_rollout_rules::annotations as names;
 
 use super::error::ConfigError;
 use super::keys::Keys;
@@ -15,9 +16,9 @@ pub fn rollout_group<'a>(
     set: &'a StatefulSet,
     keys: &Keys,
 ) -> Result<Option<&'a str>, ConfigError> {
-    match annotation(set, &keys.rollout_group) {
+    match annotation(set, keys.of(names::ROLLOUT_GROUP)) {
         Some(g) if g.trim().is_empty() => Err(ConfigError::EmptyRolloutGroup {
-            key: keys.rollout_group.clone(),
+            key: keys.of(names::ROLLOUT_GROUP).to_string(),
         }),
         other => Ok(other),
     }
@@ -31,10 +32,10 @@ pub fn owner_condition<'a>(
     set: &'a StatefulSet,
     keys: &Keys,
 ) -> Result<Option<&'a str>, ConfigError> {
-    match annotation(set, &keys.owner_condition) {
+    match annotation(set, keys.of(names::OWNER_CONDITION)) {
         Some(c) if c.is_empty() || c.contains(char::is_whitespace) || c.contains('/') => {
             Err(ConfigError::OwnerCondition {
-                key: keys.owner_condition.clone(),
+                key: keys.of(names::OWNER_CONDITION).to_string(),
                 value: c.to_string(),
             })
         }

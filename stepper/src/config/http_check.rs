@@ -15,6 +15,7 @@
 
 use jsonpath_rust::parser::parse_json_path;
 use k8s_openapi::api::apps::v1::StatefulSet;
+use sts_safe_rollout_rules::annotations as names;
 
 use super::check::{CheckLimits, limits};
 use super::endpoints::{Flag, is_dns_label};
@@ -160,45 +161,48 @@ pub fn http_check_config(
 ) -> Result<Option<HttpCheckConfig>, ConfigError> {
     let all = set.metadata.annotations.as_ref();
     let get = |key: &str| all.and_then(|a| a.get(key)).map(|v| v.trim());
-    let (jsonpath, expect) = (get(&keys.http_check_jsonpath), get(&keys.http_check_expect));
-    let Some(name) = get(&keys.http_check) else {
+    let (jsonpath, expect) = (
+        get(keys.of(names::HTTP_CHECK_JSONPATH)),
+        get(keys.of(names::HTTP_CHECK_EXPECT)),
+    );
+    let Some(name) = get(keys.of(names::HTTP_CHECK)) else {
         if let Some(key) = [
-            (&keys.http_check_jsonpath, jsonpath),
-            (&keys.http_check_expect, expect),
+            (keys.of(names::HTTP_CHECK_JSONPATH), jsonpath),
+            (keys.of(names::HTTP_CHECK_EXPECT), expect),
         ]
         .into_iter()
         .find_map(|(k, v)| v.map(|_| k))
         {
             return Err(ConfigError::WithoutHttpCheck {
-                key: key.clone(),
-                check: keys.http_check.clone(),
+                key: key.to_string(),
+                check: keys.of(names::HTTP_CHECK).to_string(),
             });
         }
         return Ok(None);
     };
     if !is_dns_label(name) {
         return Err(ConfigError::HttpCheckName {
-            key: keys.http_check.clone(),
+            key: keys.of(names::HTTP_CHECK).to_string(),
             value: name.to_string(),
         });
     }
     let Some(jsonpath) = jsonpath else {
         return Err(ConfigError::MissingJsonPath {
-            key: keys.http_check_jsonpath.clone(),
+            key: keys.of(names::HTTP_CHECK_JSONPATH).to_string(),
         });
     };
     check_jsonpath(jsonpath).map_err(|problem| ConfigError::JsonPath {
-        key: keys.http_check_jsonpath.clone(),
+        key: keys.of(names::HTTP_CHECK_JSONPATH).to_string(),
         value: jsonpath.to_string(),
         problem: Box::new(problem),
     })?;
     let Some(expect) = expect else {
         return Err(ConfigError::MissingExpect {
-            key: keys.http_check_expect.clone(),
+            key: keys.of(names::HTTP_CHECK_EXPECT).to_string(),
         });
     };
     let expect = parse_expect(expect).map_err(|problem| ConfigError::Expect {
-        key: keys.http_check_expect.clone(),
+        key: keys.of(names::HTTP_CHECK_EXPECT).to_string(),
         value: expect.to_string(),
         problem: Box::new(problem),
     })?;

@@ -163,21 +163,21 @@ impl SetConfig {
     pub fn parse(set: &StatefulSet, keys: &Arc<Keys>) -> SetConfig {
         let get = |key: &str| annotation(set, key);
         let mut errors: Vec<ConfigError> = Vec::new();
-        let step = step_size(get(&keys.step), set::replicas(set), keys);
+        let step = step_size(get(keys.of(names::STEP)), set::replicas(set), keys);
         if let Err(e) = &step {
             errors.push(e.clone());
         }
         let plan = keep(
             &mut errors,
-            pause_at(get(&keys.pause_at), set::replicas(set), keys),
+            pause_at(get(keys.of(names::PAUSE_AT)), set::replicas(set), keys),
         )
         .flatten();
         let delay = keep(
             &mut errors,
-            initial_delay_seconds(get(&keys.initial_delay_seconds), keys),
+            initial_delay_seconds(get(keys.of(names::INITIAL_DELAY_SECONDS)), keys),
         );
         let delay = delay.unwrap_or(0);
-        let last = last_partition_update(get(&keys.last_partition_update), keys);
+        let last = last_partition_update(get(keys.of(names::LAST_PARTITION_UPDATE)), keys);
         let last = if delay > 0 {
             keep(&mut errors, last).flatten()
         } else {
@@ -190,23 +190,26 @@ impl SetConfig {
         let approval = keep(&mut errors, approval::approval_config(set, keys)).flatten();
         let webhook = keep(&mut errors, webhook::webhook_config(set, keys)).flatten();
         let primary = keep(&mut errors, approval::primary_selector(set, keys)).flatten();
-        let recover_after = recover_after_seconds(get(&keys.recover_after_seconds), keys);
+        let recover_after = recover_after_seconds(get(keys.of(names::RECOVER_AFTER_SECONDS)), keys);
         if let Err(e) = &recover_after {
             errors.push(e.clone());
         }
-        let action = keep(&mut errors, on_failure(get(&keys.on_failure), keys));
+        let action = keep(
+            &mut errors,
+            on_failure(get(keys.of(names::ON_FAILURE)), keys),
+        );
         let deadline = keep(
             &mut errors,
-            progress_deadline_seconds(get(&keys.progress_deadline_seconds), keys),
+            progress_deadline_seconds(get(keys.of(names::PROGRESS_DEADLINE_SECONDS)), keys),
         );
         let owned = |key: &str| get(key).map(str::to_string);
         SetConfig {
             keys: keys.clone(),
-            forced: get(&keys.force_rolling_update) == Some(names::TRUE),
-            paused: get(&keys.paused) == Some(names::TRUE),
-            paused_reason: owned(&keys.paused_reason),
-            initialized: get(&keys.initialized) == Some(names::TRUE),
-            marked: get(&keys.guarded) == Some(names::TRUE),
+            forced: get(keys.of(names::FORCE_ROLLING_UPDATE)) == Some(names::TRUE),
+            paused: get(keys.of(names::PAUSED)) == Some(names::TRUE),
+            paused_reason: owned(keys.of(names::PAUSED_REASON)),
+            initialized: get(keys.of(names::INITIALIZED)) == Some(names::TRUE),
+            marked: get(keys.of(names::GUARDED)) == Some(names::TRUE),
             step,
             pause_at: plan,
             initial_delay_seconds: delay,
@@ -220,26 +223,28 @@ impl SetConfig {
             on_failure: action.unwrap_or_default(),
             progress_deadline_seconds: deadline.flatten(),
             stamps: Stamps {
-                last_partition_update_raw: owned(&keys.last_partition_update),
+                last_partition_update_raw: owned(keys.of(names::LAST_PARTITION_UPDATE)),
                 last_partition_update: last,
-                recent_steps: get(&keys.recent_steps).map(|list| {
+                recent_steps: get(keys.of(names::RECENT_STEPS)).map(|list| {
                     list.split(',')
                         .filter_map(|t| t.trim().parse::<Timestamp>().ok())
                         .collect()
                 }),
-                blocked_reason: owned(&keys.blocked_reason),
-                blocked: get(&keys.blocked_reason).and_then(Reason::parse),
-                completed_revision: owned(&keys.completed_revision),
-                degraded_reason: owned(&keys.degraded_reason),
-                missing_rbac: owned(&keys.missing_rbac),
+                blocked_reason: owned(keys.of(names::BLOCKED_REASON)),
+                blocked: get(keys.of(names::BLOCKED_REASON)).and_then(Reason::parse),
+                completed_revision: owned(keys.of(names::COMPLETED_REVISION)),
+                degraded_reason: owned(keys.of(names::DEGRADED_REASON)),
+                missing_rbac: owned(keys.of(names::MISSING_RBAC)),
                 states: names::step_state()
                     .filter_map(|name| Some((name, get(&keys.full(name))?.to_string())))
                     .collect(),
-                approval_pending: owned(&keys.approval_pending),
-                pause_points_passed_raw: owned(&keys.pause_points_passed),
-                pause_points_passed: get(&keys.pause_points_passed).and_then(PassedPoints::parse),
-                failed_revision_raw: owned(&keys.failed_revision),
-                failed_revision: get(&keys.failed_revision).and_then(FailedRevision::parse),
+                approval_pending: owned(keys.of(names::APPROVAL_PENDING)),
+                pause_points_passed_raw: owned(keys.of(names::PAUSE_POINTS_PASSED)),
+                pause_points_passed: get(keys.of(names::PAUSE_POINTS_PASSED))
+                    .and_then(PassedPoints::parse),
+                failed_revision_raw: owned(keys.of(names::FAILED_REVISION)),
+                failed_revision: get(keys.of(names::FAILED_REVISION))
+                    .and_then(FailedRevision::parse),
             },
             invalid: errors.into_iter().next(),
         }
@@ -253,21 +258,21 @@ impl SetConfig {
         let mut named = Vec::new();
         if self.prometheus.is_some() {
             named.push(Named {
-                annotation: &keys.prometheus_query,
+                annotation: keys.of(names::PROMETHEUS_QUERY),
                 flag: check::PROMETHEUS_FLAG,
                 name: None,
             });
         }
         if let Some(c) = &self.http_check {
             named.push(Named {
-                annotation: &keys.http_check,
+                annotation: keys.of(names::HTTP_CHECK),
                 flag: http_check::FLAG,
                 name: Some(&c.name),
             });
         }
         if let Some(Answerer::Webhook(w)) = &self.answerer {
             named.push(Named {
-                annotation: &keys.pre_update_webhook,
+                annotation: keys.of(names::PRE_UPDATE_WEBHOOK),
                 flag: webhook::FLAG,
                 name: Some(&w.name),
             });
@@ -298,7 +303,7 @@ pub fn step_size(value: Option<&str>, replicas: i32, keys: &Keys) -> Result<i32,
         return Ok(1);
     };
     let bad = || ConfigError::StepSize {
-        key: keys.step.clone(),
+        key: keys.of(names::STEP).to_string(),
         value: value.to_string(),
     };
     let digits_only = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
@@ -335,7 +340,7 @@ pub fn initial_delay_seconds(value: Option<&str>, keys: &Keys) -> Result<i64, Co
     match value.parse::<u32>() {
         Ok(n) if value.bytes().all(|b| b.is_ascii_digit()) => Ok(i64::from(n)),
         _ => Err(ConfigError::InitialDelay {
-            key: keys.initial_delay_seconds.clone(),
+            key: keys.of(names::INITIAL_DELAY_SECONDS).to_string(),
             value: value.to_string(),
         }),
     }
@@ -353,7 +358,7 @@ pub fn recover_after_seconds(value: Option<&str>, keys: &Keys) -> Result<Option<
     match value.parse::<u32>() {
         Ok(n) if n >= 1 && value.bytes().all(|b| b.is_ascii_digit()) => Ok(Some(i64::from(n))),
         _ => Err(ConfigError::RecoverAfter {
-            key: keys.recover_after_seconds.clone(),
+            key: keys.of(names::RECOVER_AFTER_SECONDS).to_string(),
             value: value.to_string(),
         }),
     }
@@ -374,7 +379,7 @@ pub fn last_partition_update(
         .parse::<Timestamp>()
         .map(Some)
         .map_err(|_| ConfigError::LastPartitionUpdate {
-            key: keys.last_partition_update.clone(),
+            key: keys.of(names::LAST_PARTITION_UPDATE).to_string(),
             value: value.to_string(),
         })
 }

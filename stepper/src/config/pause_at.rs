@@ -8,6 +8,7 @@
 //! [`crate::gates::pause_points`].
 
 use std::fmt;
+use sts_safe_rollout_rules::annotations as names;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -113,7 +114,7 @@ pub fn pause_at(
         return Ok(None);
     };
     let bad = |problem: PausePlanError| ConfigError::PausePlan {
-        key: keys.pause_at.clone(),
+        key: keys.of(names::PAUSE_AT).to_string(),
         value: value.to_string(),
         problem: Box::new(problem),
     };

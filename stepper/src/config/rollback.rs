@@ -5,6 +5,7 @@
 
 use super::error::ConfigError;
 use super::keys::Keys;
+use sts_safe_rollout_rules::annotations as names;
 
 /// What the stepper does when a rollout fails — a check reaches its `failure-limit`, or a step is not
 /// done within `progress-deadline-seconds` (`<prefix>/on-failure`).
@@ -41,7 +42,7 @@ pub fn on_failure(value: Option<&str>, keys: &Keys) -> Result<OnFailure, ConfigE
         Some("pause") => Ok(OnFailure::Pause),
         Some("rollback") => Ok(OnFailure::Rollback),
         Some(other) => Err(ConfigError::OnFailure {
-            key: keys.on_failure.clone(),
+            key: keys.of(names::ON_FAILURE).to_string(),
             value: other.to_string(),
         }),
     }
@@ -63,7 +64,7 @@ pub fn progress_deadline_seconds(
     match value.parse::<u32>() {
         Ok(n) if n >= 1 && value.bytes().all(|b| b.is_ascii_digit()) => Ok(Some(i64::from(n))),
         _ => Err(ConfigError::ProgressDeadline {
-            key: keys.progress_deadline_seconds.clone(),
+            key: keys.of(names::PROGRESS_DEADLINE_SECONDS).to_string(),
             value: value.to_string(),
         }),
     }

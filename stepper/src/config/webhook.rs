@@ -8,6 +8,7 @@
 //! the form is read.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
+use sts_safe_rollout_rules::annotations as names;
 
 use super::approval::{approval_timeout_seconds, handshake_on};
 use super::endpoints::{Flag, is_dns_label};
@@ -51,26 +52,26 @@ pub fn webhook_config(
     keys: &Keys,
 ) -> Result<Option<WebhookConfig>, ConfigError> {
     let get = |key: &str| annotation(set, key).map(str::trim);
-    let limit = get(&keys.webhook_error_limit);
-    let Some(name) = get(&keys.pre_update_webhook) else {
+    let limit = get(keys.of(names::WEBHOOK_ERROR_LIMIT));
+    let Some(name) = get(keys.of(names::PRE_UPDATE_WEBHOOK)) else {
         if limit.is_some() {
             return Err(ConfigError::WebhookErrorLimitAlone {
-                key: keys.webhook_error_limit.clone(),
-                webhook: keys.pre_update_webhook.clone(),
+                key: keys.of(names::WEBHOOK_ERROR_LIMIT).to_string(),
+                webhook: keys.of(names::PRE_UPDATE_WEBHOOK).to_string(),
             });
         }
         return Ok(None);
     };
     if !is_dns_label(name) {
         return Err(ConfigError::WebhookName {
-            key: keys.pre_update_webhook.clone(),
+            key: keys.of(names::PRE_UPDATE_WEBHOOK).to_string(),
             value: name.to_string(),
         });
     }
     if handshake_on(set, keys) {
         return Err(ConfigError::TwoAnswerers {
-            key: keys.pre_update_webhook.clone(),
-            handshake: keys.pre_update_approval.clone(),
+            key: keys.of(names::PRE_UPDATE_WEBHOOK).to_string(),
+            handshake: keys.of(names::PRE_UPDATE_APPROVAL).to_string(),
         });
     }
     let error_limit = match limit {
@@ -79,7 +80,7 @@ pub fn webhook_config(
             Ok(n) if n >= 1 && v.bytes().all(|b| b.is_ascii_digit()) => n,
             _ => {
                 return Err(ConfigError::WebhookErrorLimit {
-                    key: keys.webhook_error_limit.clone(),
+                    key: keys.of(names::WEBHOOK_ERROR_LIMIT).to_string(),
                     value: v.to_string(),
                 });
             }

@@ -2,6 +2,7 @@
 
 use jiff::SignedDuration;
 use k8s_openapi::api::apps::v1::StatefulSet;
+use sts_safe_rollout_rules::annotations as names;
 
 use super::input::GateInput;
 use super::pause_points;
@@ -50,9 +51,10 @@ pub fn paused(input: &GateInput<'_>) -> Result<(), Blocked> {
     // `<name>: <prefix>/paused is "true"[: <paused-reason>][ (<n> s of bake left)]`, built by hand:
     // every paused set of a fleet gets this detail each pass, and `format!` costs several times more.
     let why = config.paused_reason.as_deref();
-    let mut detail =
-        String::with_capacity(name.len() + config.keys.paused.len() + why.map_or(0, str::len) + 40);
-    for part in [name, ": ", &config.keys.paused, " is \"true\""] {
+    let mut detail = String::with_capacity(
+        name.len() + config.keys.of(names::PAUSED).len() + why.map_or(0, str::len) + 40,
+    );
+    for part in [name, ": ", config.keys.of(names::PAUSED), " is \"true\""] {
         detail.push_str(part);
     }
     if let Some(why) = why {

@@ -10,6 +10,7 @@
 //! decides again on the new object.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
+use sts_safe_rollout_rules::annotations as names;
 use tracing::warn;
 
 use crate::cluster::{Cluster, ClusterError, PatchOutcome};
@@ -57,7 +58,7 @@ pub async fn announce<C: Cluster>(
                 .metadata
                 .annotations
                 .as_ref()
-                .and_then(|a| a.get(&keys.degraded_reason))
+                .and_then(|a| a.get(keys.of(names::DEGRADED_REASON)))
                 .map(String::as_str),
         },
         None => RecordBase {

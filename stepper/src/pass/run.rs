@@ -5,6 +5,7 @@
 //! patch or none; the next pass (in this process or another) starts from the objects again.
 
 use std::collections::{BTreeMap, HashMap};
+use sts_safe_rollout_rules::annotations as names;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -306,7 +307,7 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                     }
                 }
                 // Report the stamp this step wrote, not the one it replaced.
-                stamp = stored_stamp(&stored, &p.config.keys.last_partition_update);
+                stamp = stored_stamp(&stored, p.config.keys.of(names::LAST_PARTITION_UPDATE));
                 (
                     Outcome::Stepped {
                         from: *from,

@@ -9,6 +9,7 @@ use crate::config::SetConfig;
 use crate::gates::{self, Evaluation, Verdict};
 use crate::model::reasons::Reason;
 use crate::plan::events::EventNote;
+use sts_safe_rollout_rules::annotations as names;
 
 /// The change of `approval-pending` for `ev` (`None`: unchanged) and the Event it announces:
 /// - the note ([`Evaluation::approval_note`]) while `ApprovalPending` or `PrimaryNotMoved` holds the
@@ -44,7 +45,10 @@ pub fn approval_pending(
         (Some(_), Some(Some((pod, reason)))) => Some(EventNote::approval_denied(pod, reason)),
         _ => None,
     };
-    (Some((config.keys.approval_pending.clone(), note)), event)
+    (
+        Some((config.keys.of(names::APPROVAL_PENDING).to_string(), note)),
+        event,
+    )
 }
 
 /// True when the return of a pod left on a failed revision ([`gates::returning`]) waits for the

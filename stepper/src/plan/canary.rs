@@ -8,6 +8,7 @@
 use json_patch::PatchOperation;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use serde_json::json;
+use sts_safe_rollout_rules::annotations as names;
 use sts_safe_rollout_rules::annotations::TRUE;
 
 use crate::config::SetConfig;
@@ -43,7 +44,7 @@ pub fn writes(set: &StatefulSet, config: &SetConfig, effect: &PlanEffect) -> Can
     let (resume, pause) = match effect {
         PlanEffect::PauseNow(p) => {
             w.pins.push(match &config.stamps.pause_points_passed_raw {
-                Some(old) => test(annotation(&keys.pause_points_passed), json!(old)),
+                Some(old) => test(annotation(keys.of(names::PAUSE_POINTS_PASSED)), json!(old)),
                 None => test(
                     ptr(&["metadata", "resourceVersion"]),
                     json!(set.metadata.resource_version.clone().unwrap_or_default()),
@@ -56,9 +57,10 @@ pub fn writes(set: &StatefulSet, config: &SetConfig, effect: &PlanEffect) -> Can
     };
     if let Some(lift) = resume {
         let was = &lift.pause.reason;
-        w.pins.push(test(annotation(&keys.paused), json!(TRUE)));
         w.pins
-            .push(test(annotation(&keys.paused_reason), json!(was)));
+            .push(test(annotation(keys.of(names::PAUSED)), json!(TRUE)));
+        w.pins
+            .push(test(annotation(keys.of(names::PAUSED_REASON)), json!(was)));
         w.events.push(match &lift.cause {
             LiftCause::BakeOver => {
                 EventNote::baked(lift.pause.point.point.bake_seconds.unwrap_or(0), was)
@@ -69,19 +71,23 @@ pub fn writes(set: &StatefulSet, config: &SetConfig, effect: &PlanEffect) -> Can
             LiftCause::Idle => EventNote::plan_done(was),
         });
         if pause.is_none() {
-            w.changes.push((keys.paused.clone(), None));
-            w.changes.push((keys.paused_reason.clone(), None));
+            w.changes.push((keys.of(names::PAUSED).to_string(), None));
+            w.changes
+                .push((keys.of(names::PAUSED_REASON).to_string(), None));
         }
     }
     if let Some(p) = pause {
         if !p.under_another_pause {
-            w.changes.push((keys.paused.clone(), Some(TRUE.into())));
             w.changes
-                .push((keys.paused_reason.clone(), Some(p.reason.clone())));
+                .push((keys.of(names::PAUSED).to_string(), Some(TRUE.into())));
+            w.changes.push((
+                keys.of(names::PAUSED_REASON).to_string(),
+                Some(p.reason.clone()),
+            ));
             w.events.push(EventNote::pause_point(&p.reason));
         }
         w.changes.push((
-            keys.pause_points_passed.clone(),
+            keys.of(names::PAUSE_POINTS_PASSED).to_string(),
             Some(p.record.to_annotation()),
         ));
     }

@@ -23,6 +23,7 @@
 
 use json_patch::{AddOperation, Patch, PatchOperation};
 use serde_json::json;
+use sts_safe_rollout_rules::annotations as names;
 
 use crate::config::{Keys, SetConfig};
 use crate::gates::DegradedOwner;
@@ -108,7 +109,7 @@ impl Change {
     /// there is one: what a writer folds into its patch.
     pub fn keyed(&self, config: &SetConfig) -> Option<(String, Option<String>)> {
         let value = self.change.clone()?;
-        Some((config.keys.degraded_reason.clone(), value))
+        Some((config.keys.of(names::DEGRADED_REASON).to_string(), value))
     }
 }
 
@@ -235,7 +236,7 @@ pub struct RecordBase<'a> {
 /// (the whole annotations map when the set has none — only ever pinned to the `resourceVersion`
 /// read: a set read without one is tested against `""`, which no stored object has).
 pub fn record_patch(keys: &Keys, base: RecordBase<'_>, value: &str) -> Patch {
-    let key = &keys.degraded_reason;
+    let key = keys.of(names::DEGRADED_REASON);
     let path = ptr(&["metadata", "annotations", key]);
     let mut ops = Vec::new();
     match (base.recorded, base.resource_version) {
@@ -255,7 +256,7 @@ pub fn record_patch(keys: &Keys, base: RecordBase<'_>, value: &str) -> Patch {
     } else {
         AddOperation {
             path: ptr(&["metadata", "annotations"]),
-            value: json!({ key.as_str(): value }),
+            value: json!({ key: value }),
         }
     }));
     Patch(ops)

@@ -7,6 +7,7 @@
 use json_patch::PatchOperation;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use serde_json::json;
+use sts_safe_rollout_rules::annotations as names;
 use sts_safe_rollout_rules::annotations::TRUE;
 
 use crate::config::{FailedRevision, SetConfig};
@@ -82,9 +83,10 @@ pub fn gate_writes(set: &StatefulSet, config: &SetConfig, ev: &Evaluation) -> Ga
             }
             Effect::Pause { kind, reason, at } => {
                 let why = format!("{reason} (at {at})");
-                w.changes.push((keys.paused.clone(), Some(TRUE.into())));
                 w.changes
-                    .push((keys.paused_reason.clone(), Some(why.clone())));
+                    .push((keys.of(names::PAUSED).to_string(), Some(TRUE.into())));
+                w.changes
+                    .push((keys.of(names::PAUSED_REASON).to_string(), Some(why.clone())));
                 // The record GitOps tools report as Degraded; `resume` removes it with the pause.
                 w.degraded
                     .push(degraded::Claim::Paused(degraded::Record::new(

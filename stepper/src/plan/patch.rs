@@ -143,14 +143,14 @@ pub fn step_patch(
         }),
     ];
     let mut changes = vec![(
-        config.keys.last_partition_update.clone(),
+        config.keys.of(names::LAST_PARTITION_UPDATE).to_string(),
         Some(stamp(config, now)),
     )];
     // What a step resets (`blocked-reason`, `approval-pending`, every gate's state: the next step's
     // checks count from zero, its request is new): the `reset_by_step` rows of the declared table.
     changes.extend(names::reset_by_step().map(|n| (config.keys.full(n), None)));
     if ends_rollback(set, config, update_revision) {
-        changes.push((config.keys.failed_revision.clone(), None));
+        changes.push((config.keys.of(names::FAILED_REVISION).to_string(), None));
     }
     ops.extend(annotation_ops(&set.metadata, &changes));
     Patch(ops)
@@ -186,7 +186,10 @@ pub fn record_recent_step(
     list.push(stamp(config, now));
     fold_annotations(
         set,
-        &[(config.keys.recent_steps.clone(), Some(list.join(",")))],
+        &[(
+            config.keys.of(names::RECENT_STEPS).to_string(),
+            Some(list.join(",")),
+        )],
         patch,
     );
 }

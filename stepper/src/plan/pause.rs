@@ -23,9 +23,9 @@ pub fn pause_patch(set: &StatefulSet, config: &SetConfig, who: &str, reason: &st
     annotation_patch(
         set,
         &[
-            (keys.paused.clone(), Some(TRUE.to_string())),
+            (keys.of(names::PAUSED).to_string(), Some(TRUE.to_string())),
             (
-                keys.paused_reason.clone(),
+                keys.of(names::PAUSED_REASON).to_string(),
                 Some(format!("{reason} (paused by {who})")),
             ),
         ],
@@ -59,7 +59,7 @@ fn resume_or_retry(set: &StatefulSet, config: &SetConfig, retry: bool) -> Option
     // table.
     let mut removed: Vec<String> = names::reset_by_resume().map(|n| keys.full(n)).collect();
     if retry {
-        removed.push(keys.failed_revision.clone());
+        removed.push(keys.of(names::FAILED_REVISION).to_string());
     }
     if let Some((key, None)) = &degraded {
         removed.push(key.clone());

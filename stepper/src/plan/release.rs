@@ -112,10 +112,10 @@ fn removed(set: &StatefulSet, keys: &Keys) -> Vec<(String, String)> {
             Some((k, value))
         })
         .collect();
-    if map.contains_key(&keys.paused_reason)
-        && let Some(paused) = map.get(&keys.paused)
+    if map.contains_key(keys.of(names::PAUSED_REASON))
+        && let Some(paused) = map.get(keys.of(names::PAUSED))
     {
-        out.push((keys.paused.clone(), paused.clone()));
+        out.push((keys.of(names::PAUSED).to_string(), paused.clone()));
     }
     out
 }
@@ -161,7 +161,7 @@ pub fn lower_patch(set: &StatefulSet, config: &SetConfig, lower: &Lower, now: Ti
     ops.extend(annotation_ops(
         &set.metadata,
         &[(
-            config.keys.last_partition_update.clone(),
+            config.keys.of(names::LAST_PARTITION_UPDATE).to_string(),
             Some(stamp(config, now)),
         )],
     ));

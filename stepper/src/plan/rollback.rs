@@ -12,6 +12,7 @@
 use json_patch::{Patch, PatchOperation, ReplaceOperation};
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use serde_json::{Value, json};
+use sts_safe_rollout_rules::annotations as names;
 use sts_safe_rollout_rules::field_error::json_type;
 
 use crate::config::{FailedRevision, Keys, SetConfig};
@@ -134,7 +135,10 @@ pub fn rollback_patch(
     ];
     ops.extend(annotation_ops(
         &set.metadata,
-        &[(keys.failed_revision.clone(), Some(failed.to_annotation()))],
+        &[(
+            keys.of(names::FAILED_REVISION).to_string(),
+            Some(failed.to_annotation()),
+        )],
     ));
     Patch(ops)
 }

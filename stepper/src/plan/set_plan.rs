@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use sts_safe_rollout_rules::annotations as names;
 
 use jiff::Timestamp;
 use json_patch::Patch;
@@ -128,7 +129,7 @@ pub(super) fn plan_evaluated(
         if let Some(value) = change {
             status
                 .changes
-                .push((config.keys.missing_rbac.clone(), value));
+                .push((config.keys.of(names::MISSING_RBAC).to_string(), value));
         }
         status.events.extend(event);
     }

@@ -5,6 +5,7 @@
 //! records a refused write ([`crate::plan::rejected`]).
 
 use std::collections::BTreeMap;
+use sts_safe_rollout_rules::annotations as names;
 
 use jiff::Timestamp;
 use json_patch::Patch;
@@ -115,12 +116,15 @@ pub fn status_changes<'a>(
         && set::is_fully_ready(set)
         && !config.initialized
     {
-        changes.push((keys.initialized.clone(), Some(TRUE.into())));
+        changes.push((keys.of(names::INITIALIZED).to_string(), Some(TRUE.into())));
     }
     match verdict {
         Verdict::Blocked(b) => {
             if announced != Some(b.reason) {
-                changes.push((keys.blocked_reason.clone(), Some(b.reason.as_str().into())));
+                changes.push((
+                    keys.of(names::BLOCKED_REASON).to_string(),
+                    Some(b.reason.as_str().into()),
+                ));
                 let step_pods_only = b.reason == Reason::PodNotReady
                     && gates::pods_below_partition_ready(set, pods, now);
                 events.push(EventNote::blocked(b, step_pods_only || ev.expected_wait));
@@ -129,7 +133,7 @@ pub fn status_changes<'a>(
         Verdict::Step { .. } => {} // the step patch clears it
         Verdict::Idle(_) | Verdict::Unguarded(_) => {
             if recorded {
-                changes.push((keys.blocked_reason.clone(), None));
+                changes.push((keys.of(names::BLOCKED_REASON).to_string(), None));
             }
         }
     }
@@ -157,7 +161,10 @@ pub fn status_changes<'a>(
             .and_then(|s| s.update_revision.as_deref())
         && config.stamps.completed_revision.as_deref() != Some(revision)
     {
-        changes.push((keys.completed_revision.clone(), Some(revision.to_string())));
+        changes.push((
+            keys.of(names::COMPLETED_REVISION).to_string(),
+            Some(revision.to_string()),
+        ));
         events.push(EventNote::complete(revision, set::replicas(set)));
     }
     StatusChanges {

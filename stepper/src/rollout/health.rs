@@ -10,6 +10,7 @@
 //! The one source of the rule is this file; docs/gitops.md explains it for users.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
+use sts_safe_rollout_rules::annotations as names;
 
 use crate::config::SetConfig;
 use crate::model::set;
@@ -195,7 +196,7 @@ fn unguarded_why(set: &StatefulSet, config: &SetConfig) -> Option<String> {
     } else if config.forced {
         Some("force-rolling-update".into())
     } else if !config.marked {
-        Some(format!("no {} mark", config.keys.guarded))
+        Some(format!("no {} mark", config.keys.of(names::GUARDED)))
     } else {
         None
     }

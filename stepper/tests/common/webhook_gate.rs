@@ -11,6 +11,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
+use sts_safe_rollout_rules::annotations as names;
 use sts_stepper::config::{Keys, Served, SetConfig, webhook};
 use sts_stepper::gates::approval::webhook::answer::{Answer, Decision, WebhookAnswer};
 use sts_stepper::gates::approval::webhook::state::WebhookState;
@@ -96,7 +97,7 @@ pub fn gate_changes(set: &StatefulSet, ev: &Evaluation) -> Vec<(String, Option<S
     let mut changes: Vec<_> = gate
         .changes
         .into_iter()
-        .filter(|(k, _)| *k != config.keys.approval_pending)
+        .filter(|(k, _)| *k != config.keys.of(names::APPROVAL_PENDING))
         .collect();
     changes.extend(plan::degraded::next(&config, &claims).keyed(&config));
     changes

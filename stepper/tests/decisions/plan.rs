@@ -4,6 +4,7 @@ use crate::common::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
+use sts_safe_rollout_rules::annotations as names;
 use sts_stepper::config::{Keys, SetConfig};
 use sts_stepper::gates::{GateOptions, Verdict};
 use sts_stepper::model::pods;
@@ -44,7 +45,10 @@ fn absent_annotations_are_added_as_a_whole_map_pinned_by_resource_version() {
         .remove("annotations");
     let set = set_from(v);
     let keys = Keys::default();
-    let patch = annotation_patch(&set, &[(keys.initialized.clone(), Some("true".into()))]);
+    let patch = annotation_patch(
+        &set,
+        &[(keys.of(names::INITIALIZED).to_string(), Some("true".into()))],
+    );
     assert_eq!(
         to_json(&patch),
         json!([
@@ -250,5 +254,8 @@ fn a_step_and_a_resume_reset_every_key_the_declared_table_says_they_reset() {
         want,
         "a resume removes the reset_by_resume rows"
     );
-    assert!(want.contains(&keys.paused) && step.contains(&keys.blocked_reason));
+    assert!(
+        want.contains(&keys.of(names::PAUSED).to_string())
+            && step.contains(&keys.of(names::BLOCKED_REASON).to_string())
+    );
 }

@@ -6,6 +6,7 @@
 use crate::common::plans::*;
 use crate::common::prometheus_check::*;
 use rstest::rstest;
+use sts_safe_rollout_rules::annotations as names;
 use sts_stepper::config::{ConfigError, Keys, check_config};
 use sts_stepper::gates::check::prometheus::CheckConfig;
 
@@ -68,7 +69,7 @@ fn check_config_cases(
 ) {
     let got = check_config(&set_with(pairs), &keys());
     if let Err(e) = &got {
-        let query = keys().prometheus_query;
+        let query = keys().of(names::PROMETHEUS_QUERY).to_string();
         assert!(
             matches!(e, ConfigError::QueryName { query: q, .. } if *q == query)
                 || matches!(e, ConfigError::EmptyQuery { .. }),

@@ -186,3 +186,36 @@ fn the_check_kind_table_is_every_file_the_http_check_touches() {
          listed but not naming it {stale:?}"
     );
 }
+
+/// `Keys::of` is asked only declared names (`config/keys.rs`: an undeclared one would get the empty
+/// key): every `keys.of(names::X)` in the stepper's code names a constant of `rules/src/annotations.rs`
+/// whose value is a row of `DECLARED` (`annotations::ALL`).
+#[test]
+fn keys_are_asked_only_of_declared_names() {
+    let constants: std::collections::BTreeMap<String, String> = read("rules/src/annotations.rs")
+        .lines()
+        .filter_map(|l| {
+            let rest = l.trim().strip_prefix("pub const ")?;
+            let (name, value) = rest.split_once(": &str = \"")?;
+            Some((name.to_string(), value.strip_suffix("\";")?.to_string()))
+        })
+        .collect();
+    let mut files = Vec::new();
+    rust_files("stepper/src", &mut files);
+    let mut asked = 0;
+    for file in files {
+        for part in read(&file).split("keys.of(names::").skip(1) {
+            let name: String = part
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                .collect();
+            let value = constants.get(&name);
+            assert!(
+                value.is_some_and(|v| sts_safe_rollout_rules::annotations::ALL.contains(&v.as_str())),
+                "{file}: keys.of(names::{name}): not a declared annotation ({value:?})"
+            );
+            asked += 1;
+        }
+    }
+    assert!(asked > 50, "only {asked} uses of keys.of found");
+}

@@ -5,6 +5,7 @@
 //! revision again with a new `.revision` (upstream `getStatefulSetRevisions`), and the stepper's
 //! passes step it back one pod at a time, never two down — past a pod stuck on the failed revision too.
 
+use sts_safe_rollout_rules::annotations as names;
 use sts_safe_rollout_rules::annotations::DEFAULT_PREFIX;
 use sts_safe_rollout_rules::decision::Row;
 use sts_stepper::cluster::{Cluster, PatchOutcome};
@@ -123,7 +124,9 @@ async fn roll_back(sim: &SimCluster) -> (String, i64) {
     assert_eq!(stored_partition, Some(REPLICAS), "staged back to replicas");
     let annotations = stored.metadata.annotations.clone().unwrap_or_default();
     assert_eq!(
-        annotations.get(&keys.failed_revision).map(String::as_str),
+        annotations
+            .get(keys.of(names::FAILED_REVISION))
+            .map(String::as_str),
         Some(failed.to_annotation().as_str())
     );
     {

@@ -20,6 +20,7 @@ use crate::config::Answerer;
 use crate::model::fields::{Field, pod, set as of_set};
 use crate::model::reasons::{Blocked, Reason};
 use crate::model::set;
+use sts_safe_rollout_rules::annotations as names;
 
 /// What `PrimaryNotMoved` and `ApprovalPending` read: the pods the next step replaces (replicas,
 /// partition, start ordinal, revisions, each pod's revision label), the labels a `primary-selector`
@@ -51,7 +52,7 @@ pub fn primary_not_moved(input: &GateInput<'_>) -> Result<(), Blocked> {
     let what = match &input.config.answerer {
         Some(Answerer::Pods(_)) => format!(
             "asked it to move the role ({}: Switchover)",
-            keys.update_request_phase
+            keys.of(names::UPDATE_REQUEST_PHASE)
         ),
         Some(Answerer::Webhook(w)) => webhook::switchover_note(input, w),
         None => "move the role to an updated pod, or `step --force`".to_string(),

@@ -7,6 +7,7 @@
 //! only those, before it writes the step.
 
 use std::collections::BTreeMap;
+use sts_safe_rollout_rules::annotations as names;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -122,7 +123,7 @@ pub fn step_pods<'a>(
                 primary: is_primary,
                 phase,
                 answer: answer(pod, keys, revision, phase),
-                has_request: pod_annotation(pod, &keys.update_requested).is_some(),
+                has_request: pod_annotation(pod, keys.of(names::UPDATE_REQUESTED)).is_some(),
             })
         })
         .collect()
@@ -141,20 +142,21 @@ pub fn step_pods<'a>(
 /// ([`super::writes::pod_writes`]).
 pub fn answer(pod: &Pod, keys: &Keys, revision: &str, phase: Phase) -> Answer {
     let get = |key: &str| pod_annotation(pod, key);
-    if let Some(reason) = get(&keys.update_denied).filter(|r| !r.trim().is_empty()) {
+    if let Some(reason) = get(keys.of(names::UPDATE_DENIED)).filter(|r| !r.trim().is_empty()) {
         return Answer::Denied(reason.trim().to_string());
     }
-    let asked_of = get(&keys.update_requested);
+    let asked_of = get(keys.of(names::UPDATE_REQUESTED));
     if phase == Phase::Update
-        && get(&keys.update_approved) == Some(revision)
+        && get(keys.of(names::UPDATE_APPROVED)) == Some(revision)
         && asked_of.is_none_or(|asked| asked == revision)
     {
         return Answer::Approved;
     }
-    if get(&keys.update_requested) == Some(revision)
-        && get(&keys.update_request_phase).unwrap_or(Phase::Update.as_str()) == phase.as_str()
+    if get(keys.of(names::UPDATE_REQUESTED)) == Some(revision)
+        && get(keys.of(names::UPDATE_REQUEST_PHASE)).unwrap_or(Phase::Update.as_str())
+            == phase.as_str()
     {
-        let at = get(&keys.update_requested_at).and_then(|t| t.parse().ok());
+        let at = get(keys.of(names::UPDATE_REQUESTED_AT)).and_then(|t| t.parse().ok());
         return Answer::Asked { at };
     }
     Answer::NotAsked

@@ -9,6 +9,7 @@
 //! and if the step's write is lost the approval still answers the last question asked.
 
 use std::collections::BTreeMap;
+use sts_safe_rollout_rules::annotations as names;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
@@ -71,14 +72,27 @@ pub fn pod_writes(
         match &p.answer {
             Answer::NotAsked => {
                 let mut changes = vec![
-                    (keys.update_requested.clone(), Some(revision.to_string())),
-                    (keys.update_requested_at.clone(), Some(now.to_string())),
                     (
-                        keys.update_request_phase.clone(),
+                        keys.of(names::UPDATE_REQUESTED).to_string(),
+                        Some(revision.to_string()),
+                    ),
+                    (
+                        keys.of(names::UPDATE_REQUESTED_AT).to_string(),
+                        Some(now.to_string()),
+                    ),
+                    (
+                        keys.of(names::UPDATE_REQUEST_PHASE).to_string(),
                         Some(p.phase.as_str().to_string()),
                     ),
                 ];
-                let tests = answers(p.pod, keys, &[&keys.update_approved, &keys.update_denied]);
+                let tests = answers(
+                    p.pod,
+                    keys,
+                    &[
+                        keys.of(names::UPDATE_APPROVED),
+                        keys.of(names::UPDATE_DENIED),
+                    ],
+                );
                 changes.extend(tests.iter().map(|(k, _)| (k.clone(), None)));
                 writes.push(write(p.pod, changes, tests, PodWriteKind::Request(p.phase)));
             }
@@ -93,11 +107,11 @@ pub fn pod_writes(
     }
     for (ordinal, pod) in all {
         if step.iter().any(|p| p.ordinal == *ordinal)
-            || pod_annotation(pod, &keys.update_requested).is_none()
+            || pod_annotation(pod, keys.of(names::UPDATE_REQUESTED)).is_none()
         {
             continue;
         }
-        let tests = answers(pod, keys, &[&keys.update_approved]);
+        let tests = answers(pod, keys, &[keys.of(names::UPDATE_APPROVED)]);
         let mut changes = request_removal(pod, keys);
         changes.extend(tests.iter().map(|(k, _)| (k.clone(), None)));
         writes.push(write(pod, changes, tests, PodWriteKind::Withdraw));
@@ -108,26 +122,26 @@ pub fn pod_writes(
 /// The removal of the request's annotations present on `pod`.
 fn request_removal(pod: &Pod, keys: &Keys) -> Vec<(String, Option<String>)> {
     [
-        &keys.update_requested,
-        &keys.update_requested_at,
-        &keys.update_request_phase,
+        keys.of(names::UPDATE_REQUESTED),
+        keys.of(names::UPDATE_REQUESTED_AT),
+        keys.of(names::UPDATE_REQUEST_PHASE),
     ]
     .into_iter()
     .filter(|k| pod_annotation(pod, k).is_some())
-    .map(|k| (k.clone(), None))
+    .map(|k| (k.to_string(), None))
     .collect()
 }
 
 /// The answers among `which` present on `pod` (full key, value as read): what a new question or a
 /// withdrawal removes. A denial with a reason is never among them (`answer` reads it as
 /// [`Answer::Denied`] first: no request is written then); an empty one is no answer, and goes.
-fn answers(pod: &Pod, keys: &Keys, which: &[&String]) -> Vec<(String, String)> {
+fn answers(pod: &Pod, keys: &Keys, which: &[&str]) -> Vec<(String, String)> {
     which
         .iter()
         .filter_map(|k| {
             let value = pod_annotation(pod, k)?;
-            let denial = *k == &keys.update_denied;
-            (!denial || value.trim().is_empty()).then(|| ((*k).clone(), value.to_string()))
+            let denial = *k == keys.of(names::UPDATE_DENIED);
+            (!denial || value.trim().is_empty()).then(|| (k.to_string(), value.to_string()))
         })
         .collect()
 }
