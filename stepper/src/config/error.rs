@@ -303,4 +303,5 @@ impl ConfigError {
     }
 }
 
-pub use super::error_details::{EXPECT_FORM, ExpectError, JsonPathError, PausePlanError};
+pub use super::error_details::PausePlanError;
+pub use super::http_check::{EXPECT_FORM, ExpectError, JsonPathError};
