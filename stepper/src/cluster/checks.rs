@@ -1,25 +1,29 @@
 //! The checks' clients as the flags configure them ([`Checks`], one `Option` per kind of read), and
-//! what a pass reads through ([`AllProbes`]: a [`Probe`] of every kind).
+//! what a pass reads through ([`AllProbes`]: every check kind's read and the webhooks' POSTs).
 
 use std::future::Future;
 
 use super::answerer::Answerers;
-use super::http_check::{HttpChecks, HttpGet};
+use super::http_check::HttpChecks;
 use super::probe::Probe;
 use super::prometheus::{PromQuery, PrometheusClient};
-use super::webhook::{WebhookCall, WebhookPost, Webhooks};
+use super::webhook::{WebhookCall, Webhooks};
 use crate::config::{Served, check, http_check, webhook};
 use crate::gates::approval::webhook::answer::WebhookAnswer;
-use crate::gates::check::http::HttpAnswer;
-use crate::gates::check::prometheus::QueryOutcome;
+use crate::gates::{CheckAnswer, CheckRead};
 
-/// Everything a pass reads outbound: a [`Probe`] of each kind — PromQL queries ([`PromQuery`]), the
-/// HTTP checks' GETs ([`HttpGet`]), the approval webhooks' POSTs ([`WebhookPost`]). The pass and the
-/// commands take one `P: AllProbes` ([`Checks`]; the simulation's application; tests' stand-ins), not
-/// one parameter per kind. Implemented by every type that implements the three.
-pub trait AllProbes: Probe<PromQuery> + Probe<HttpGet> + Probe<WebhookPost> {}
-
-impl<T: Probe<PromQuery> + Probe<HttpGet> + Probe<WebhookPost>> AllProbes for T {}
+/// Everything a pass reads outbound: a check kind's read ([`CheckRead`]: PromQL queries, an HTTP
+/// check's GET) and an approval webhook's POST. The pass and the commands take one `P: AllProbes`
+/// ([`Checks`]; the simulation's application; tests' stand-ins), not one parameter per kind; a kind
+/// one of them does not model answers as a stepper without its flag would ([`Checks::default`]'s
+/// answers). A read never fails: no answer is the answer's own error, its cause in one line.
+pub trait AllProbes: Sync {
+    /// Reads `read` now, its parts one after another (the pass gives each part its own job:
+    /// [`CheckRead::parts`]); each client bounds its own time, the pass bounds them all.
+    fn check(&self, read: &CheckRead) -> impl Future<Output = CheckAnswer> + Send;
+    /// POSTs `call` to the approval webhook (or the built-in answerer) it names.
+    fn webhook(&self, call: &WebhookCall) -> impl Future<Output = WebhookAnswer> + Send;
+}
 
 /// The checks' clients the flags configure, one per kind of read: Prometheus (`--prometheus-url`,
 /// `None` without it), the HTTP checks (`--http-check`, `None` without any), the approval webhooks
@@ -81,22 +85,23 @@ impl Checks {
     }
 }
 
-impl Probe<PromQuery> for Checks {
-    fn answer(&self, expr: &str) -> impl Future<Output = QueryOutcome> + Send {
-        self.prometheus.answer(expr)
+/// Each read to its kind's client; a call to a name of `--answerer-config` is answered by that built-in
+/// answerer, any other by the webhooks.
+impl AllProbes for Checks {
+    async fn check(&self, read: &CheckRead) -> CheckAnswer {
+        match read {
+            CheckRead::Queries(queries) => {
+                let mut outcomes = Vec::with_capacity(queries.len());
+                for query in queries {
+                    outcomes.push(Probe::<PromQuery>::answer(&self.prometheus, &query.expr).await);
+                }
+                CheckAnswer::Queries(outcomes)
+            }
+            CheckRead::Http(name) => CheckAnswer::Http(self.http.answer(name).await),
+        }
     }
-}
 
-impl Probe<HttpGet> for Checks {
-    fn answer(&self, name: &str) -> impl Future<Output = HttpAnswer> + Send {
-        self.http.answer(name)
-    }
-}
-
-/// A call to a name of `--answerer-config` is answered by that built-in answerer, any other by the
-/// webhooks.
-impl Probe<WebhookPost> for Checks {
-    async fn answer(&self, call: &WebhookCall) -> WebhookAnswer {
+    async fn webhook(&self, call: &WebhookCall) -> WebhookAnswer {
         match &self.answerers {
             Some(a) if a.get(&call.name).is_some() => a.answer(&call.name, &call.body).await,
             _ => self.webhooks.answer(call).await,

@@ -50,7 +50,7 @@ pub use pods::{
     POD_STATE, check_pdbs, check_pods_ready, check_step_done, pdb_blocked, pod_not_ready,
     pods_below_partition_ready, replaced_while_down, step_in_progress,
 };
-pub use probes::{Need, OwnerProbe, Probes, may_need_reads};
+pub use probes::{CheckAnswer, CheckRead, Need, OwnerProbe, Probes, may_need_reads};
 pub use set::{check_observed, invalid_annotation, not_observed, paused, settling};
 pub use table::{GATES, GateEntry, Reads, help, list_gate_block, readers, reads_list};
 pub use verdict::{Evaluation, Idle, Verdict};

@@ -8,8 +8,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde_json::Value;
 
 pub use super::approval::webhook::answer::WebhookAnswer;
+use crate::config::SetConfig;
 use crate::config::check::Query;
-use crate::config::{Answerer, SetConfig};
 
 /// What the pass read for the `OwnerNotHealthy` gate.
 #[derive(Clone, Debug, PartialEq)]
@@ -71,10 +71,8 @@ pub struct Probes {
 pub enum Need {
     /// GET the controller owner (for `OwnerNotHealthy`).
     Owner(OwnerReference),
-    /// Run these queries (for `PrometheusCheck`).
-    Queries(Vec<Query>),
-    /// GET the URL configured under this `--http-check` name (for `HttpCheck`).
-    Http(String),
+    /// A check kind's read, when its check is due (for its gate: `PrometheusCheck`, `HttpCheck`).
+    Check(CheckRead),
     /// POST `body` (an `UpdateApprovalRequest`, [`super::approval::webhook::request`]) to the URL configured under
     /// the `--webhook` name `name` (for `ApprovalPending`).
     Webhook {
@@ -89,13 +87,107 @@ pub enum Need {
     },
 }
 
+/// A check kind's read, as its gate asks it when the check is due (`CheckKind::need`): one variant per
+/// kind, the one place the pass, the clients and the simulation learn a kind's read from. The pass
+/// runs every kind's the same way ([`CheckRead::parts`], [`CheckRead::unanswered`]); the checks'
+/// clients answer it (`cluster::AllProbes::check`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum CheckRead {
+    /// Run these queries (the Prometheus check).
+    Queries(Vec<Query>),
+    /// GET the URL configured under this `--http-check` name (the HTTP check).
+    Http(String),
+}
+
+/// What a check kind's read answered ([`CheckRead`]'s answer, variant for variant); it fills the kind's
+/// field of [`Probes`] ([`Probes::record`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum CheckAnswer {
+    /// The queries' outcomes, in the read's order.
+    Queries(Vec<QueryOutcome>),
+    /// The endpoint's answer.
+    Http(HttpAnswer),
+}
+
+impl CheckRead {
+    /// The read in parts that each hold one `--check-concurrency` slot: a Prometheus check's queries one
+    /// each (in order; their answers are joined back with [`CheckAnswer::join`]), any other read whole.
+    pub fn parts(self) -> Vec<CheckRead> {
+        match self {
+            CheckRead::Queries(queries) => queries
+                .into_iter()
+                .map(|q| CheckRead::Queries(vec![q]))
+                .collect(),
+            whole => vec![whole],
+        }
+    }
+
+    /// Its answer when the read got none (`cause`: the pass's deadline cut it, no client of the kind):
+    /// an error of its check, never a failure.
+    pub fn unanswered(&self, cause: &str) -> CheckAnswer {
+        match self {
+            CheckRead::Queries(queries) => CheckAnswer::Queries(
+                queries
+                    .iter()
+                    .map(|_| QueryOutcome::Error(cause.into()))
+                    .collect(),
+            ),
+            CheckRead::Http(_) => CheckAnswer::Http(HttpAnswer::Error(cause.into())),
+        }
+    }
+
+    /// What the read is, for a log line: the query's annotation, the HTTP check's name.
+    pub fn label(&self) -> String {
+        match self {
+            CheckRead::Queries(queries) => (queries.iter())
+                .map(|q| q.annotation.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            CheckRead::Http(name) => format!("http-check {name}"),
+        }
+    }
+}
+
+impl CheckAnswer {
+    /// The causes of its parts that are no answer (a query's, the HTTP check's error).
+    pub fn errors(&self) -> Vec<&str> {
+        match self {
+            CheckAnswer::Queries(outcomes) => outcomes
+                .iter()
+                .filter_map(|o| match o {
+                    QueryOutcome::Error(cause) => Some(cause.as_str()),
+                    _ => None,
+                })
+                .collect(),
+            CheckAnswer::Http(HttpAnswer::Error(cause)) => vec![cause],
+            CheckAnswer::Http(_) => Vec::new(),
+        }
+    }
+
+    /// Joins `part`, the answer to a later part of the same read ([`CheckRead::parts`]), after `self`;
+    /// an answer of another kind replaces it.
+    pub fn join(&mut self, part: CheckAnswer) {
+        match (self, part) {
+            (CheckAnswer::Queries(got), CheckAnswer::Queries(more)) => got.extend(more),
+            (this, part) => *this = part,
+        }
+    }
+}
+
+impl Probes {
+    /// Records `answer` in its kind's field.
+    pub fn record(&mut self, answer: CheckAnswer) {
+        match answer {
+            CheckAnswer::Queries(outcomes) => self.prometheus = Some(outcomes),
+            CheckAnswer::Http(answer) => self.http = Some(answer),
+        }
+    }
+}
+
 /// True when a set with annotations `config` can ever need a read ([`Need`]): only the I/O gates ask,
-/// and only for a set with `<prefix>/owner-condition` (`OwnerNotHealthy`), a Prometheus check
-/// (`PrometheusCheck`), an HTTP check (`HttpCheck`) or an approval webhook (`ApprovalPending`). The pass
-/// asks the others for nothing.
+/// and only for a set with `<prefix>/owner-condition` (`OwnerNotHealthy`) or an endpoint its annotations
+/// name ([`SetConfig::named_endpoints`]: a Prometheus check, an HTTP check, an approval webhook). The
+/// pass asks the others for nothing.
 pub fn may_need_reads(config: &SetConfig) -> bool {
-    config.owner_condition.is_some()
-        || config.prometheus.is_some()
-        || config.http_check.is_some()
-        || matches!(config.answerer, Some(Answerer::Webhook(_)))
+    config.owner_condition.is_some() || !config.named_endpoints().is_empty()
 }

@@ -7,12 +7,12 @@
 //! and the writes, in set order — are as when the reads ran one after another: the fleet throttle and
 //! rollout groups keep their meaning.
 //!
-//! A job is a set's [`Need`] as the gates asked it (an owner GET, an HTTP check's GET, an approval
-//! webhook's POST), except a check's queries, one job each so each holds one of the
-//! `--check-concurrency` slots; its answer is the type of the [`crate::gates::Probes`] field it fills. The owner is
-//! read from the [`Cluster`], every other read through the checks' clients ([`AllProbes`]: one
-//! [`crate::cluster::Probe`] per kind). A new kind of check adds a `Need` variant, a `Probes` field
-//! and a client, and shares the bound and the deadline. The webhook's POST asks the application to act
+//! A job is a set's [`Need`] as the gates asked it (an owner GET, a check kind's read, an approval
+//! webhook's POST), a check's read in its parts ([`crate::gates::CheckRead::parts`]: a Prometheus
+//! check's queries one job each) so each holds one of the `--check-concurrency` slots; its answer
+//! fills its field of [`crate::gates::Probes`]. The owner is read from the [`Cluster`], every other read
+//! through the checks' clients ([`AllProbes`]). The pass runs every check kind's read alike: a new kind
+//! shares the bound and the deadline without a line here. The webhook's POST asks the application to act
 //! (drain, switch over): it is made only by a pass that may write ([`ProbeOptions::call_webhooks`]),
 //! and, from `watch`'s caches, only once a fresh GET of the set shows the same step ([`unchanged`]).
 
@@ -25,14 +25,10 @@ use tracing::{debug, warn};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 
-use crate::cluster::http_check::HttpGet;
-use crate::cluster::prometheus::PromQuery;
-use crate::cluster::webhook::{WebhookCall, WebhookPost};
-use crate::cluster::{AllProbes, Cluster, ClusterError, Probe};
+use crate::cluster::webhook::WebhookCall;
+use crate::cluster::{AllProbes, Cluster, ClusterError};
 use crate::gates::approval::webhook::answer::WebhookAnswer;
-use crate::gates::check::http::HttpAnswer;
-use crate::gates::check::prometheus::QueryOutcome;
-use crate::gates::{Need, OwnerProbe};
+use crate::gates::{CheckAnswer, Need, OwnerProbe};
 use crate::model::set::step_changed;
 use crate::plan::{Planner, ProbeMap, Snapshot};
 
@@ -63,8 +59,8 @@ impl Default for ProbeOptions {
     }
 }
 
-/// One read: for the set at index `set`, a [`Need`] as the gates asked it — but a check's queries
-/// split into one job each (`Need::Queries` of one query, in the check's order).
+/// One read: for the set at index `set`, a [`Need`] as the gates asked it — a check's read in its
+/// parts, one job each ([`crate::gates::CheckRead::parts`]: a Prometheus check's queries, in order).
 struct Job {
     set: usize,
     need: Need,
@@ -74,10 +70,8 @@ struct Job {
 enum Answer {
     /// [`crate::gates::Probes::owner`], and the API error when the owner could not be read.
     Owner(OwnerProbe, Option<ClusterError>),
-    /// The job's part of [`crate::gates::Probes::prometheus`]: its queries' outcomes, in order.
-    Queries(Vec<QueryOutcome>),
-    /// [`crate::gates::Probes::http`].
-    Http(HttpAnswer),
+    /// A check kind's answer (the job's part of it), for its field of [`crate::gates::Probes`].
+    Check(CheckAnswer),
     /// [`crate::gates::Probes::webhook`].
     Webhook(WebhookAnswer),
     /// A webhook call not made: the set changed since the cached read (`watch`), so the request would
@@ -91,13 +85,7 @@ impl Answer {
     fn cut(need: &Need, cause: &str) -> Option<Answer> {
         match need {
             Need::Owner(_) => None,
-            Need::Queries(queries) => Some(Answer::Queries(
-                queries
-                    .iter()
-                    .map(|_| QueryOutcome::Error(cause.into()))
-                    .collect(),
-            )),
-            Need::Http(_) => Some(Answer::Http(HttpAnswer::Error(cause.into()))),
+            Need::Check(read) => Some(Answer::Check(read.unanswered(cause))),
             Need::Webhook { .. } => Some(Answer::Webhook(WebhookAnswer::Error(cause.into()))),
         }
     }
@@ -106,17 +94,8 @@ impl Answer {
     /// webhook's error); an owner read's error is the set's, reported with it.
     fn unanswered(&self) -> Vec<&str> {
         match self {
-            Answer::Queries(outcomes) => outcomes
-                .iter()
-                .filter_map(|o| match o {
-                    QueryOutcome::Error(cause) => Some(cause.as_str()),
-                    _ => None,
-                })
-                .collect(),
-            Answer::Http(HttpAnswer::Error(cause))
-            | Answer::Webhook(WebhookAnswer::Error(cause)) => {
-                vec![cause]
-            }
+            Answer::Check(answer) => answer.errors(),
+            Answer::Webhook(WebhookAnswer::Error(cause)) => vec![cause],
             _ => Vec::new(),
         }
     }
@@ -153,18 +132,15 @@ pub async fn gather_probes<C: Cluster, P: AllProbes>(
             break;
         }
         let mut jobs = Vec::new();
-        // The outcomes of each set's queries this round, in the check's order.
-        let mut outcomes: HashMap<usize, Vec<QueryOutcome>> = HashMap::new();
+        // Each set's check answer this round, its parts joined in the read's order.
+        let mut checked: HashMap<usize, CheckAnswer> = HashMap::new();
         for (set, need) in needs {
             match need {
                 Need::Webhook { .. } if !opts.call_webhooks => {}
-                Need::Queries(queries) => {
-                    outcomes.insert(set, Vec::with_capacity(queries.len()));
-                    jobs.extend(queries.into_iter().map(|q| Job {
-                        set,
-                        need: Need::Queries(vec![q]),
-                    }));
-                }
+                Need::Check(read) => jobs.extend(read.parts().into_iter().map(|part| Job {
+                    set,
+                    need: Need::Check(part),
+                })),
                 need => jobs.push(Job { set, need }),
             }
         }
@@ -184,16 +160,20 @@ pub async fn gather_probes<C: Cluster, P: AllProbes>(
                     }
                     probes.entry(set).or_default().owner = Some(owner);
                 }
-                Answer::Queries(got) => outcomes.entry(set).or_default().extend(got),
-                Answer::Http(answer) => probes.entry(set).or_default().http = Some(answer),
+                Answer::Check(part) => match checked.get_mut(&set) {
+                    Some(answer) => answer.join(part),
+                    None => {
+                        checked.insert(set, part);
+                    }
+                },
                 Answer::Webhook(answer) => probes.entry(set).or_default().webhook = Some(answer),
                 Answer::Skipped => {
                     skipped.insert(set);
                 }
             }
         }
-        for (set, got) in outcomes {
-            probes.entry(set).or_default().prometheus = Some(got);
+        for (set, answer) in checked {
+            probes.entry(set).or_default().record(answer);
         }
     }
     if let Some(first) = unanswered.first() {
@@ -252,24 +232,12 @@ async fn read<C: Cluster, P: AllProbes>(
             Ok(None) => Answer::Owner(OwnerProbe::NotFound, None),
             Err(e) => Answer::Owner(OwnerProbe::Failed(e.to_string()), Some(e)),
         },
-        Need::Queries(queries) => {
-            // One query per job (gather_probes splits a check's): one after another otherwise.
-            let mut outcomes = Vec::with_capacity(queries.len());
-            for query in queries {
-                let outcome = Probe::<PromQuery>::answer(checks, &query.expr).await;
-                if let QueryOutcome::Error(cause) = &outcome {
-                    debug!(namespace, statefulset = name, query = %query.annotation, cause = %cause, "Prometheus gave no answer");
-                }
-                outcomes.push(outcome);
+        Need::Check(read) => {
+            let answer = checks.check(read).await;
+            for cause in answer.errors() {
+                debug!(namespace, statefulset = name, read = %read.label(), cause = %cause, "check gave no answer");
             }
-            Answer::Queries(outcomes)
-        }
-        Need::Http(check) => {
-            let answer = Probe::<HttpGet>::answer(checks, check).await;
-            if let HttpAnswer::Error(cause) = &answer {
-                debug!(namespace, statefulset = name, check = %check, cause = %cause, "HTTP check gave no answer");
-            }
-            Answer::Http(answer)
+            Answer::Check(answer)
         }
         Need::Webhook {
             name: webhook,
@@ -288,7 +256,7 @@ async fn read<C: Cluster, P: AllProbes>(
                 name: webhook.clone(),
                 body: body.clone(),
             };
-            let answer = Probe::<WebhookPost>::answer(checks, &call).await;
+            let answer = checks.webhook(&call).await;
             if let WebhookAnswer::Error(cause) = &answer {
                 debug!(namespace, statefulset = name, webhook = %webhook, cause = %cause, "approval webhook gave no decision");
             }

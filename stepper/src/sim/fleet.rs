@@ -19,16 +19,13 @@ use sts_safe_rollout_rules::annotations;
 use super::cluster::SimCluster;
 use super::history::template;
 use super::kubelet::Timing;
+use super::probe::health;
 use super::world::{SetShape, World, timestamp};
-use crate::cluster::http_check::HttpGet;
 use crate::cluster::object::Object;
-use crate::cluster::prometheus::PromQuery;
-use crate::cluster::webhook::{WebhookCall, WebhookPost};
-use crate::cluster::{Cluster, ClusterError, DeleteOutcome, Kind, PatchOutcome, Probe};
-use crate::gates::GateOptions;
+use crate::cluster::webhook::WebhookCall;
+use crate::cluster::{AllProbes, Checks, Cluster, ClusterError, DeleteOutcome, PatchOutcome};
 use crate::gates::approval::webhook::answer::WebhookAnswer;
-use crate::gates::check::http::HttpAnswer;
-use crate::gates::check::prometheus::QueryOutcome;
+use crate::gates::{CheckAnswer, CheckRead, GateOptions};
 use crate::pass::PodReads;
 use crate::pass::{self, PassOptions};
 use crate::plan::events::EventNote;
@@ -160,30 +157,23 @@ impl Cluster for Fleet {
     }
 }
 
-/// The application of every member is healthy unless its world raises the unhealthy signal; a query
-/// fails (empty) when any member's application is unhealthy.
-impl Probe<PromQuery> for Fleet {
-    fn answer(&self, _expr: &str) -> impl Future<Output = QueryOutcome> + Send {
-        let unhealthy = self.members.iter().any(|m| m.world().app_unhealthy);
-        std::future::ready(if unhealthy {
-            QueryOutcome::Empty
-        } else {
-            QueryOutcome::NonEmpty(1)
-        })
+/// The application of every member is healthy unless its world raises the unhealthy signal: a query
+/// fails (empty) when any member's application is unhealthy ([`super::probe::health`]). A fleet
+/// configures no other check and no approval webhook: those answer as a stepper without their flags
+/// ([`Checks::default`]).
+impl AllProbes for Fleet {
+    async fn check(&self, read: &CheckRead) -> CheckAnswer {
+        match read {
+            CheckRead::Queries(queries) => {
+                let unhealthy = self.members.iter().any(|m| m.world().app_unhealthy);
+                health(queries.len(), unhealthy)
+            }
+            other => Checks::default().check(other).await,
+        }
     }
-}
 
-/// A fleet configures no HTTP check.
-impl Probe<HttpGet> for Fleet {
-    fn answer(&self, name: &str) -> impl Future<Output = HttpAnswer> + Send {
-        std::future::ready(HttpGet::unconfigured(name))
-    }
-}
-
-/// A fleet configures no approval webhook.
-impl Probe<WebhookPost> for Fleet {
-    fn answer(&self, call: &WebhookCall) -> impl Future<Output = WebhookAnswer> + Send {
-        std::future::ready(WebhookPost::unconfigured(call))
+    async fn webhook(&self, call: &WebhookCall) -> WebhookAnswer {
+        Checks::default().webhook(call).await
     }
 }
 

@@ -21,16 +21,14 @@ use kube::Client;
 use serde_json::{Value, json};
 use sts_stepper::cluster::Cluster;
 use sts_stepper::cluster::caches::{CachedCluster, Caches, RestartHook};
-use sts_stepper::cluster::http_check::HttpGet;
 use sts_stepper::cluster::kube::{KubeCluster, Scope};
-use sts_stepper::cluster::prometheus::PromQuery;
 use sts_stepper::cluster::webhook::{WebhookCall, WebhookPost};
-use sts_stepper::cluster::{Kind, Probe};
+use sts_stepper::cluster::{AllProbes, Kind};
 use sts_stepper::config::{Keys, Served, StepperScope, http_check};
-use sts_stepper::gates::GateOptions;
 use sts_stepper::gates::approval::webhook::answer::WebhookAnswer;
 use sts_stepper::gates::check::http::HttpAnswer;
 use sts_stepper::gates::check::prometheus::QueryOutcome;
+use sts_stepper::gates::{CheckAnswer, CheckRead, GateOptions};
 use sts_stepper::pass::{PassOptions, run_pass_with};
 use sts_stepper::plan::Snapshot;
 
@@ -40,20 +38,17 @@ use crate::mock_api::watch::{WatchApi, Write};
 /// answer whose `status` is `ok`; no webhook configured.
 struct Healthy;
 
-impl Probe<PromQuery> for Healthy {
-    async fn answer(&self, _expr: &str) -> QueryOutcome {
-        QueryOutcome::NonEmpty(1)
+impl AllProbes for Healthy {
+    async fn check(&self, read: &CheckRead) -> CheckAnswer {
+        match read {
+            CheckRead::Queries(queries) => {
+                CheckAnswer::Queries(vec![QueryOutcome::NonEmpty(1); queries.len()])
+            }
+            CheckRead::Http(_) => CheckAnswer::Http(HttpAnswer::Json(json!({"status": "ok"}))),
+        }
     }
-}
 
-impl Probe<HttpGet> for Healthy {
-    async fn answer(&self, _name: &str) -> HttpAnswer {
-        HttpAnswer::Json(json!({"status": "ok"}))
-    }
-}
-
-impl Probe<WebhookPost> for Healthy {
-    async fn answer(&self, call: &WebhookCall) -> WebhookAnswer {
+    async fn webhook(&self, call: &WebhookCall) -> WebhookAnswer {
         WebhookPost::unconfigured(call)
     }
 }

@@ -11,7 +11,9 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 use sts_stepper::config::{FailedRevision, Keys, SetConfig};
-use sts_stepper::gates::{self, Effect, Evaluation, FleetView, GateOptions, Need, Probes, Verdict};
+use sts_stepper::gates::{
+    self, CheckRead, Effect, Evaluation, FleetView, GateOptions, Need, Probes, Verdict,
+};
 use sts_stepper::model::pods::pods_by_ordinal;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::plan::degraded;
@@ -158,7 +160,7 @@ fn the_steps_back_do_not_ask_the_check_that_failed() {
     // The same set without the record: the check is asked.
     let asked = back(None);
     assert!(
-        matches!(asked.need, Some(Need::Queries(_))),
+        matches!(asked.need, Some(Need::Check(CheckRead::Queries(_)))),
         "{:?}",
         asked.need
     );

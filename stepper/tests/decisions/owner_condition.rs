@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use sts_stepper::config::{self, ConfigError};
 use sts_stepper::gates::check::prometheus::{Query, QueryOutcome};
-use sts_stepper::gates::{self, Evaluation, FleetView, Need, OwnerProbe, Probes, Verdict};
+use sts_stepper::gates::{
+    self, CheckRead, Evaluation, FleetView, Need, OwnerProbe, Probes, Verdict,
+};
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::model::{pods, set};
 use sts_stepper::plan::{self, ProbeMap};
@@ -304,10 +306,10 @@ fn needs_asks_for_the_owner_then_the_queries_then_plans_a_step() {
         plan::needs(&snap, &opts(), now(), &probes),
         vec![(
             0,
-            Need::Queries(vec![Query {
+            Need::Check(CheckRead::Queries(vec![Query {
                 annotation: key("prometheus-query"),
                 expr: QUERY.into()
-            }])
+            }]))
         )]
     );
     probes.get_mut(&0).expect("probes").prometheus = Some(vec![QueryOutcome::NonEmpty(1)]);

@@ -13,7 +13,7 @@ use serde_json::json;
 use std::sync::Arc;
 use sts_stepper::config::SetConfig;
 use sts_stepper::gates::check::prometheus::{CheckState, QueryOutcome};
-use sts_stepper::gates::{self, FleetView, GateInput, Need, Probes, Verdict};
+use sts_stepper::gates::{self, CheckRead, FleetView, GateInput, Need, Probes, Verdict};
 use sts_stepper::model::reasons::{Blocked, Reason};
 use sts_stepper::plan::events::EventType;
 use sts_stepper::plan::{self, ProbeMap};
@@ -277,7 +277,7 @@ fn a_failing_check_then_the_pause_over_passes() {
     let t = now() + SignedDuration::from_secs(40);
     assert_eq!(
         plan::needs(&snap, &o, t, &ProbeMap::new()),
-        vec![(0, Need::Queries(vec![q(Q0, QUERY)]))]
+        vec![(0, Need::Check(CheckRead::Queries(vec![q(Q0, QUERY)])))]
     );
     let (p, _) = pass_at(&resumed, &o, t, outcomes(vec![QueryOutcome::NonEmpty(1)]));
     assert_eq!(p.verdict, step(3, 2));

@@ -9,8 +9,8 @@ use crate::common::*;
 use jiff::SignedDuration;
 use rstest::rstest;
 use serde_json::{Value, json};
-use sts_stepper::gates::Need;
 use sts_stepper::gates::check::prometheus::QueryOutcome;
+use sts_stepper::gates::{CheckRead, Need};
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::plan::events::EventType;
 use sts_stepper::plan::{self, ProbeMap};
@@ -20,7 +20,7 @@ fn a_set_with_a_query_needs_the_queries_first() {
     let snap = snapshot(vec![prom_set_json(&[])], pods("web", 3, 3));
     assert_eq!(
         plan::needs(&snap, &opts(), now(), &ProbeMap::new()),
-        vec![(0, Need::Queries(vec![q(Q0, QUERY)]))]
+        vec![(0, Need::Check(CheckRead::Queries(vec![q(Q0, QUERY)])))]
     );
     let p = plan::plan(&snap, &opts(), now());
     assert_eq!(

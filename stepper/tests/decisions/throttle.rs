@@ -16,7 +16,7 @@ use std::sync::Arc;
 use sts_stepper::config::SetConfig;
 use sts_stepper::gates::check::prometheus::QueryOutcome;
 use sts_stepper::gates::throttle;
-use sts_stepper::gates::{GateOptions, Need, Verdict};
+use sts_stepper::gates::{CheckRead, GateOptions, Need, Verdict};
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::plan::events::EventType;
 use sts_stepper::plan::{self, ProbeMap};
@@ -249,8 +249,8 @@ fn a_throttled_set_still_records_its_prometheus_check_state() {
     assert_eq!(
         plan::needs(&snap, &o, now(), &ProbeMap::new()),
         vec![
-            (0, Need::Queries(vec![q(Q0, QUERY)])),
-            (1, Need::Queries(vec![q(Q0, QUERY)]))
+            (0, Need::Check(CheckRead::Queries(vec![q(Q0, QUERY)]))),
+            (1, Need::Check(CheckRead::Queries(vec![q(Q0, QUERY)])))
         ]
     );
     let mut probes = ProbeMap::new();

@@ -22,7 +22,7 @@ use crate::config::http_check::{Expect, HttpCheckConfig};
 use crate::gates::effect::StateKey;
 use crate::gates::input::GateInput;
 pub use crate::gates::probes::HttpAnswer;
-use crate::gates::probes::Need;
+use crate::gates::probes::{CheckRead, Need};
 use crate::model::degraded::Record;
 use crate::model::fields::{Field, set as of_set};
 use crate::model::reasons::Reason;
@@ -151,7 +151,7 @@ impl CheckKind for Http {
     }
 
     fn need(config: &HttpCheckConfig) -> Need {
-        Need::Http(config.name.clone())
+        Need::Check(CheckRead::Http(config.name.clone()))
     }
 
     fn due(config: &HttpCheckConfig) -> String {

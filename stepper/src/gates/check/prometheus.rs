@@ -23,8 +23,8 @@ use crate::config::check::CheckLimits;
 pub use crate::config::check::{CheckConfig, Query};
 use crate::gates::effect::StateKey;
 use crate::gates::input::GateInput;
-use crate::gates::probes::Need;
 pub use crate::gates::probes::QueryOutcome;
+use crate::gates::probes::{CheckRead, Need};
 use crate::model::degraded::Record;
 use crate::model::fields::{Field, set as of_set};
 use crate::model::reasons::Reason;
@@ -113,7 +113,7 @@ impl CheckKind for Prometheus {
     }
 
     fn need(config: &CheckConfig) -> Need {
-        Need::Queries(config.queries.clone())
+        Need::Check(CheckRead::Queries(config.queries.clone()))
     }
 
     fn due(config: &CheckConfig) -> String {
