@@ -303,5 +303,4 @@ impl ConfigError {
     }
 }
 
-pub use super::error_details::PausePlanError;
-pub use super::http_check::{EXPECT_FORM, ExpectError, JsonPathError};
+pub use super::error_details::{EXPECT_FORM, ExpectError, JsonPathError, PausePlanError};

@@ -1,6 +1,6 @@
-//! The typed detail of [`ConfigError::PausePlan`](super::error::ConfigError::PausePlan): what is wrong
-//! with a `pause-at` plan ([`PausePlanError`]). (The HTTP check's own details, `ExpectError` and
-//! `JsonPathError`, are beside its grammar in `http_check.rs`.)
+//! The typed details of three [`ConfigError`](super::error::ConfigError) variants: what is wrong with a
+//! `pause-at` plan ([`PausePlanError`]), an `http-check-expect` expectation ([`ExpectError`]) and an
+//! `http-check-jsonpath` ([`JsonPathError`]).
 
 /// What is wrong with a `pause-at` value (the detail of [`ConfigError::PausePlan`]): one point
 /// (`item`: the point as written, trimmed), or the order of the points (each point as written without
@@ -78,3 +78,44 @@ pub enum PausePlanError {
         before_pods: i32,
     },
 }
+
+/// Why an `http-check-expect` value is not of [`super::Expect`]'s grammar ([`super::http_check::parse_expect`]; the detail of
+/// [`ConfigError::Expect`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ExpectError {
+    /// Empty or blank.
+    #[error("empty")]
+    Empty,
+    /// `in(` without `)` at the end.
+    #[error("in( without its closing )")]
+    Unclosed,
+    /// An empty item in `in(…)` (`in(a,,b)`).
+    #[error("an empty item in in(…)")]
+    EmptyItem,
+    /// What follows a comparison operator is not a finite number (`>=x`).
+    #[error("{operand:?} after {op} is not a number")]
+    NotANumber {
+        /// What follows the operator, trimmed.
+        operand: String,
+        /// The operator as written: `>=`, `<=`, `==`, `>`, `<`.
+        op: &'static str,
+    },
+    /// Starts like a comparison but is none of `>=`, `>`, `<=`, `<`, `==` (`!=3`, `=>3`).
+    #[error("an unknown comparison")]
+    UnknownComparison,
+}
+
+/// Why an `http-check-jsonpath` value is not a JSONPath from the root ([`super::http_check::check_jsonpath`]; the detail
+/// of [`ConfigError::JsonPath`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum JsonPathError {
+    /// It does not start with `$`.
+    #[error("does not start with $")]
+    NoRoot,
+    /// `jsonpath-rust` cannot parse it; its message.
+    #[error("not a JSONPath: {0}")]
+    Syntax(String),
+}
+
+/// The expected form of `http-check-expect`, for messages.
+pub const EXPECT_FORM: &str = "expected a value (\"green\"), a list \"in(green,yellow)\", or a number comparison \">=3\" (>=, >, <=, <, ==)";

@@ -19,7 +19,7 @@ use sts_safe_rollout_rules::annotations as names;
 
 use super::check::{CheckLimits, limits};
 use super::endpoints::{Flag, is_dns_label};
-use super::error::ConfigError;
+use super::error::{ConfigError, ExpectError, JsonPathError};
 use super::keys::Keys;
 
 /// The flag configuring the endpoints a set's `http-check` names (`--http-check NAME=URL`, or an entry
@@ -213,47 +213,6 @@ pub fn http_check_config(
         limits: limits(set, keys)?,
     }))
 }
-
-/// Why an `http-check-expect` value is not of [`Expect`]'s grammar ([`parse_expect`]; the detail of
-/// [`ConfigError::Expect`]).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ExpectError {
-    /// Empty or blank.
-    #[error("empty")]
-    Empty,
-    /// `in(` without `)` at the end.
-    #[error("in( without its closing )")]
-    Unclosed,
-    /// An empty item in `in(…)` (`in(a,,b)`).
-    #[error("an empty item in in(…)")]
-    EmptyItem,
-    /// What follows a comparison operator is not a finite number (`>=x`).
-    #[error("{operand:?} after {op} is not a number")]
-    NotANumber {
-        /// What follows the operator, trimmed.
-        operand: String,
-        /// The operator as written: `>=`, `<=`, `==`, `>`, `<`.
-        op: &'static str,
-    },
-    /// Starts like a comparison but is none of `>=`, `>`, `<=`, `<`, `==` (`!=3`, `=>3`).
-    #[error("an unknown comparison")]
-    UnknownComparison,
-}
-
-/// Why an `http-check-jsonpath` value is not a JSONPath from the root ([`check_jsonpath`]; the detail
-/// of [`ConfigError::JsonPath`]).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum JsonPathError {
-    /// It does not start with `$`.
-    #[error("does not start with $")]
-    NoRoot,
-    /// `jsonpath-rust` cannot parse it; its message.
-    #[error("not a JSONPath: {0}")]
-    Syntax(String),
-}
-
-/// The expected form of `http-check-expect`, for messages.
-pub const EXPECT_FORM: &str = "expected a value (\"green\"), a list \"in(green,yellow)\", or a number comparison \">=3\" (>=, >, <=, <, ==)";
 
 #[cfg(test)]
 mod tests {
