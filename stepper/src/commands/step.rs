@@ -16,6 +16,7 @@ use crate::cluster::{AllProbes, Checks, Cluster};
 use crate::gates::{Idle, Verdict, pause_points};
 use crate::pass::{self, Outcome, PassOptions, SetReport};
 use crate::plan::events::EventNote;
+use crate::plan::set_write::{SetWrite, SpecWrite};
 use crate::plan::{canary, patch};
 use crate::rollout::local_view::{missing_flags, step_note};
 use crate::rollout::record::record;
@@ -157,30 +158,31 @@ pub async fn step_once_with<C: Cluster, P: AllProbes>(
                 &forced.who,
                 &forced.reason,
             ));
-            let mut step = patch::step_patch(
-                set,
-                &p.config,
-                next.from,
-                next.to,
-                &next.update_revision,
-                now,
-            );
-            p.status_events.clear();
+            let mut write = SetWrite {
+                spec: SpecWrite::Step {
+                    from: next.from,
+                    to: next.to,
+                    update_revision: next.update_revision.clone(),
+                },
+                annotations: patch::step_changes(set, &p.config, &next.update_revision, now)
+                    .into_iter()
+                    .collect(),
+                ..SetWrite::default()
+            };
             // A forced step never jumps a pause point either (`next.to` is clamped), and one that
             // reaches a point pauses there in the same patch.
             if let Some(effect) = pause_points::step_effect(set, &p.config, next.to, now) {
                 let w = canary::writes(set, &p.config, &effect);
-                patch::fold_annotations(set, &w.changes, &mut step);
-                step.0.splice(2..2, w.pins);
-                p.status_events = w.events;
+                write.annotations.extend(w.changes);
+                write.pins = w.pins;
+                write.events = w.events;
             }
-            p.step = Some(step);
+            p.write = write;
             p.verdict = Verdict::Step {
                 from: next.from,
                 to: next.to,
                 update_revision: next.update_revision,
             };
-            p.status_annotations = None;
         }
     }
     let reference = p.reference();

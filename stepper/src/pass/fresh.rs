@@ -10,6 +10,7 @@ use crate::model::set::step_changed;
 use crate::pass::options::PassOptions;
 use crate::pass::probes::unchanged;
 use crate::pass::reads;
+use crate::plan::set_write::SetWrite;
 use crate::plan::{Planner, ProbeMap, SetPlan, Snapshot};
 
 /// What [`decide_fresh`] concludes.
@@ -98,7 +99,10 @@ pub async fn decide_fresh<C: Cluster>(
         }
         Err(e) => {
             p.verdict = Verdict::Blocked(Blocked::new(Reason::ApiError, e.to_string()));
-            p.step = None;
+            if p.write.is_step() {
+                // The step carried the status annotations: nothing is written.
+                p.write = SetWrite::default();
+            }
             done(p, None, Some(e))
         }
     }

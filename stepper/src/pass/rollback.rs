@@ -3,13 +3,13 @@
 //! to the generation and revisions read, with the record (`failed-revision`, `degraded-reason:
 //! RolledBack: …`) and the gates' state removed; then the Warning `RolledBack` Event. What `kubectl
 //! rollout undo` does (kubectl's `statefulSetRollbacker` applies the ControllerRevision's data), with
-//! the stepper's record. The patch and the Event are the plan's (`plan::rollback::write`,
-//! `Rollback::event`): this only fetches and sends.
+//! the stepper's record. The write and its Events are the plan's (`plan::rollback::write`, a
+//! `SetWrite`): this only fetches the template and sends.
 
 use crate::cluster::{Cluster, ClusterError, PatchOutcome};
 use crate::plan::SetPlan;
 use crate::plan::effects::Rollback;
-use crate::plan::rollback::{template_of, write};
+use crate::plan::rollback::template_of;
 
 /// What became of a rollback.
 #[derive(Debug)]
@@ -22,9 +22,9 @@ pub enum RollbackWrite {
     Conflict(String),
 }
 
-/// Writes `rb` for plan `p`: reads the ControllerRevision `rb.to`, sends the rollback's one patch
-/// (`plan::rollback::write`, carrying the plan's status annotations), and publishes the plan's status
-/// Events and `RolledBack`.
+/// Writes `rb` for plan `p`: reads the ControllerRevision `rb.to`, sends the plan's one write with its
+/// template (`plan::rollback::write`, carrying the plan's status annotations), and publishes its Events
+/// (the pass's, then `RolledBack`).
 ///
 /// # Errors
 /// The ControllerRevision's GET failing, its absence (pruned past `spec.revisionHistoryLimit`) or a
@@ -51,21 +51,16 @@ pub async fn roll_back<C: Cluster>(
             ))
         })?;
     let template = template_of(&revision).map_err(|e| unexpected(e.to_string()))?;
-    let patch = write(
-        &p.set,
-        &p.config,
-        p.status_annotations.as_ref(),
-        &template,
-        rb,
-    );
+    let patch = p.write.patch(&p.set, Some(&template)).ok_or_else(|| {
+        unexpected("the plan's write is not a rollback: nothing to write".to_string())
+    })?;
     match cluster
         .patch_statefulset(&p.namespace, &p.name, &patch)
         .await?
     {
         PatchOutcome::Applied(_) => {
-            let event = rb.event();
             let mut errors = Vec::new();
-            for ev in p.status_events.iter().chain([&event]) {
+            for ev in p.events() {
                 errors.extend(cluster.publish_event(&p.reference(), ev).await.err());
             }
             Ok(RollbackWrite::Written(errors))

@@ -197,7 +197,7 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
     let mut wrote = dry_run && !p.writes_nothing();
     let (outcome, error) = 'outcome: {
         if dry_run {
-            if let Some(rb) = &p.rollback {
+            if let Some(rb) = p.write.rollback() {
                 break 'outcome (Outcome::WouldRollBack(rollback::label(rb)), None);
             }
             if let Some(r) = p.returning.as_ref().filter(|r| r.deletes()) {
@@ -229,19 +229,15 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                 publish(cluster, &p, &ev, &mut event_errors).await;
             }
         }
-        // A rollback carries the status annotations in its own write (below).
-        if let Some(patch) = p
-            .status_annotations
-            .as_ref()
-            .filter(|_| p.rollback.is_none())
-        {
+        // A step or a rollback carries the status annotations in its own write (below).
+        if let Some(patch) = p.status_patch() {
             match cluster
-                .patch_statefulset(&p.namespace, &p.name, patch)
+                .patch_statefulset(&p.namespace, &p.name, &patch)
                 .await
             {
                 Ok(PatchOutcome::Applied(_)) => {
                     wrote = true;
-                    for ev in &p.status_events {
+                    for ev in p.events() {
                         publish(cluster, &p, ev, &mut event_errors).await;
                     }
                 }
@@ -252,7 +248,7 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                 }
             }
         }
-        if let Some(rb) = &p.rollback {
+        if let Some(rb) = p.write.rollback() {
             break 'outcome match rollback::roll_back(cluster, &p, rb).await {
                 Ok(RollbackWrite::Written(errors)) => {
                     wrote = true;
@@ -273,11 +269,11 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                 Err(e) => write_failed(e),
             };
         }
-        let (Some(patch), Verdict::Step { from, to, .. }) = (&p.step, &p.verdict) else {
+        let (Some(patch), Verdict::Step { from, to, .. }) = (p.step_patch(), &p.verdict) else {
             break 'outcome (verdict_outcome(&p.verdict, false), None);
         };
         match cluster
-            .patch_statefulset(&p.namespace, &p.name, patch)
+            .patch_statefulset(&p.namespace, &p.name, &patch)
             .await
         {
             Ok(PatchOutcome::Applied(stored)) => {
@@ -301,10 +297,8 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                 let ev = EventNote::stepped(*from, *to, update_revision);
                 publish(cluster, &p, &ev, &mut event_errors).await;
                 // The Events of what rode in the step's patch (a bake-time resume, a pause point).
-                if p.status_annotations.is_none() {
-                    for ev in &p.status_events {
-                        publish(cluster, &p, ev, &mut event_errors).await;
-                    }
+                for ev in p.events() {
+                    publish(cluster, &p, ev, &mut event_errors).await;
                 }
                 // Report the stamp this step wrote, not the one it replaced.
                 stamp = stored_stamp(&stored, p.config.keys.of(names::LAST_PARTITION_UPDATE));

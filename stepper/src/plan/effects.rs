@@ -19,7 +19,7 @@ use crate::plan::events::EventNote;
 use crate::plan::patch::{ptr, test};
 
 /// What the gates' effects write on the set in a pass without a step (a step starts the checks'
-/// counts over and removes the gates' state itself, `plan::patch::step_patch`).
+/// counts over and removes the gates' state itself, `plan::patch::step_changes`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GateWrites {
     /// Annotation changes by full key (`Some` sets, `None` removes), in the effects' order.
@@ -34,7 +34,8 @@ pub struct GateWrites {
     /// What the effects claim of `degraded-reason` (a pause's record, the gates' own records), for
     /// [`degraded::next`].
     pub degraded: Vec<degraded::Claim<'static>>,
-    /// The rollback a failure asks for ([`Effect::RollBack`]), written by the pass apart.
+    /// The rollback a failure asks for ([`Effect::RollBack`]): the set's write becomes the rollback's
+    /// (`plan::rollback::write`), carrying these changes.
     pub rollback: Option<Rollback>,
 }
 

@@ -23,6 +23,7 @@ pub mod release;
 pub mod rollback;
 pub mod set_plan;
 pub mod set_status;
+pub mod set_write;
 pub mod snapshot;
 pub mod status_annotations;
 

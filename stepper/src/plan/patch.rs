@@ -4,9 +4,7 @@
 
 use jiff::{SignedDuration, Timestamp};
 use json_patch::jsonptr::PointerBuf;
-use json_patch::{
-    AddOperation, Patch, PatchOperation, RemoveOperation, ReplaceOperation, TestOperation,
-};
+use json_patch::{AddOperation, Patch, PatchOperation, RemoveOperation, TestOperation};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
@@ -111,49 +109,34 @@ pub fn stamp(config: &SetConfig, now: Timestamp) -> String {
     }
 }
 
-/// The step: ONE JSON Patch on the StatefulSet (Kubernetes `application/json-patch+json`):
+/// The step's own annotation changes ([`crate::plan::set_write::SpecWrite::Step`] writes the partition,
+/// pinned to `from` and `update_revision`: the observation the verdict was made on; if either changed —
+/// another stepper stepped, a new revision was staged — the API server answers 422 and nothing is
+/// written):
 ///
-/// 1. `test /spec/updateStrategy/rollingUpdate/partition == from` and `test /status/updateRevision ==
-///    update_revision` — the observation the verdict was made on; if either changed (another stepper
-///    stepped, a new revision was staged) the API server answers 422 and nothing is written;
-/// 2. `replace` the partition with `to`;
-/// 3. `add /metadata/annotations/<prefix>~1last-partition-update` = [`stamp`] (the whole annotations map
-///    when absent, pinned by a `test` on `resourceVersion`), which the admission policy requires of any
-///    request lowering the partition;
-/// 4. `remove` `<prefix>/blocked-reason`, the checks' states and `<prefix>/webhook-state` if the set
-///    carries them (the rollout moved on; the next step's checks count from zero, its request is
-///    new), and `failed-revision` when the step is a new revision's ([`ends_rollback`]); what the step
-///    does to `<prefix>/degraded-reason` is `plan::degraded::next`'s (`Claim::Step`), folded in with the
-///    status annotations.
-pub fn step_patch(
+/// 1. `<prefix>/last-partition-update` = [`stamp`], which the admission policy requires of any request
+///    lowering the partition;
+/// 2. the removal of what a step resets — `<prefix>/blocked-reason`, `approval-pending`, the checks'
+///    states and `<prefix>/webhook-state` (the `reset_by_step` rows of the declared table: the rollout
+///    moved on; the next step's checks count from zero, its request is new) — and of `failed-revision`
+///    when the step is a new revision's ([`ends_rollback`]); what the step does to
+///    `<prefix>/degraded-reason` is `plan::degraded::next`'s (`Claim::Step`), joined with the status
+///    annotations.
+pub fn step_changes(
     set: &StatefulSet,
     config: &SetConfig,
-    from: i32,
-    to: i32,
     update_revision: &str,
     now: Timestamp,
-) -> Patch {
-    let partition = ptr(&["spec", "updateStrategy", "rollingUpdate", "partition"]);
-    let mut ops = vec![
-        test(partition.clone(), json!(from)),
-        test(ptr(&["status", "updateRevision"]), json!(update_revision)),
-        PatchOperation::Replace(ReplaceOperation {
-            path: partition,
-            value: json!(to),
-        }),
-    ];
+) -> Vec<(String, Option<String>)> {
     let mut changes = vec![(
         config.keys.of(names::LAST_PARTITION_UPDATE).to_string(),
         Some(stamp(config, now)),
     )];
-    // What a step resets (`blocked-reason`, `approval-pending`, every gate's state: the next step's
-    // checks count from zero, its request is new): the `reset_by_step` rows of the declared table.
     changes.extend(names::reset_by_step().map(|n| (config.keys.full(n), None)));
     if ends_rollback(set, config, update_revision) {
         changes.push((config.keys.of(names::FAILED_REVISION).to_string(), None));
     }
-    ops.extend(annotation_ops(&set.metadata, &changes));
-    Patch(ops)
+    changes
 }
 
 /// True when a step of `update_revision` ends a rollback's record (`failed-revision`, and its
@@ -170,48 +153,19 @@ pub fn ends_rollback(set: &StatefulSet, config: &SetConfig, update_revision: &st
         && update_revision != set::current_revision(set)
 }
 
-/// Adds to a step patch the op recording this step in `<prefix>/recent-steps` (the pruned list plus
-/// the step's [`stamp`]); used with `--max-steps-per-minute`.
-pub fn record_recent_step(
-    set: &StatefulSet,
-    config: &SetConfig,
-    now: Timestamp,
-    patch: &mut Patch,
-) {
+/// The change recording a step at `now` in `<prefix>/recent-steps` (the list pruned to the last 60
+/// seconds, plus the step's [`stamp`]); a step carries it with `--max-steps-per-minute`.
+pub fn recent_step(config: &SetConfig, now: Timestamp) -> (String, Option<String>) {
     let since = now - SignedDuration::from_secs(60);
     let mut list: Vec<String> = throttle::recent_steps(config, since)
         .into_iter()
         .map(|t| t.to_string())
         .collect();
     list.push(stamp(config, now));
-    fold_annotations(
-        set,
-        &[(
-            config.keys.of(names::RECENT_STEPS).to_string(),
-            Some(list.join(",")),
-        )],
-        patch,
-    );
-}
-
-/// Adds annotation `changes` to a step patch (which has already added the annotations map when the set
-/// had none), so the step and its bookkeeping are one write.
-pub fn fold_annotations(
-    set: &StatefulSet,
-    changes: &[(String, Option<String>)],
-    patch: &mut Patch,
-) {
-    patch
-        .0
-        .extend(annotation_ops(&with_annotations(set).metadata, changes));
-}
-
-/// `set` with an (empty) annotations map when it has none: the step patch has already added the map,
-/// so later ops add keys to it.
-fn with_annotations(set: &StatefulSet) -> StatefulSet {
-    let mut s = set.clone();
-    s.metadata.annotations.get_or_insert_with(Default::default);
-    s
+    (
+        config.keys.of(names::RECENT_STEPS).to_string(),
+        Some(list.join(",")),
+    )
 }
 
 /// The JSON Patch of one pod write of the approval handshake: `test` ops pinning the pod's uid and

@@ -343,10 +343,9 @@ impl<'s> Planner<'s> {
                 let ns = set.metadata.namespace.as_deref().unwrap_or("");
                 let may_delete = this.snapshot.pod_delete.get(ns).copied();
                 let mut p = plan_evaluated(set, config, &pods, ev, (read, stuck, may_delete), now);
-                if this.opts.max_steps_per_minute.is_some()
-                    && let Some(step) = &mut p.step
-                {
-                    patch::record_recent_step(set, &p.config, now, step);
+                if this.opts.max_steps_per_minute.is_some() && p.write.is_step() {
+                    let (key, value) = patch::recent_step(&p.config, now);
+                    p.write.annotations.set(key, value);
                 }
                 p
             })

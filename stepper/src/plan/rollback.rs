@@ -1,6 +1,6 @@
 //! The rollback of `on-failure: rollback` (issue 36) as one JSON Patch, pure: the pod template of the
 //! ControllerRevision to go back to ([`template_of`]) written over `.spec.template`, pinned to what was
-//! read, with the record `failed-revision` ([`rollback_patch`]).
+//! read, with the record `failed-revision` ([`write`]).
 //!
 //! It is what `kubectl rollout undo` does to a StatefulSet (kubectl `pkg/polymorphichelpers/rollback.go`,
 //! `StatefulSetRollbacker.Rollback`: the revision's `data` sent as a strategic merge patch), written as
@@ -9,20 +9,21 @@
 //! revision equal to the template and makes it the update revision again, with the next `.revision`
 //! (`getStatefulSetRevisions`, `history.FindEqualRevisions`); the stepper steps it back, gate by gate.
 
-use json_patch::{Patch, PatchOperation, ReplaceOperation};
-use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
-use serde_json::{Value, json};
+use json_patch::PatchOperation;
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use serde_json::Value;
 use sts_safe_rollout_rules::annotations as names;
 use sts_safe_rollout_rules::field_error::json_type;
 
-use crate::config::{FailedRevision, Keys, SetConfig};
+use crate::config::SetConfig;
 use crate::gates::StateKey;
 use crate::model::degraded::{DegradedKind, Record};
 use crate::model::fields::{Field, set};
 use crate::plan::effects::Rollback;
-use crate::plan::patch::{annotation_ops, fold_annotations, ptr, test};
+use crate::plan::events::EventNote;
+use crate::plan::set_write::{Changes, SetWrite, SpecWrite};
 
-/// What [`rollback_patch`] reads of a set (besides its identity, `metadata.resourceVersion` among it,
+/// What the rollback's write ([`write`]) reads of a set (besides its identity, `metadata.resourceVersion` among it,
 /// which every reader reads): the generation and both revisions it pins, and its annotations under the
 /// prefix (whether the map exists, for the record's op).
 pub const READS: &[Field] = &[
@@ -96,53 +97,6 @@ pub fn template_of(revision: &ControllerRevision) -> Result<Value, RollbackError
     Ok(Value::Object(map))
 }
 
-/// The rollback: ONE JSON Patch on StatefulSet `set` (as read) writing back `template` (from
-/// [`template_of`] of the ControllerRevision `status.currentRevision` names) and recording `failed`
-/// (its `revision` the `status.updateRevision` read):
-///
-/// 1. `test` `/metadata/generation`, `/status/currentRevision` and `/status/updateRevision` as read (a
-///    field the set lacked is pinned to `null`): a rollback never writes over a newer apply. The
-///    revisions change only once the controller has synced a new template; the generation at once, on
-///    any change of `.spec` — an apply since the read fails the patch (HTTP 422, nothing written), and
-///    the next pass decides on a fresh read;
-/// 2. `replace /spec/template` with `template`;
-/// 3. `add /metadata/annotations/<prefix>~1failed-revision` = [`FailedRevision::to_annotation`], key by
-///    key ([`annotation_ops`]: the whole map only for a set read without one, pinned to its
-///    `resourceVersion`).
-///
-/// `degraded-reason`, the Event and whatever else the trigger writes are the caller's: fold them into
-/// the same patch with [`crate::plan::patch::fold_annotations`] (the map exists by then).
-pub fn rollback_patch(
-    set: &StatefulSet,
-    template: &Value,
-    failed: &FailedRevision,
-    keys: &Keys,
-) -> Patch {
-    let status = set.status.as_ref();
-    let current = status.and_then(|s| s.current_revision.as_deref());
-    let update = status.and_then(|s| s.update_revision.as_deref());
-    let mut ops = vec![
-        test(
-            ptr(&["metadata", "generation"]),
-            json!(set.metadata.generation),
-        ),
-        test(ptr(&["status", "currentRevision"]), json!(current)),
-        test(ptr(&["status", "updateRevision"]), json!(update)),
-        PatchOperation::Replace(ReplaceOperation {
-            path: ptr(&["spec", "template"]),
-            value: template.clone(),
-        }),
-    ];
-    ops.extend(annotation_ops(
-        &set.metadata,
-        &[(
-            keys.of(names::FAILED_REVISION).to_string(),
-            Some(failed.to_annotation()),
-        )],
-    ));
-    Patch(ops)
-}
-
 /// The `degraded-reason` record of a rollback: `RolledBack: revision web-7d… failed (FailureLimit: …);
 /// back to revision web-6d…` (kept while `failed-revision` is recorded; `plan::degraded::next` writes
 /// it, `Claim::RolledBack`).
@@ -156,39 +110,45 @@ pub fn record(rb: &Rollback) -> Record {
     )
 }
 
-/// The whole rollback write of `rb` on `set` (annotations read into `config`): [`rollback_patch`] with
-/// `template` (read by the pass from the ControllerRevision `rb.to`), the pass's status annotations
-/// (`status`: its `degraded-reason` is the rollback's [`record`] already) and the gates' state
-/// removed (a new rollout's checks count from zero), all pinned first to the set's `resourceVersion`
-/// as read: a person's pause or resume since the read (an annotation: no new generation) makes it fail,
-/// and the next pass decides on what they did. One write: the pass only sends it.
+/// The whole rollback write of `rb` (annotations read into `config`): ONE JSON Patch
+/// ([`SetWrite::patch`] with the template the pass read from the ControllerRevision `rb.to`) that pins
+/// the set as read ([`SpecWrite::RollBack`]), replaces `.spec.template`, records `failed-revision` =
+/// [`FailedRevision::to_annotation`], carries the pass's status annotations (`status`: its
+/// `degraded-reason` is the rollback's [`record`] already; `pins`, its guards) and removes the gates'
+/// state (a new rollout's checks count from zero); then the Warning `RolledBack` Event after the
+/// pass's. One write: the pass only fetches the template and sends it.
 pub fn write(
-    set: &StatefulSet,
     config: &SetConfig,
-    status: Option<&Patch>,
-    template: &Value,
-    rb: &Rollback,
-) -> Patch {
+    rb: Rollback,
+    status: Changes,
+    pins: Vec<PatchOperation>,
+    mut events: Vec<EventNote>,
+) -> SetWrite {
     let keys = &config.keys;
-    let mut patch = rollback_patch(set, template, &rb.failed, keys);
-    if let Some(status) = status {
-        patch.0.extend(status.0.iter().cloned());
+    let mut annotations: Changes = [(
+        keys.of(names::FAILED_REVISION).to_string(),
+        Some(rb.failed.to_annotation()),
+    )]
+    .into_iter()
+    .collect();
+    annotations.extend(status.as_slice().iter().cloned());
+    annotations.extend(StateKey::all().map(|k| (k.key(keys), None)));
+    events.push(rb.event());
+    SetWrite {
+        spec: SpecWrite::RollBack(rb),
+        pins,
+        annotations,
+        events,
     }
-    let cleared: Vec<(String, Option<String>)> =
-        StateKey::all().map(|k| (k.key(keys), None)).collect();
-    fold_annotations(set, &cleared, &mut patch);
-    if let Some(rv) = &set.metadata.resource_version {
-        patch
-            .0
-            .insert(0, test(ptr(&["metadata", "resourceVersion"]), json!(rv)));
-    }
-    patch
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::FailedRevision;
+    use k8s_openapi::api::apps::v1::StatefulSet;
     use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
+    use serde_json::json;
 
     fn revision(data: Option<Value>) -> ControllerRevision {
         let mut r = ControllerRevision::default();
@@ -253,12 +213,19 @@ mod tests {
             reason: "FailureLimit: 3 of 3".into(),
         };
         let tpl = json!({"spec": {"containers": [{"name": "app", "image": "v1"}]}});
-        let keys = Keys::default();
+        let config = SetConfig::parse(&set_with(None), &Default::default());
+        let rb = Rollback {
+            failed,
+            to: "web-6d".into(),
+        };
+        let w = write(&config, rb, Changes::default(), Vec::new(), Vec::new());
+        assert_eq!(w.events.len(), 1, "RolledBack");
         let annotated = set_with(Some(json!({"team": "db"})));
-        let got = serde_json::to_value(rollback_patch(&annotated, &tpl, &failed, &keys));
+        let got = serde_json::to_value(w.patch(&annotated, Some(&tpl)));
         assert_eq!(
             got.expect("json"),
             json!([
+                {"op": "test", "path": "/metadata/resourceVersion", "value": "41"},
                 {"op": "test", "path": "/metadata/generation", "value": 7},
                 {"op": "test", "path": "/status/currentRevision", "value": "web-6d"},
                 {"op": "test", "path": "/status/updateRevision", "value": "web-7d"},
@@ -267,15 +234,16 @@ mod tests {
                  "value": "web-7d: FailureLimit: 3 of 3"},
             ])
         );
+        assert_eq!(w.patch(&annotated, None), None, "no template, no rollback");
         // No annotations map: added whole, pinned to the resourceVersion read.
-        let bare = serde_json::to_value(rollback_patch(&set_with(None), &tpl, &failed, &keys));
+        let bare = serde_json::to_value(w.patch(&set_with(None), Some(&tpl)));
         let bare = bare.expect("json");
         assert_eq!(
-            bare[4],
+            bare[5],
             json!({"op": "test", "path": "/metadata/resourceVersion", "value": "41"})
         );
         assert_eq!(
-            bare[5],
+            bare[6],
             json!({"op": "add", "path": "/metadata/annotations",
                    "value": {"safe-rollout.dev/failed-revision": "web-7d: FailureLimit: 3 of 3"}})
         );

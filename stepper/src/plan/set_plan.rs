@@ -1,6 +1,6 @@
-//! The plan for one StatefulSet ([`SetPlan`]) and how one evaluated set becomes it: the status
-//! annotations, the step patch carrying them and the canary plan's writes (one write), the recovery
-//! finding, a pod to return.
+//! The plan for one StatefulSet ([`SetPlan`]) and how one evaluated set becomes it: its one write
+//! ([`SetWrite`]: the status annotations alone, or carried by the step with the canary plan's writes, or
+//! by the rollback), the recovery finding, a pod to return.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,6 +18,7 @@ use crate::model::set;
 use crate::plan::degraded::StuckPods;
 use crate::plan::events::EventNote;
 use crate::plan::figures::Figures;
+use crate::plan::set_write::{Changes, SetWrite, SpecWrite};
 use crate::plan::{canary, degraded, patch, rbac, rollback, status_annotations};
 
 /// The plan for one StatefulSet.
@@ -36,13 +37,10 @@ pub struct SetPlan {
     pub figures: Figures,
     /// What the gates concluded.
     pub verdict: Verdict,
-    /// Metadata-only JSON Patch of the status annotations ([`status_annotations::status_changes`]);
-    /// `None` when nothing changes or a step carries them in its own patch.
-    pub status_annotations: Option<Patch>,
-    /// Events to publish once `status_annotations` (or the step carrying them) is applied.
-    pub status_events: Vec<EventNote>,
-    /// The step's JSON Patch ([`patch::step_patch`]) when the verdict is [`Verdict::Step`].
-    pub step: Option<Patch>,
+    /// The one write of the set ([`SetWrite`]): the status annotations
+    /// ([`status_annotations::status_changes`]) alone, or carried by the step (when the verdict is
+    /// [`Verdict::Step`]) or by the rollback; its Events published once it is written.
+    pub write: SetWrite,
     /// The set's stuck pod and what recovery does with it ([`recovery::decide`]; its pods were read),
     /// `None` when it has none. The status annotations record one past its recovery time that is
     /// not deleted (`degraded-reason: StuckPod: …`); the pass deletes one decided `Delete`.
@@ -50,9 +48,6 @@ pub struct SetPlan {
     /// The writes on the set's pods the approval handshake asks for (requests, answered and withdrawn
     /// requests: [`crate::gates::approval::pod_writes`]), each its own merge patch.
     pub pod_writes: Vec<gates::approval::PodWrite>,
-    /// The rollback a failure asks for (`on-failure: rollback`): the pass reads the ControllerRevision
-    /// and writes it in a patch of its own, after the status annotations.
-    pub rollback: Option<crate::plan::effects::Rollback>,
     /// A pod a re-apply left on the failed revision and what the gates of its step back say
     /// ([`gates::returning`]); the pass deletes it when none holds it ([`gates::returning::Return::deletes`]).
     pub returning: Option<Box<gates::returning::Return>>,
@@ -76,15 +71,31 @@ impl SetPlan {
             .then(|| gates::next_step(&self.set, &self.config))
     }
 
-    /// True when the plan has no write: no status annotations, no step (so a verdict that is not
-    /// [`Verdict::Step`], which always has its patch), no pod write, no rollback, no pod to return,
-    /// hence no Event either.
+    /// True when the plan has no write: none on the set ([`SetWrite::writes`]: no annotation changed,
+    /// no step, no rollback), no pod write, no pod to return, hence no Event either.
     pub fn writes_nothing(&self) -> bool {
-        self.status_annotations.is_none()
-            && self.step.is_none()
-            && self.pod_writes.is_empty()
-            && self.rollback.is_none()
-            && !self.deletes_a_pod()
+        !self.write.writes(&self.set) && self.pod_writes.is_empty() && !self.deletes_a_pod()
+    }
+
+    /// The JSON Patch of the status annotations when the set's write is theirs alone; `None` when
+    /// nothing changes, or a step or a rollback carries them.
+    pub fn status_patch(&self) -> Option<Patch> {
+        (self.write.spec == SpecWrite::Annotations)
+            .then(|| self.write.patch(&self.set, None))
+            .flatten()
+    }
+
+    /// The step's JSON Patch (carrying the status annotations) when the set's write is a step.
+    pub fn step_patch(&self) -> Option<Patch> {
+        self.write
+            .is_step()
+            .then(|| self.write.patch(&self.set, None))
+            .flatten()
+    }
+
+    /// The Events to publish once the set's write is written, in order.
+    pub fn events(&self) -> &[EventNote] {
+        &self.write.events
     }
 
     /// True when the plan returns a pod to `status.currentRevision` this pass (a DELETE).
@@ -141,7 +152,7 @@ pub(super) fn plan_evaluated(
     // patch: one write, so its `test` pins hold for all of it; a pause without a step joins the
     // status annotations.
     let plan_writes = (ev.canary.as_deref()).map(|e| canary::writes(set, &config, e));
-    let (annotations, step) = match (&ev.verdict, plan_writes) {
+    let write = match (&ev.verdict, plan_writes) {
         (
             Verdict::Step {
                 from,
@@ -170,28 +181,49 @@ pub(super) fn plan_evaluated(
                     Answerer::Pods(_) => events.push(EventNote::approved(&names, update_revision)),
                 }
             }
-            let mut step = patch::step_patch(set, &config, *from, *to, update_revision, now);
-            patch::fold_annotations(set, &status.changes, &mut step);
+            let mut annotations: Changes = patch::step_changes(set, &config, update_revision, now)
+                .into_iter()
+                .collect();
+            annotations.extend(status.changes);
+            let mut pins = Vec::new();
             if let Some(w) = writes {
-                patch::fold_annotations(set, &w.changes, &mut step);
-                // After the step's own pins (partition, updateRevision).
-                step.0.splice(2..2, w.pins);
+                annotations.extend(w.changes);
+                pins = w.pins;
                 events.extend(w.events);
             }
-            (None, Some(step))
+            SetWrite {
+                spec: SpecWrite::Step {
+                    from: *from,
+                    to: *to,
+                    update_revision: update_revision.clone(),
+                },
+                pins,
+                annotations,
+                events,
+            }
         }
-        (_, Some(w))
-            if !matches!(
-                ev.canary.as_deref(),
-                Some(pause_points::PlanEffect::WithStep { .. })
-            ) =>
-        {
-            status.changes.extend(w.changes);
-            status.guards.extend(w.pins);
-            events.extend(w.events);
-            (status.patch(set), None)
+        (_, writes) => {
+            if let Some(w) = writes.filter(|_| {
+                !matches!(
+                    ev.canary.as_deref(),
+                    Some(pause_points::PlanEffect::WithStep { .. })
+                )
+            }) {
+                status.changes.extend(w.changes);
+                status.guards.extend(w.pins);
+                events.extend(w.events);
+            }
+            let changes: Changes = status.changes.into_iter().collect();
+            match rollback {
+                Some(rb) => rollback::write(&config, rb, changes, status.guards, events),
+                None => SetWrite {
+                    spec: SpecWrite::Annotations,
+                    pins: status.guards,
+                    annotations: changes,
+                    events,
+                },
+            }
         }
-        _ => (status.patch(set), None),
     };
     SetPlan {
         namespace: set.metadata.namespace.clone().unwrap_or_default(),
@@ -203,12 +235,9 @@ pub(super) fn plan_evaluated(
         },
         config,
         verdict: ev.verdict,
-        status_annotations: annotations,
-        status_events: events,
-        step,
+        write,
         recovery: stuck.map(Box::new),
         pod_writes,
-        rollback,
         returning,
         annotated: set.metadata.annotations.is_some(),
     }

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use sts_safe_rollout_rules::annotations as names;
 
 use jiff::Timestamp;
-use json_patch::Patch;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use sts_safe_rollout_rules::annotations::TRUE;
@@ -20,10 +19,9 @@ use crate::model::set;
 use crate::plan::degraded::{self, StuckPods};
 use crate::plan::effects;
 use crate::plan::events::EventNote;
-use crate::plan::patch::annotation_patch;
 
-/// The status annotations of one evaluated set, as plain changes: what [`status_annotations`] writes,
-/// and what a step folds into its own patch (so a step is one write, issue 12 item 5).
+/// The status annotations of one evaluated set, as plain changes: the set's write alone, or carried by
+/// the step or the rollback (one write, issue 12 item 5: `plan::set_write::SetWrite`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatusChanges<'a> {
     /// Annotation changes by full key (`Some` sets, `None` removes).
@@ -50,30 +48,6 @@ impl StatusChanges<'_> {
         self.changes.extend(decided.keyed(config));
         self.events.extend(decided.event);
     }
-
-    /// The metadata-only JSON Patch of these changes on `set` (the guards first), `None` when empty.
-    pub fn patch(self, set: &StatefulSet) -> Option<Patch> {
-        annotation_patch(set, &self.changes).map(|mut patch| {
-            patch.0.splice(0..0, self.guards);
-            patch
-        })
-    }
-}
-
-/// The metadata-only JSON Patch for one evaluated set (`None` when nothing changes) and the Events to
-/// publish once it is applied: [`status_changes`] as a patch.
-pub fn status_annotations(
-    set: &StatefulSet,
-    config: &SetConfig,
-    pods: &BTreeMap<u32, &Pod>,
-    ev: &Evaluation,
-    stuck: StuckPods<'_>,
-    now: Timestamp,
-) -> (Option<Patch>, Vec<EventNote>) {
-    let mut status = status_changes(set, config, pods, ev, stuck, now);
-    status.settle_degraded(config, Vec::new());
-    let events = std::mem::take(&mut status.events);
-    (status.patch(set), events)
 }
 
 /// The status annotations for one evaluated set and the Events to publish once they are written

@@ -64,7 +64,7 @@ pub fn blocked(p: &SetPlan) -> (Reason, String) {
 
 /// The plan's Events: reason, type, note.
 pub fn events(p: &SetPlan) -> Vec<(String, EventType, String)> {
-    (p.status_events.iter())
+    (p.events().iter())
         .map(|e| (e.reason.clone(), e.type_, e.note.clone()))
         .collect()
 }

@@ -145,7 +145,7 @@ pub fn pass_at(
     }
     let p = plan::plan_with(&snap, o, t, &map).pop().expect("plan");
     let mut after = v.clone();
-    for patch in [&p.status_annotations, &p.step].into_iter().flatten() {
+    for patch in [&p.status_patch(), &p.step_patch()].into_iter().flatten() {
         after = applied(&after, patch).expect("patch applies");
     }
     let partition = after["spec"]["updateStrategy"]["rollingUpdate"]["partition"]

@@ -45,7 +45,7 @@ fn plan(set: StatefulSet, pods: Vec<Pod>, answer: Option<WebhookAnswer>, t: Time
 /// The `approval-pending` op of the plan's status patch: `Some(Some(v))` written, `Some(None)` removed,
 /// `None` untouched.
 fn written(plan: &SetPlan) -> Option<Option<String>> {
-    let patch = serde_json::to_value(plan.status_annotations.as_ref()?).expect("json");
+    let patch = serde_json::to_value(plan.status_patch().as_ref()?).expect("json");
     ops_on(&patch)
 }
 
@@ -99,7 +99,7 @@ fn the_handshake_line_is_written_once_then_left_until_it_changes() {
     approved.push((4, "update-approved", REV_NEW));
     let (_, approving) = staged_with(&[("pre-update-approval", "true")], &approved, &[]);
     let step = plan(set, approving, None, later);
-    let patch = serde_json::to_value(step.step.as_ref().expect("a step")).expect("json");
+    let patch = serde_json::to_value(step.step_patch().as_ref().expect("a step")).expect("json");
     assert_eq!(ops_on(&patch), Some(None), "{patch}");
 }
 
@@ -135,7 +135,7 @@ fn the_webhook_line_names_it_and_its_last_answer() {
 
     // The set as the patch leaves it: its rollout health (the GitOps message) says what it waits for.
     let mut object = serde_json::to_value(&set).expect("json");
-    json_patch::patch(&mut object, p.status_annotations.as_ref().expect("patch")).expect("applies");
+    json_patch::patch(&mut object, p.status_patch().as_ref().expect("patch")).expect("applies");
     let patched: StatefulSet = serde_json::from_value(object).expect("set");
     let config = SetConfig::parse(&patched, &Arc::new(Keys::default()));
     let message = health(&patched, &config).message;
@@ -264,7 +264,7 @@ fn a_denial_before_any_request_is_announced_once() {
         p.pod_writes
     );
     let announced: Vec<(EventType, &str)> = p
-        .status_events
+        .events()
         .iter()
         .filter(|e| e.reason == "ApprovalDenied")
         .map(|e| (e.type_, e.note.as_str()))
@@ -272,11 +272,8 @@ fn a_denial_before_any_request_is_announced_once() {
     assert_eq!(announced, [(EventType::Warning, line)]);
     let again = plan(with_line(set, line), pods, None, now());
     assert!(
-        again
-            .status_events
-            .iter()
-            .all(|e| e.reason != "ApprovalDenied"),
+        again.events().iter().all(|e| e.reason != "ApprovalDenied"),
         "{:?}",
-        again.status_events
+        again.events()
     );
 }

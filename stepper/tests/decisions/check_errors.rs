@@ -86,7 +86,7 @@ fn an_unanswered_check_is_an_error_not_a_failure_even_with_a_failure_limit_of_1(
         "{}",
         b.detail
     );
-    let after = apply(&v, p.status_annotations.as_ref());
+    let after = apply(&v, p.status_patch().as_ref());
     assert_eq!(
         annotation(&after, "safe-rollout.dev/paused"),
         None,
@@ -103,8 +103,8 @@ fn an_unanswered_check_is_an_error_not_a_failure_even_with_a_failure_limit_of_1(
         (Some(1), Some(0))
     );
     // The Blocked Event says which it was: Warning, an error.
-    let [ev] = p.status_events.as_slice() else {
-        panic!("{:?}", p.status_events)
+    let [ev] = p.events() else {
+        panic!("{:?}", p.events())
     };
     assert_eq!(
         (ev.reason.as_str(), ev.type_),
@@ -118,7 +118,7 @@ fn errors_up_to_the_limit_record_degraded_once_without_a_pause_and_an_answer_cle
     let mut v = checked_set(&[("check-error-limit", "2"), ("failure-limit", "1")]);
     // Pass 1: one error, below the limit.
     let p = plan_at(&v, 0, timeout());
-    v = apply(&v, p.status_annotations.as_ref());
+    v = apply(&v, p.status_patch().as_ref());
     assert_eq!(annotation(&v, DEGRADED), None);
     // Pass 2, a period later: the second error in a row reaches the limit.
     let p = plan_at(&v, 30, timeout());
@@ -128,12 +128,12 @@ fn errors_up_to_the_limit_record_degraded_once_without_a_pause_and_an_answer_cle
         p.verdict
     );
     let degraded: Vec<_> = p
-        .status_events
+        .events()
         .iter()
         .filter(|e| e.reason == "RolloutDegraded")
         .collect();
-    assert_eq!(degraded.len(), 1, "{:?}", p.status_events);
-    v = apply(&v, p.status_annotations.as_ref());
+    assert_eq!(degraded.len(), 1, "{:?}", p.events());
+    v = apply(&v, p.status_patch().as_ref());
     let record = annotation(&v, DEGRADED).expect("recorded").to_string();
     assert_eq!(
         record,
@@ -144,18 +144,14 @@ fn errors_up_to_the_limit_record_degraded_once_without_a_pause_and_an_answer_cle
     assert_eq!(annotation(&v, "safe-rollout.dev/paused"), None);
     // Pass 3: a third error: the record and its Event are not repeated.
     let p = plan_at(&v, 60, timeout());
-    assert!(
-        p.status_events
-            .iter()
-            .all(|e| e.reason != "RolloutDegraded")
-    );
-    v = apply(&v, p.status_annotations.as_ref());
+    assert!(p.events().iter().all(|e| e.reason != "RolloutDegraded"));
+    v = apply(&v, p.status_patch().as_ref());
     assert_eq!(annotation(&v, DEGRADED), Some(record.as_str()));
     assert_eq!(state(&v)["errors"], 3);
     // Pass 4: Prometheus answers, with an empty result: the record goes, the failure counts (and with
     // failure-limit 1 pauses: a FailureLimit record replaces it).
     let p = plan_at(&v, 90, QueryOutcome::Empty);
-    v = apply(&v, p.status_annotations.as_ref());
+    v = apply(&v, p.status_patch().as_ref());
     assert_eq!(annotation(&v, "safe-rollout.dev/paused"), Some("true"));
     assert!(
         annotation(&v, DEGRADED).is_some_and(|d| d.starts_with("FailureLimit: ")),
@@ -168,10 +164,10 @@ fn errors_up_to_the_limit_record_degraded_once_without_a_pause_and_an_answer_cle
 fn an_answer_below_the_threshold_removes_the_record() {
     let mut v = checked_set(&[("check-error-limit", "1"), ("success-threshold", "2")]);
     let p = plan_at(&v, 0, timeout());
-    v = apply(&v, p.status_annotations.as_ref());
+    v = apply(&v, p.status_patch().as_ref());
     assert!(annotation(&v, DEGRADED).is_some_and(|d| d.starts_with("CheckErrors: ")));
     let p = plan_at(&v, 30, QueryOutcome::NonEmpty(1));
-    v = apply(&v, p.status_annotations.as_ref());
+    v = apply(&v, p.status_patch().as_ref());
     assert_eq!(annotation(&v, DEGRADED), None, "the check got an answer");
     assert_eq!(state(&v)["successes"], 1);
     assert!(state(&v).get("errors").is_none(), "{}", state(&v));
@@ -181,7 +177,7 @@ fn an_answer_below_the_threshold_removes_the_record() {
 fn a_step_removes_the_record() {
     let mut v = checked_set(&[("check-error-limit", "1")]);
     let p = plan_at(&v, 0, timeout());
-    v = apply(&v, p.status_annotations.as_ref());
+    v = apply(&v, p.status_patch().as_ref());
     assert!(annotation(&v, DEGRADED).is_some());
     let p = plan_at(&v, 30, QueryOutcome::NonEmpty(1));
     assert!(
@@ -189,6 +185,6 @@ fn a_step_removes_the_record() {
         "{:?}",
         p.verdict
     );
-    let after = apply(&v, p.step.as_ref());
+    let after = apply(&v, p.step_patch().as_ref());
     assert_eq!(annotation(&after, DEGRADED), None);
 }

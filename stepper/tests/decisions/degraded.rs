@@ -62,7 +62,7 @@ fn plan_one(set: Value, pods: Vec<Pod>, read: bool, recover: bool) -> SetPlan {
 
 /// The `degraded-reason` ops of the plan's write (the status patch, or the step carrying them).
 fn degraded_ops(p: &SetPlan) -> Vec<Value> {
-    let write = p.status_annotations.clone().or(p.step.clone());
+    let write = p.status_patch().clone().or(p.step_patch().clone());
     let ops = serde_json::to_value(write.unwrap_or(Patch(vec![]))).expect("json");
     ops.as_array()
         .expect("ops")
@@ -73,7 +73,7 @@ fn degraded_ops(p: &SetPlan) -> Vec<Value> {
 }
 
 fn degraded_events(p: &SetPlan) -> Vec<String> {
-    p.status_events
+    p.events()
         .iter()
         .filter(|e| e.reason == "RolloutDegraded")
         .inspect(|e| assert_eq!(e.type_, EventType::Warning))
@@ -112,7 +112,7 @@ fn a_stuck_pod_past_its_recovery_time_is_recorded_once() {
 #[case::recovery_deletes_it("2026-11-23T01:00:00Z", true)]
 fn a_stuck_pod_is_not_recorded(#[case] since: &str, #[case] recover: bool) {
     let p = plan_one(web(&[]), web_pods(Some(since)), true, recover);
-    assert!(degraded_ops(&p).is_empty(), "{:?}", p.status_annotations);
+    assert!(degraded_ops(&p).is_empty(), "{:?}", p.status_patch());
     assert!(degraded_events(&p).is_empty());
 }
 
@@ -139,7 +139,7 @@ fn the_record_goes_once_the_pods_read_show_no_stuck_pod() {
         json!([{"type": "Ready", "status": "False", "lastTransitionTime": "2026-11-23T01:00:00Z"}]);
     pods[1] = pod_from(p1);
     let p = plan_one(web(&[(KEY, STUCK_OFF)]), pods, true, false);
-    assert!(p.step.is_none());
+    assert!(p.step_patch().is_none());
     assert_eq!(
         degraded_ops(&p),
         [
@@ -152,7 +152,7 @@ fn the_record_goes_once_the_pods_read_show_no_stuck_pod() {
 #[test]
 fn the_record_stays_while_the_pods_are_not_read() {
     let p = plan_one(web(&[(KEY, STUCK_OFF)]), web_pods(None), false, false);
-    assert!(degraded_ops(&p).is_empty(), "{:?}", p.status_annotations);
+    assert!(degraded_ops(&p).is_empty(), "{:?}", p.status_patch());
 }
 
 #[rstest]
@@ -186,15 +186,15 @@ fn another_kind_is_left_alone() {
         true,
         false,
     );
-    assert!(degraded_ops(&p).is_empty(), "{:?}", p.status_annotations);
+    assert!(degraded_ops(&p).is_empty(), "{:?}", p.status_patch());
 }
 
 #[test]
 fn a_step_removes_a_record() {
     // Every pod Ready on `a`, nothing paused: the pass steps 3→2, and the step carries the removal.
     let p = plan_one(web(&[(KEY, STUCK_OFF)]), web_pods(None), true, false);
-    assert!(p.status_annotations.is_none(), "one write");
-    let step = serde_json::to_value(p.step.clone().expect("a step")).expect("json");
+    assert!(p.status_patch().is_none(), "one write");
+    let step = serde_json::to_value(p.step_patch().clone().expect("a step")).expect("json");
     assert!(
         step.as_array().expect("ops").iter().any(|op| op
             == &json!({"op": "remove", "path": "/metadata/annotations/safe-rollout.dev~1degraded-reason"})),

@@ -17,8 +17,9 @@ use sts_stepper::gates::{
 use sts_stepper::model::pods::pods_by_ordinal;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::plan::degraded;
-use sts_stepper::plan::patch::{ends_rollback, fold_annotations, step_patch};
+use sts_stepper::plan::patch::{ends_rollback, step_changes};
 use sts_stepper::plan::pause::{resume_patch, retry_patch};
+use sts_stepper::plan::set_write::{Changes, SetWrite, SpecWrite};
 
 const P: &str = "safe-rollout.dev";
 
@@ -170,15 +171,26 @@ fn config(v: &Value) -> SetConfig {
     SetConfig::parse(&set_from(v.clone()), &Arc::new(Keys::default()))
 }
 
-/// The step's write as the plan makes it: [`step_patch`] with what `plan::degraded` decides for a step
-/// (`Claim::Step`) folded in.
+/// The step's write as the plan makes it: its own changes ([`step_changes`]) with what
+/// `plan::degraded` decides for a step (`Claim::Step`).
 fn step_write(v: &Value, from: i32, to: i32, revision: &str, now: Timestamp) -> json_patch::Patch {
     let (set, config) = (set_from(v.clone()), config(v));
-    let mut patch = step_patch(&set, &config, from, to, revision, now);
+    let mut annotations: Changes = step_changes(&set, &config, revision, now)
+        .into_iter()
+        .collect();
     let new_revision = ends_rollback(&set, &config, revision);
     let change = degraded::next(&config, &[degraded::Claim::Step { new_revision }]);
-    fold_annotations(&set, &Vec::from_iter(change.keyed(&config)), &mut patch);
-    patch
+    annotations.extend(change.keyed(&config));
+    let write = SetWrite {
+        spec: SpecWrite::Step {
+            from,
+            to,
+            update_revision: revision.into(),
+        },
+        annotations,
+        ..SetWrite::default()
+    };
+    write.patch(&set, None).expect("a step")
 }
 
 #[test]

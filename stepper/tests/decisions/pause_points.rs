@@ -18,9 +18,9 @@ fn a_25_percent_step_stops_at_a_point_of_one_pod_and_pauses_in_the_same_patch() 
         "2026-11-23T01:20:00Z",
     );
     assert!(matches!(p.verdict, Verdict::Step { from: 5, to: 4, .. }));
-    assert!(p.status_annotations.is_none(), "one write");
+    assert!(p.status_patch().is_none(), "one write");
     assert_eq!(
-        serde_json::to_value(&p.step).expect("json"),
+        serde_json::to_value(p.step_patch()).expect("json"),
         json!([
             {"op": "test", "path": "/spec/updateStrategy/rollingUpdate/partition", "value": 5},
             {"op": "test", "path": "/status/updateRevision", "value": "b"},
@@ -56,7 +56,7 @@ fn held_at_a_point_without_bake_until_a_person_resumes() {
         detail,
         format!("web: safe-rollout.dev/paused is \"true\": {REASON_1}")
     );
-    assert!(p.step.is_none());
+    assert!(p.step_patch().is_none());
     // Resumed (both annotations removed, the record kept): on to the next point, one pod a step.
     let mut resumed = paused;
     let ann = resumed["metadata"]["annotations"]
@@ -66,11 +66,11 @@ fn held_at_a_point_without_bake_until_a_person_resumes() {
     ann.remove("safe-rollout.dev/paused-reason");
     let p = plan_at(resumed.clone(), None, "2026-11-24T01:00:00Z");
     assert!(matches!(p.verdict, Verdict::Step { from: 4, to: 3, .. }));
-    assert!(p.status_events.is_empty(), "no point reached at 2 pods");
+    assert!(p.events().is_empty(), "no point reached at 2 pods");
     resumed["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(3);
     let p = plan_at(resumed, None, "2026-11-24T01:00:00Z");
     assert!(matches!(p.verdict, Verdict::Step { from: 3, to: 2, .. }));
-    let step = serde_json::to_value(&p.step).expect("json");
+    let step = serde_json::to_value(p.step_patch()).expect("json");
     assert_eq!(
         step[5],
         json!({"op": "add", "path": a("paused-reason"), "value": REASON_2})
@@ -110,7 +110,7 @@ fn after_the_bake_time_the_step_resumes_in_its_own_patch_pinned_to_the_plans_rea
     );
     assert!(matches!(p.verdict, Verdict::Step { from: 2, to: 1, .. }));
     assert_eq!(
-        serde_json::to_value(&p.step).expect("json"),
+        serde_json::to_value(p.step_patch()).expect("json"),
         json!([
             {"op": "test", "path": "/spec/updateStrategy/rollingUpdate/partition", "value": 2},
             {"op": "test", "path": "/status/updateRevision", "value": "b"},
@@ -151,7 +151,7 @@ fn a_failing_gate_keeps_a_baked_pause_and_says_so() {
             ),
         "{detail}"
     );
-    assert!(p.step.is_none());
+    assert!(p.step_patch().is_none());
 }
 
 #[test]
@@ -162,7 +162,7 @@ fn the_bake_time_never_lifts_a_pause_a_person_made() {
         "2026-11-23T01:20:00Z",
     );
     assert_eq!(blocked(&p).0, Reason::Paused);
-    assert!(p.step.is_none());
+    assert!(p.step_patch().is_none());
 }
 
 #[test]
@@ -179,9 +179,9 @@ fn a_rollout_past_a_point_it_did_not_pass_pauses_now_without_a_step() {
         detail,
         format!("web: at pause point 2 of 2, not passed yet: pausing ({REASON_2})")
     );
-    assert!(p.step.is_none());
+    assert!(p.step_patch().is_none());
     assert_eq!(
-        serde_json::to_value(&p.status_annotations).expect("json"),
+        serde_json::to_value(p.status_patch()).expect("json"),
         json!([
             {"op": "test", "path": "/metadata/resourceVersion", "value": "100"},
             {"op": "add", "path": a("blocked-reason"), "value": "Paused"},
@@ -215,7 +215,7 @@ fn a_pause_now_is_written_for_a_set_whose_pods_were_not_read() {
         .pop()
         .expect("plan");
     assert_eq!(blocked(&p).0, Reason::Paused);
-    let patch = serde_json::to_value(&p.status_annotations).expect("json");
+    let patch = serde_json::to_value(p.status_patch()).expect("json");
     assert!(
         patch
             .as_array()
@@ -241,7 +241,9 @@ fn points_at_or_past_replicas_never_pause(#[case] plan_text: &str, #[case] parti
     };
     assert_eq!(to, partition - 1);
     let holds = plan_text == "4" && to == 1;
-    let step = serde_json::to_value(&p.step).expect("json").to_string();
+    let step = serde_json::to_value(p.step_patch())
+        .expect("json")
+        .to_string();
     assert_eq!(step.contains("paused-reason"), holds, "{step}");
 }
 

@@ -23,7 +23,7 @@ fn the_plan_starts_over_when_the_record_does_not_hold(#[case] stored: &str) {
         "2026-11-23T01:20:00Z",
     );
     assert!(matches!(p.verdict, Verdict::Step { from: 5, to: 4, .. }));
-    let step = serde_json::to_value(&p.step).expect("json");
+    let step = serde_json::to_value(p.step_patch()).expect("json");
     assert_eq!(
         step[5],
         json!({"op": "add", "path": a("paused-reason"), "value": REASON_1})
@@ -51,7 +51,7 @@ fn stale(partition: i32) -> Value {
 fn a_new_rollout_lifts_the_plans_pause_for_the_last_one_and_starts_over() {
     let p = plan_at(stale(5), None, "2026-11-23T01:20:00Z");
     assert!(matches!(p.verdict, Verdict::Step { from: 5, to: 4, .. }));
-    let step = serde_json::to_value(&p.step).expect("json");
+    let step = serde_json::to_value(p.step_patch()).expect("json");
     assert_eq!(
         step[3],
         json!({"op": "test", "path": a("paused-reason"),
@@ -80,7 +80,7 @@ fn a_pause_for_an_earlier_rollout_is_lifted_at_once_even_while_another_gate_bloc
     let p = plan_at(stale(5), Some(0), "2026-11-23T01:20:00Z");
     assert_eq!(blocked(&p).0, Reason::PodNotReady);
     assert_eq!(
-        serde_json::to_value(&p.status_annotations).expect("json"),
+        serde_json::to_value(p.status_patch()).expect("json"),
         json!([
             {"op": "test", "path": a("paused"), "value": "true"},
             {"op": "test", "path": a("paused-reason"),
@@ -114,7 +114,7 @@ fn the_plans_pause_on_a_set_with_nothing_left_to_roll_is_lifted() {
     let p = plan_at(v, None, "2026-11-23T01:20:00Z");
     assert!(matches!(p.verdict, Verdict::Idle(_)), "{:?}", p.verdict);
     assert_eq!(
-        serde_json::to_value(&p.status_annotations).expect("json"),
+        serde_json::to_value(p.status_patch()).expect("json"),
         json!([
             {"op": "test", "path": a("paused"), "value": "true"},
             {"op": "test", "path": a("paused-reason"), "value": REASON_1},

@@ -4,13 +4,15 @@ use crate::common::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
+use k8s_openapi::api::apps::v1::StatefulSet;
 use sts_safe_rollout_rules::annotations as names;
 use sts_stepper::config::{Keys, SetConfig};
 use sts_stepper::gates::{GateOptions, Verdict};
 use sts_stepper::model::pods;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::plan::events::EventType;
-use sts_stepper::plan::patch::{annotation_patch, stamp, step_patch};
+use sts_stepper::plan::patch::{annotation_patch, stamp, step_changes};
+use sts_stepper::plan::set_write::{SetWrite, SpecWrite};
 use sts_stepper::plan::{self, SetPlan, Snapshot};
 
 /// The set's annotations as the stepper reads them (default prefix).
@@ -58,7 +60,7 @@ fn absent_annotations_are_added_as_a_whole_map_pinned_by_resource_version() {
         ])
     );
     // The step patch on a set without annotations: same pin, whole map.
-    let step = step_patch(&set, &config_of(&set), 3, 2, "b", now());
+    let step = step_patch(&set, 3, 2);
     assert_eq!(
         to_json(&Some(step)),
         json!([
@@ -96,28 +98,28 @@ fn a_new_blocked_reason_is_announced_and_recorded_an_old_one_is_not() {
     let p = plan_one(v.clone(), pods("web", 5, 4));
     assert!(matches!(&p.verdict, Verdict::Blocked(b) if b.reason == Reason::Paused));
     assert_eq!(
-        to_json(&p.status_annotations),
+        to_json(&p.status_patch()),
         json!([{"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason",
                 "value": "Paused"}])
     );
-    assert_eq!(p.status_events.len(), 1);
-    assert_eq!(p.status_events[0].reason, "Blocked");
+    assert_eq!(p.events().len(), 1);
+    assert_eq!(p.events()[0].reason, "Blocked");
     assert_eq!(
-        p.status_events[0].type_,
+        p.events()[0].type_,
         EventType::Normal,
         "a pause is expected"
     );
-    assert!(p.step.is_none());
+    assert!(p.step_patch().is_none());
     v["metadata"]["annotations"]["safe-rollout.dev/blocked-reason"] = json!("Paused");
     let p = plan_one(v.clone(), pods("web", 5, 4));
-    assert!(p.status_annotations.is_none() && p.status_events.is_empty());
+    assert!(p.status_patch().is_none() && p.events().is_empty());
     // Unpaused but a pod below the partition is missing: a new reason, a Warning.
     v["metadata"]["annotations"]["safe-rollout.dev/paused"] = json!("false");
     let mut missing_2 = pods("web", 5, 4);
     missing_2.remove(2);
     let p = plan_one(v, missing_2);
-    assert_eq!(p.status_events[0].type_, EventType::Warning);
-    assert_eq!(p.status_events[0].note, "PodNotReady web-2: missing");
+    assert_eq!(p.events()[0].type_, EventType::Warning);
+    assert_eq!(p.events()[0].note, "PodNotReady web-2: missing");
 }
 
 #[test]
@@ -128,17 +130,17 @@ fn idle_and_unguarded_sets_drop_a_stale_reason_and_unguarded_are_not_stamped() {
     v["metadata"]["annotations"]["safe-rollout.dev/blocked-reason"] = json!("PodNotReady");
     let p = plan_one(v, vec![]);
     assert_eq!(
-        to_json(&p.status_annotations),
+        to_json(&p.status_patch()),
         json!([{"op": "remove", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason"}])
     );
-    assert!(p.status_events.is_empty());
+    assert!(p.events().is_empty());
     let mut v = set_json("web", 3, Some(3), 3);
     v["status"]["currentRevision"] = json!("b");
     v["metadata"]["annotations"]["safe-rollout.dev/force-rolling-update"] = json!("true");
     let p = plan_one(v, vec![]);
     assert!(matches!(p.verdict, Verdict::Unguarded(_)));
     assert!(
-        p.status_annotations.is_none(),
+        p.status_patch().is_none(),
         "a forced set is not stamped initialized"
     );
 }
@@ -189,12 +191,12 @@ fn a_set_with_zero_replicas_is_not_stamped_initialized() {
     let mut v = set_json("web", 0, Some(0), 0);
     v["status"]["currentRevision"] = json!("b");
     let p = plan_one(v, vec![]);
-    assert!(p.status_annotations.is_none(), "{:?}", p.status_annotations);
+    assert!(p.status_patch().is_none(), "{:?}", p.status_patch());
     let mut v = set_json("web", 1, Some(0), 1);
     v["status"]["currentRevision"] = json!("b");
     let p = plan_one(v, vec![]);
     assert_eq!(
-        to_json(&p.status_annotations),
+        to_json(&p.status_patch()),
         json!([{"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1initialized", "value": "true"}])
     );
 }
@@ -208,15 +210,15 @@ fn a_pod_being_replaced_by_the_step_is_a_normal_event_a_pod_below_the_partition_
     p[4].metadata.deletion_timestamp =
         Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now()));
     let plan = plan_one(v.clone(), p);
-    assert_eq!(plan.status_events[0].note, "PodNotReady web-4: terminating");
-    assert_eq!(plan.status_events[0].type_, EventType::Normal);
+    assert_eq!(plan.events()[0].note, "PodNotReady web-4: terminating");
+    assert_eq!(plan.events()[0].type_, EventType::Normal);
     // web-1 (below the partition: untouched by any step) is down: Warning.
     let mut p = pods("web", 5, 4);
     p[1].metadata.deletion_timestamp =
         Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now()));
     let plan = plan_one(v, p);
-    assert_eq!(plan.status_events[0].note, "PodNotReady web-1: terminating");
-    assert_eq!(plan.status_events[0].type_, EventType::Warning);
+    assert_eq!(plan.events()[0].note, "PodNotReady web-1: terminating");
+    assert_eq!(plan.events()[0].type_, EventType::Warning);
 }
 
 /// The annotation keys `patch` removes (`remove` ops under `/metadata/annotations/`).
@@ -241,7 +243,7 @@ fn a_step_and_a_resume_reset_every_key_the_declared_table_says_they_reset() {
     }
     v["metadata"]["annotations"][keys.full(names::PAUSED)] = json!("true");
     let set = set_from(v);
-    let step = removed_keys(&step_patch(&set, &config_of(&set), 3, 2, "b", now()));
+    let step = removed_keys(&step_patch(&set, 3, 2));
     let want: Vec<String> = names::reset_by_step().map(|n| keys.full(n)).collect();
     assert_eq!(
         step, want,
@@ -258,4 +260,20 @@ fn a_step_and_a_resume_reset_every_key_the_declared_table_says_they_reset() {
         want.contains(&keys.of(names::PAUSED).to_string())
             && step.contains(&keys.of(names::BLOCKED_REASON).to_string())
     );
+}
+
+/// The step 3 → 2 of revision `b` at [`now`] on `set`, as the plan writes it without status changes.
+fn step_patch(set: &StatefulSet, from: i32, to: i32) -> json_patch::Patch {
+    let config = config_of(set);
+    SetWrite {
+        spec: SpecWrite::Step {
+            from,
+            to,
+            update_revision: "b".into(),
+        },
+        annotations: step_changes(set, &config, "b", now()).into_iter().collect(),
+        ..SetWrite::default()
+    }
+    .patch(set, None)
+    .expect("a step")
 }

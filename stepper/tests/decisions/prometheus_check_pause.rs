@@ -31,8 +31,8 @@ fn a_failure_below_the_limit_is_recorded_and_a_warning() {
             )
         )
     );
-    assert_eq!(p.status_events[0].type_, EventType::Warning);
-    let ops = to_json(&p.status_annotations);
+    assert_eq!(p.events()[0].type_, EventType::Warning);
+    let ops = to_json(&p.status_patch());
     assert_eq!(
         ops[0],
         json!({"op": "test", "path": "/metadata/resourceVersion", "value": "100"})
@@ -70,10 +70,10 @@ fn reaching_the_failure_limit_pauses_and_the_next_pass_is_paused() {
             &format!("web: {reason}: rollout paused")
         )
     );
-    assert!(p.step.is_none());
+    assert!(p.step_patch().is_none());
     let paused_reason = format!("{reason} (at 2026-11-23T01:20:00Z)");
     assert_eq!(
-        to_json(&p.status_annotations),
+        to_json(&p.status_patch()),
         json!([
             {"op": "test", "path": "/metadata/annotations/safe-rollout.dev~1prometheus-check", "value": old},
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason", "value": "PrometheusCheck"},
@@ -85,18 +85,13 @@ fn reaching_the_failure_limit_pauses_and_the_next_pass_is_paused() {
         ])
     );
     assert!(
-        !p.status_events
-            .iter()
-            .any(|e| e.reason == "RolloutDegraded"),
+        !p.events().iter().any(|e| e.reason == "RolloutDegraded"),
         "the RolloutPaused Event announces it: {:?}",
-        p.status_events
+        p.events()
     );
-    assert_eq!(p.status_events[0].type_, EventType::Warning);
-    let after = applied(
-        &v,
-        p.status_annotations.as_ref().expect("status_annotations"),
-    )
-    .expect("applies");
+    assert_eq!(p.events()[0].type_, EventType::Warning);
+    let after =
+        applied(&v, p.status_patch().as_ref().expect("status_annotations")).expect("applies");
     assert!(
         after["metadata"]["annotations"]
             .get(key("prometheus-check"))
@@ -112,7 +107,7 @@ fn reaching_the_failure_limit_pauses_and_the_next_pass_is_paused() {
             &format!("web: safe-rollout.dev/paused is \"true\": {paused_reason}")
         )
     );
-    let next_ops = to_json(&next.status_annotations).to_string();
+    let next_ops = to_json(&next.status_patch()).to_string();
     assert!(
         !next_ops.contains("degraded-reason"),
         "kept while paused: {next_ops}"
@@ -130,7 +125,7 @@ fn a_failure_limit_of_1_pauses_on_the_first_failed_check_guarded_by_resource_ver
     );
     let reason = "PrometheusCheck failed 1 times (failure-limit 1) since the last step; last: safe-rollout.dev/prometheus-query returned an empty result";
     assert_eq!(
-        to_json(&p.status_annotations),
+        to_json(&p.status_patch()),
         json!([
             {"op": "test", "path": "/metadata/resourceVersion", "value": "100"},
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason", "value": "PrometheusCheck"},
@@ -141,11 +136,8 @@ fn a_failure_limit_of_1_pauses_on_the_first_failed_check_guarded_by_resource_ver
              "value": format!("FailureLimit: {reason}")}
         ])
     );
-    let after = applied(
-        &v,
-        p.status_annotations.as_ref().expect("status_annotations"),
-    )
-    .expect("applies");
+    let after =
+        applied(&v, p.status_patch().as_ref().expect("status_annotations")).expect("applies");
     let next = plan_one(after, pods("web", 3, 3), None);
     assert!(
         matches!(&next.verdict, Verdict::Blocked(b) if b.reason == Reason::Paused && b.detail.contains("returned an empty result")),
@@ -218,7 +210,7 @@ fn a_failure_limit_pause_is_announced_as_a_warning() {
             Verdict::Blocked(b) => b.reason,
             d => panic!("{secs}s: {d:?}"),
         });
-        events.extend(p.status_events);
+        events.extend(p.events().iter().cloned());
         v = after;
     }
     assert_eq!(
@@ -242,13 +234,13 @@ fn a_failing_check_then_the_pause_over_passes() {
     let o = opts();
     let mut v = prom_set_json(&[("safe-rollout.dev/failure-limit", "2")]);
     let (p, after) = pass_at(&v, &o, now(), outcomes(vec![QueryOutcome::Empty]));
-    assert_eq!(p.status_events.len(), 1);
-    assert_eq!(p.status_events[0].type_, EventType::Warning);
+    assert_eq!(p.events().len(), 1);
+    assert_eq!(p.events()[0].type_, EventType::Warning);
     v = after;
     // 10 s later: not due, nothing read or written.
     let later = now() + SignedDuration::from_secs(10);
     let (p, after) = pass_at(&v, &o, later, None);
-    assert!(p.status_annotations.is_none() && p.step.is_none());
+    assert!(p.status_patch().is_none() && p.step_patch().is_none());
     assert_eq!(after, v);
     // 30 s later: due; the second failure pauses.
     let (p, after) = pass_at(

@@ -30,7 +30,7 @@ fn a_set_with_a_query_needs_the_queries_first() {
             "web: check due (1 query), not run yet"
         )
     );
-    assert!(p[0].step.is_none());
+    assert!(p[0].step_patch().is_none());
     // A set blocked before the gate needs nothing.
     let mut missing = pods("web", 3, 3);
     missing.remove(0);
@@ -59,8 +59,8 @@ fn threshold_1_steps_and_the_step_patch_removes_the_state(#[case] old: Option<&s
         .pop()
         .expect("plan");
     assert_eq!(p.verdict, step(3, 2));
-    assert!(p.status_annotations.is_none(), "{:?}", p.status_annotations);
-    let ops = to_json(&p.step);
+    assert!(p.status_patch().is_none(), "{:?}", p.status_patch());
+    let ops = to_json(&p.step_patch());
     let removes: Vec<&Value> = ops
         .as_array()
         .expect("ops")
@@ -76,7 +76,7 @@ fn threshold_1_steps_and_the_step_patch_removes_the_state(#[case] old: Option<&s
         ),
         None => assert!(removes.is_empty(), "{ops}"),
     }
-    let after = applied(&v, p.step.as_ref().expect("step")).expect("step applies");
+    let after = applied(&v, p.step_patch().as_ref().expect("step")).expect("step applies");
     assert_eq!(
         after["spec"]["updateStrategy"]["rollingUpdate"]["partition"],
         json!(2)
@@ -103,23 +103,23 @@ fn threshold_2_writes_the_state_guarded_by_resource_version_when_absent() {
             "web: 1 of 2 consecutive checks passed, 0 failed; next check in 30s"
         )
     );
-    assert!(p.step.is_none());
+    assert!(p.step_patch().is_none());
     let new = state_json(1, 0, "2026-11-23T01:20:00Z");
     assert_eq!(
-        to_json(&p.status_annotations),
+        to_json(&p.status_patch()),
         json!([
             {"op": "test", "path": "/metadata/resourceVersion", "value": "100"},
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason", "value": "PrometheusCheck"},
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1prometheus-check", "value": new}
         ])
     );
-    assert_eq!(p.status_events.len(), 1);
+    assert_eq!(p.events().len(), 1);
     assert_eq!(
-        p.status_events[0].type_,
+        p.events()[0].type_,
         EventType::Normal,
         "counting up successes is an expected wait"
     );
-    let patch = p.status_annotations.as_ref().expect("status_annotations");
+    let patch = &p.status_patch().expect("status_annotations");
     let after = applied(&v, patch).expect("applies to the observed object");
     assert_eq!(
         after["metadata"]["annotations"][key("prometheus-check")],
@@ -153,14 +153,14 @@ fn threshold_3_updates_the_state_guarded_by_its_old_value() {
     );
     let new = state_json(2, 0, "2026-11-23T01:20:00Z");
     assert_eq!(
-        to_json(&p.status_annotations),
+        to_json(&p.status_patch()),
         json!([
             {"op": "test", "path": "/metadata/annotations/safe-rollout.dev~1prometheus-check", "value": old},
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1prometheus-check", "value": new}
         ])
     );
-    assert!(p.status_events.is_empty(), "reason already announced");
-    let patch = p.status_annotations.as_ref().expect("status_annotations");
+    assert!(p.events().is_empty(), "reason already announced");
+    let patch = &p.status_patch().expect("status_annotations");
     assert!(applied(&v, patch).is_ok());
     // Another stepper counted this period first: its state differs, the test op fails.
     let mut raced = v.clone();
@@ -182,5 +182,5 @@ fn threshold_3_updates_the_state_guarded_by_its_old_value() {
             "web: 2 of 3 consecutive checks passed, 0 failed; next check in 20s"
         )
     );
-    assert!(p.status_annotations.is_none(), "{:?}", p.status_annotations);
+    assert!(p.status_patch().is_none(), "{:?}", p.status_patch());
 }

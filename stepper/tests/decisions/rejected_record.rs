@@ -126,7 +126,7 @@ fn a_blocked_set_clears_only_a_refused_status_write(#[case] recorded: &str, #[ca
         .pop()
         .expect("a plan");
     assert!(matches!(p.verdict, Verdict::Blocked(_)), "{:?}", p.verdict);
-    let patch = serde_json::to_value(&p.status_annotations).expect("json");
+    let patch = serde_json::to_value(p.status_patch()).expect("json");
     let removes = patch
         .as_array()
         .is_some_and(|ops| ops.contains(&json!({"op": "remove", "path": KEY_PTR})));

@@ -224,7 +224,7 @@ fn the_plan_deletes_the_pod_and_a_pass_reads_the_held_sets_pods() {
         "{:?}",
         p.returning
     );
-    assert_eq!(p.step, None, "no partition written");
+    assert_eq!(p.step_patch(), None, "no partition written");
     let (snap, opts) = (snapshot(vec![v], Vec::new()), opts());
     let planner = plan::Planner::new(&snap, &opts);
     assert_eq!(planner.candidates(now()), vec![0], "its pods are read");
@@ -245,7 +245,7 @@ fn a_return_waiting_for_the_application_records_the_approval_note() {
     let p = plan_one(v, pods.into_iter().map(pod_from).collect(), None);
     let held = p.returning.as_deref().and_then(|r| r.held.as_ref());
     assert_eq!(held.map(|b| b.reason), Some(Reason::ApprovalPending));
-    let patch = serde_json::to_value(p.status_annotations.expect("a status write")).expect("json");
+    let patch = serde_json::to_value(p.status_patch().expect("a status write")).expect("json");
     let note = patch
         .as_array()
         .expect("ops")

@@ -104,7 +104,7 @@ fn one_set_of_a_staged_group_steps_the_first_by_name() {
     let all_pods = names.iter().flat_map(|n| member_pods("ns", n, 3)).collect();
     let plans = plan::plan(&snapshot(sets, all_pods), &opts(), now());
     assert_eq!(by_name(&plans, "ns", "a").verdict, step(3, 2));
-    assert!(by_name(&plans, "ns", "a").step.is_some());
+    assert!(by_name(&plans, "ns", "a").step_patch().is_some());
     for n in ["b", "c"] {
         let p = by_name(&plans, "ns", n);
         assert_eq!(
@@ -115,21 +115,21 @@ fn one_set_of_a_staged_group_steps_the_first_by_name() {
             ),
             "{n}"
         );
-        assert!(p.step.is_none(), "{n}");
-        assert_eq!(p.status_events.len(), 1, "{n}");
+        assert!(p.step_patch().is_none(), "{n}");
+        assert_eq!(p.events().len(), 1, "{n}");
         assert_eq!(
-            p.status_events[0].type_,
+            p.events()[0].type_,
             EventType::Normal,
             "{n}: an expected wait"
         );
         assert_eq!(
-            to_json(&p.status_annotations),
+            to_json(&p.status_patch()),
             json!([{"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason",
                     "value": "GroupBusy"}]),
             "{n}"
         );
     }
-    let steps = plans.iter().filter(|p| p.step.is_some()).count();
+    let steps = plans.iter().filter(|p| p.write.is_step()).count();
     assert_eq!(steps, 1);
 }
 

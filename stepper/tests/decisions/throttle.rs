@@ -179,20 +179,20 @@ fn five_steppable_sets_with_two_steps_per_pass() {
     for n in ["a", "b"] {
         let p = by_name(&plans, "ns", n);
         assert_eq!(p.verdict, step(3, 2), "{n}");
-        assert!(p.step.is_some(), "{n}");
+        assert!(p.step_patch().is_some(), "{n}");
     }
     for n in ["c", "d", "e"] {
         let p = by_name(&plans, "ns", n);
         assert_eq!(p.verdict, blocked(Reason::Throttled, PASS_2), "{n}");
-        assert!(p.step.is_none(), "{n}");
+        assert!(p.step_patch().is_none(), "{n}");
         assert_eq!(
-            to_json(&p.status_annotations),
+            to_json(&p.status_patch()),
             json!([{"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason",
                     "value": "Throttled"}]),
             "{n}"
         );
-        assert_eq!(p.status_events[0].type_, EventType::Normal, "{n}");
-        assert_eq!(p.status_events[0].note, format!("Throttled {PASS_2}"));
+        assert_eq!(p.events()[0].type_, EventType::Normal, "{n}");
+        assert_eq!(p.events()[0].note, format!("Throttled {PASS_2}"));
     }
     // Without the flag all five step.
     let plans = plan::plan(&snap, &opts(), now());
@@ -263,9 +263,9 @@ fn a_throttled_set_still_records_its_prometheus_check_state() {
     let plans = plan::plan_with(&snap, &o, now(), &probes);
     assert_eq!(plans[0].verdict, step(3, 2));
     assert!(
-        plans[0].status_annotations.is_none(),
+        plans[0].status_patch().is_none(),
         "{:?}",
-        plans[0].status_annotations
+        plans[0].status_patch()
     );
     assert_eq!(
         plans[1].verdict,
@@ -276,7 +276,7 @@ fn a_throttled_set_still_records_its_prometheus_check_state() {
     );
     let new = state_json(1, 0, "2026-11-23T01:20:00Z");
     assert_eq!(
-        to_json(&plans[1].status_annotations),
+        to_json(&plans[1].status_patch()),
         json!([
             {"op": "test", "path": "/metadata/resourceVersion", "value": "100"},
             {"op": "add", "path": "/metadata/annotations/safe-rollout.dev~1blocked-reason", "value": "Throttled"},
@@ -287,7 +287,7 @@ fn a_throttled_set_still_records_its_prometheus_check_state() {
     let b = applied(
         &with_query("b"),
         plans[1]
-            .status_annotations
+            .status_patch()
             .as_ref()
             .expect("status_annotations"),
     )
@@ -299,7 +299,7 @@ fn a_throttled_set_still_records_its_prometheus_check_state() {
         .pop()
         .expect("plan");
     assert_eq!(p.verdict, step(3, 2));
-    let ops = to_json(&p.step);
+    let ops = to_json(&p.step_patch());
     assert!(
         ops.as_array().expect("ops").contains(
             &json!({"op": "remove", "path": "/metadata/annotations/safe-rollout.dev~1prometheus-check"})

@@ -89,14 +89,10 @@ fn approve_steps_at_once_and_records_nothing() {
     let snap = snapshot(set, pods);
     let probes = probes_of(decided(Decision::Approve, "ok", None));
     let plan = &plan_with(&snap, &opts(), now(), &probes)[0];
-    let reasons: Vec<&str> = plan
-        .status_events
-        .iter()
-        .map(|e| e.reason.as_str())
-        .collect();
-    assert_eq!(reasons, ["Approved"], "{:?}", plan.status_events);
+    let reasons: Vec<&str> = plan.events().iter().map(|e| e.reason.as_str()).collect();
+    assert_eq!(reasons, ["Approved"], "{:?}", plan.events());
     assert_eq!(
-        plan.status_events[0].note,
+        plan.events()[0].note,
         format!("webhook db approved updateRevision {REV_NEW} for web-4")
     );
 }
@@ -176,7 +172,7 @@ fn deny_blocks_with_its_reason_and_is_announced_once_per_episode() {
         |set: &StatefulSet, answer: Option<WebhookAnswer>, t: Timestamp| -> Vec<(String, String)> {
             let snap = snapshot(set.clone(), pods.clone());
             plan_with(&snap, &opts(), t, &probes_of(answer))[0]
-                .status_events
+                .events()
                 .iter()
                 .filter(|e| e.reason.starts_with("Approval"))
                 .map(|e| (e.reason.clone(), e.note.clone()))

@@ -42,11 +42,9 @@ fn errors_are_counted_apart_and_the_limit_records_webhook_errors() {
     let snap = snapshot(with_record(&set, &first), pods.clone());
     let plan = &plan_with(&snap, &opts(), t1, &probes_of(error("HTTP 500: boom")))[0];
     assert!(
-        plan.status_events
-            .iter()
-            .any(|e| e.reason == "RolloutDegraded"),
+        plan.events().iter().any(|e| e.reason == "RolloutDegraded"),
         "{:?}",
-        plan.status_events
+        plan.events()
     );
     // A decision clears the errors and the record.
     let degraded = with_record(&recorded, &second);
