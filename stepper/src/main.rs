@@ -48,10 +48,10 @@ fn main() -> ExitCode {
         LogFormat::Text => builder.init(),
     }
     // One worker thread beside the main one (which runs the command's own future): the stepper's
-    // work is one pass at a time and waiting on sockets; a worker per core only added a wakeup of
-    // a parked worker (eventfd, futex) per task woken, ~60 % of the CPU of a pod watch event on a
-    // real API server (BENCHMARKS.md, "CPU per pod watch event"). TOKIO_WORKER_THREADS still sets
-    // another number.
+    // work is one pass at a time and waiting on sockets; a worker per core only added, per task
+    // woken, a wakeup of the parked worker (tokio's eventfd and a futex), once per pod watch event
+    // on a real API server (BENCHMARKS.md, "CPU per pod watch event"). TOKIO_WORKER_THREADS still
+    // sets another number.
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
         runtime.worker_threads(1);
