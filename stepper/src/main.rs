@@ -47,10 +47,16 @@ fn main() -> ExitCode {
         LogFormat::Json => builder.json().flatten_event(true).init(),
         LogFormat::Text => builder.init(),
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // One worker thread beside the main one (which runs the command's own future): the stepper's
+    // work is one pass at a time and waiting on sockets; a worker per core only added, per task
+    // woken, a wakeup of the parked worker (tokio's eventfd and a futex), once per pod watch event
+    // on a real API server (BENCHMARKS.md, "CPU per pod watch event"). TOKIO_WORKER_THREADS still
+    // sets another number.
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        runtime.worker_threads(1);
+    }
+    let runtime = match runtime.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("sts-stepper: error: cannot start the async runtime: {e}");

@@ -69,7 +69,8 @@ pub async fn load(g: &GlobalArgs) -> Result<(Config, NamespaceSource)> {
 /// As [`load`], or a client that cannot be built from the configuration.
 pub async fn client(g: &GlobalArgs) -> Result<(Client, String)> {
     let (config, source) = load(g).await?;
-    let client = Client::try_from(config).context("creating the Kubernetes client")?;
+    let client =
+        crate::cluster::kube_client::client(config).context("creating the Kubernetes client")?;
     Ok((client, source.current_namespace()))
 }
 

@@ -23,6 +23,7 @@ mod cli_help;
 mod cli_plugin;
 mod http_check;
 mod isolation;
+mod kube_client_tls;
 mod kube_owner;
 mod kube_pass_errors;
 mod kube_pass_reads;
