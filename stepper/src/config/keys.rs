@@ -47,7 +47,7 @@ impl Keys {
     }
 
     /// True for an annotation key under this prefix (`<prefix>/<name>`, any name): the only annotations
-    /// the stepper reads ([`SetConfig::parse`], [`check::check_config`]) or writes.
+    /// the stepper reads ([`super::SetConfig::parse`], [`super::check::check_config`]) or writes.
     pub fn owns(&self, key: &str) -> bool {
         key.strip_prefix(self.prefix.as_str())
             .is_some_and(|rest| rest.starts_with('/'))

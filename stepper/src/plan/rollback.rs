@@ -113,7 +113,7 @@ pub fn record(rb: &Rollback) -> Record {
 /// The whole rollback write of `rb` (annotations read into `config`): ONE JSON Patch
 /// ([`SetWrite::patch`] with the template the pass read from the ControllerRevision `rb.to`) that pins
 /// the set as read ([`SpecWrite::RollBack`]), replaces `.spec.template`, records `failed-revision` =
-/// [`FailedRevision::to_annotation`], carries the pass's status annotations (`status`: its
+/// [`crate::config::FailedRevision::to_annotation`], carries the pass's status annotations (`status`: its
 /// `degraded-reason` is the rollback's [`record`] already; `pins`, its guards) and removes the gates'
 /// state (a new rollout's checks count from zero); then the Warning `RolledBack` Event after the
 /// pass's. One write: the pass only fetches the template and sends it.

@@ -52,7 +52,7 @@ pub struct SetPlan {
     /// ([`gates::returning`]); the pass deletes it when none holds it ([`gates::returning::Return::deletes`]).
     pub returning: Option<Box<gates::returning::Return>>,
     /// `metadata.annotations` was present on the set as read (a refused write's record adds a key
-    /// to it, or the whole map: [`crate::plan::rejected::record_patch`]).
+    /// to it, or the whole map: [`crate::plan::degraded::record_patch`]).
     pub annotated: bool,
 }
 

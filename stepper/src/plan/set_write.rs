@@ -83,8 +83,8 @@ pub enum SpecWrite {
         update_revision: String,
     },
     /// The rollback (`on-failure: rollback`): `.spec.template` back to the template of the
-    /// ControllerRevision `Rollback::to` (fetched by the pass), pinned to the set as read
-    /// ([`rollback_pins`]).
+    /// ControllerRevision `Rollback::to` (fetched by the pass), pinned to the set as read: its
+    /// `resourceVersion`, `generation` and both revisions.
     RollBack(Rollback),
 }
 
