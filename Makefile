@@ -96,9 +96,10 @@ unit-tests: policy.wasm ## Every cargo test, compiled with clippy's lints as err
 
 # tests/docs/ is `test = false`: `cargo test --workspace` (unit-tests) leaves it to this step, so it counts once.
 # `--workspace` (not `-p sts-stepper`) and the same compiler: the units unit-tests built are reused.
-docs-check: ## docs/ against the code: annotations, flags, metrics, Events, gates, the status -o json fields; links
+docs-check: ## docs/ against the code: annotations, flags, metrics, Events, gates, the status -o json fields; links; rustdoc without a warning
 	mkdir -p $(REPORT)
 	$(LINTED) $(CARGO) test --locked --workspace --test docs 2>&1 | tee $(REPORT)/docs-check.cargo.log
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --no-deps -p sts-stepper -p sts-safe-rollout-rules
 
 e2e-tests: policy.wasm runner ## e2e.bats: through kwctl when KWCTL is set or kwctl is installed, else the runner
 	@mkdir -p $(REPORT)

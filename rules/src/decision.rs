@@ -1,7 +1,7 @@
 //! The policy's decision table (docs/design.md, "The policy: decision table") as one `match` over the facts
 //! of a CREATE or UPDATE of an `apps/v1` StatefulSet.
 //!
-//! [`decide`] reads the objects ([`StatefulSetView`]), computes [`Facts`] once, and matches them one arm per
+//! [`decide`] reads the objects ([`StatefulSetView`]), computes `Facts` once, and matches them one arm per
 //! row, in the table's order. What the answer does to the object is [`Change`], applied by [`apply`]
 //! (JSON editing, in `edit.rs`); the request around it (kind, subresource, operation) is `response.rs`.
 

@@ -1,6 +1,10 @@
 //! Command line: `sts-stepper [FLAGS] <once|watch|status|step|wait|pause|resume|preview|release|simulate>`, also run as
 //! the kubectl plugin `kubectl safe-rollout` ([`crate::cli::plugin`]).
 
+// The doc comments of the flags are their `--help` text (clap), written for a terminal: `<prefix>/…`
+// and bare URLs there are text, not HTML or links.
+#![allow(rustdoc::invalid_html_tags, rustdoc::bare_urls)]
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 

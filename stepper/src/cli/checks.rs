@@ -3,6 +3,10 @@
 //! approval webhooks ([`WebhookArgs`]) — and what bounds all of a pass's reads ([`CheckArgs`]:
 //! `--check-concurrency`, `--check-deadline`).
 
+// The doc comments of the flags are their `--help` text (clap), written for a terminal: `<prefix>/…`
+// and bare URLs there are text, not HTML or links.
+#![allow(rustdoc::invalid_html_tags, rustdoc::bare_urls)]
+
 use std::path::PathBuf;
 
 use clap::Args;

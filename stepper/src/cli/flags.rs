@@ -2,6 +2,10 @@
 //! (`Scope`), what the gates consult (`Gates`), how a pass writes (`Pass`), and `status`'s output
 //! format. The checks' flags are [`crate::cli::checks`]'.
 
+// The doc comments of the flags are their `--help` text (clap), written for a terminal: `<prefix>/…`
+// and bare URLs there are text, not HTML or links.
+#![allow(rustdoc::invalid_html_tags, rustdoc::bare_urls)]
+
 use clap::{Args, ValueEnum};
 use jiff::SignedDuration;
 

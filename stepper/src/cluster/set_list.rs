@@ -21,7 +21,7 @@ pub struct SetList {
 }
 
 impl SetList {
-    /// A bump of [`SetList::changes`] per event, for the set stores' `after`.
+    /// A bump of `SetList::changes` per event, for the set stores' `after`.
     pub fn on_change(&self) -> impl FnMut(&WatchEvent<CachedSet>) + Send + 'static {
         let changes = self.changes.clone();
         move |_| {

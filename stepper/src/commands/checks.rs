@@ -47,7 +47,7 @@ pub fn configured_timeouts(g: &CheckArgs, checks: &Checks) -> Vec<Duration> {
 }
 
 /// How a pass runs its checks' reads, from `--check-concurrency` and `--check-deadline` (default:
-/// [`default_deadline`] of the kinds `checks` configures).
+/// `default_deadline` of the kinds `checks` configures).
 pub fn probe_options(g: &CheckArgs, checks: &Checks) -> ProbeOptions {
     ProbeOptions {
         concurrency: g.check_concurrency.get(),

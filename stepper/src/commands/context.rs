@@ -53,7 +53,7 @@ pub struct Context {
 }
 
 impl Context {
-    /// Connects ([`connect::client`]).
+    /// Connects (`connect::client`).
     ///
     /// # Errors
     /// No Kubernetes configuration, or one that cannot be read.

@@ -1,5 +1,5 @@
 //! The subcommands, one file each, dispatched by [`run`], and the one [`Context`] they share
-//! ([`context`]).
+//! (`context`).
 
 pub mod alloc;
 mod checks;

@@ -71,7 +71,7 @@ pub(super) async fn apply<C: Cluster>(
 /// replaces its reason.
 ///
 /// # Errors
-/// As [`target_set`] and [`apply`].
+/// As `target_set` and `apply`.
 pub async fn pause_set<C: Cluster>(
     cluster: &C,
     keys: &Arc<Keys>,

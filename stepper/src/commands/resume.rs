@@ -35,7 +35,7 @@ pub async fn run(ctx: &Context, args: &ResumeArgs) -> Result<Exit> {
 /// ([`retry_patch`]): the revision the stepper rolled back may be stepped again.
 ///
 /// # Errors
-/// As [`target_set`] and [`apply`].
+/// As `target_set` and `apply`.
 pub async fn resume_set<C: Cluster>(
     cluster: &C,
     keys: &Arc<Keys>,

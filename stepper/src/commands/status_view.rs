@@ -31,7 +31,7 @@ fn common(item: &RolloutStatus) -> Vec<String> {
     row
 }
 
-/// The table of `items` as `view` says, the sections below it ([`sections`]), then where the records
+/// The table of `items` as `view` says, the sections below it (`sections`), then where the records
 /// come from and how current they are, and with `--local` what the local view cannot judge.
 pub fn render(
     items: &[RolloutStatus],

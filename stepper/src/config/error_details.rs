@@ -2,7 +2,7 @@
 //! `pause-at` plan ([`PausePlanError`]), an `http-check-expect` expectation ([`ExpectError`]) and an
 //! `http-check-jsonpath` ([`JsonPathError`]).
 
-/// What is wrong with a `pause-at` value (the detail of [`ConfigError::PausePlan`]): one point
+/// What is wrong with a `pause-at` value (the detail of `ConfigError::PausePlan`): one point
 /// (`item`: the point as written, trimmed), or the order of the points (each point as written without
 /// its bake time, [`super::PointAt`]'s `Display`: `3`, `50%`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -80,7 +80,7 @@ pub enum PausePlanError {
 }
 
 /// Why an `http-check-expect` value is not of [`super::Expect`]'s grammar ([`super::http_check::parse_expect`]; the detail of
-/// [`ConfigError::Expect`]).
+/// `ConfigError::Expect`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ExpectError {
     /// Empty or blank.
@@ -106,7 +106,7 @@ pub enum ExpectError {
 }
 
 /// Why an `http-check-jsonpath` value is not a JSONPath from the root ([`super::http_check::check_jsonpath`]; the detail
-/// of [`ConfigError::JsonPath`]).
+/// of `ConfigError::JsonPath`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum JsonPathError {
     /// It does not start with `$`.

@@ -16,7 +16,7 @@ use crate::model::pods::{pod_revision, start_ordinal};
 use crate::model::set;
 
 /// What the progress deadline reads beside the pod gates' fields: when each pod was created (a pod
-/// created again after a step back counts from its creation, [`progress_deadline`]).
+/// created again after a step back counts from its creation, `progress_deadline`).
 pub const READS: &[Field] = &[pod("metadata.creationTimestamp")];
 
 /// What a failure of kind `kind` (`FailureLimit`, `ProgressDeadline`) with `reason` does: with

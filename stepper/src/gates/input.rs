@@ -53,7 +53,7 @@ impl GateInput<'_> {
         set::partition(self.set).unwrap_or(0)
     }
 
-    /// The partition the next step lowers to: [`step_target`] with the set's step size, clamped so it
+    /// The partition the next step lowers to: `step_target` with the set's step size, clamped so it
     /// does not pass the next pause point of the canary plan ([`super::pause_points::Position::clamp`]).
     pub fn target(&self) -> i32 {
         next_step::target(self.set, self.config)

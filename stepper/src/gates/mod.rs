@@ -8,7 +8,7 @@
 //! (`PrometheusCheck`, `HttpCheck`), [`approval`] (`PrimaryNotMoved`, `ApprovalPending`); the fleet's
 //! step budget (`Throttled`) is [`throttle`], over all sets. One [`GateInput`] carries everything a
 //! gate may read; [`evaluate_input`] skips unguarded and idle sets, runs [`GATES`] in order and returns
-//! the [`Evaluation`], whose writes on the set are typed [`Effect`]s. The canary plan is [`pause_points`] (its effects [`canary`]), stuck-pod
+//! the [`Evaluation`], whose writes on the set are typed [`Effect`]s. The canary plan is [`pause_points`] (its effects `canary`), stuck-pod
 //! recovery's decision [`recovery`], the return of pods a re-apply left on a failed revision
 //! [`returning`]. Nothing here reads a clock or talks to the API server.
 //!

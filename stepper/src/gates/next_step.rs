@@ -37,7 +37,7 @@ impl StepError {
 pub struct NextStep {
     /// The partition observed.
     pub from: i32,
-    /// The partition after the step ([`target`]).
+    /// The partition after the step (`target`).
     pub to: i32,
     /// `status.updateRevision` observed (pinned by the step patch).
     pub update_revision: String,

@@ -24,7 +24,7 @@ use crate::model::fields::{Field, Reader};
 use crate::model::reasons::{Blocked, Reason};
 
 /// What a gate reads beyond the StatefulSet list: this decides which sets get pod reads
-/// ([`list_gate_block`]) and which wait for a per-set read ([`Need`]).
+/// ([`list_gate_block`]) and which wait for a per-set read (`Need`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reads {
     /// The StatefulSet list alone (its spec, status and annotations, the fleet's rollout groups).
@@ -57,7 +57,7 @@ pub struct GateEntry {
     /// application checks, one of which failed the revision the set leaves; the Kubernetes gates and
     /// the approvals are asked.
     pub skipped_stepping_back: bool,
-    /// While the gate blocks, the gates are run again on a view of the set, if any ([`Rerun`]).
+    /// While the gate blocks, the gates are run again on a view of the set, if any (`Rerun`).
     pub rerun: Option<Rerun>,
 }
 

@@ -50,7 +50,7 @@ pub struct Evaluation {
     /// them into annotation changes, `test` guards and Events).
     pub effects: Vec<Effect>,
     /// The block is part of the rollout's normal rhythm even though its reason may not be
-    /// ([`Reason::is_expected_wait`]): a Prometheus check counting up its successes.
+    /// (`Reason::is_expected_wait`): a Prometheus check counting up its successes.
     pub expected_wait: bool,
     /// What the canary plan writes ([`super::pause_points`]): a pause now (with a `Paused` block), or with a
     /// step its bake-time resume and the pause at the point it reaches.

@@ -21,8 +21,8 @@
 //! take an expired lease) and judges expiry on the wall clock; `kube-coordinate` needs kube 2;
 //! kube-runtime 4 has no leader election.
 //!
-//! Layer `leader` (I/O): the election ([`elector`], its pure rule in [`record`], its settings in
-//! [`config`], what it decides in [`leadership`]) and the
+//! Layer `leader` (I/O): the election (`elector`, its pure rule in `record`, its settings in
+//! `config`, what it decides in `leadership`) and the
 //! [`cluster::LeaderCluster`] that writes only while leading. May import `cluster`, `plan`, `gates`,
 //! `config`, `model` (ARCHITECTURE.md, "Layers").
 

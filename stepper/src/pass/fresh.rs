@@ -36,7 +36,7 @@ pub struct Fresh {
 /// readiness, nor the DELETE's preconditions another pod's). From the caches, a plan with requests on
 /// the pods is carried out only while a fresh GET shows the set at the same step. The I/O gates' reads
 /// of the pass (`probes`: a check's result, the webhook's answer) are reused only for the same step of
-/// the same revision: a set that [`changed`] is not written this pass ([`Fresh::changed`]).
+/// the same revision: a set that `changed` is not written this pass ([`Fresh::changed`]).
 pub async fn decide_fresh<C: Cluster>(
     cluster: &C,
     snap: &Snapshot,

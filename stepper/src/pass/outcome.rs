@@ -32,7 +32,7 @@ pub(super) fn not_leading(p: SetPlan) -> SetReport {
     }
 }
 
-/// The report of a plan that writes nothing ([`SetPlan::writes_nothing`]): what [`execute`] reports
+/// The report of a plan that writes nothing ([`SetPlan::writes_nothing`]): what `execute` reports
 /// for it, with no I/O (no write, so no Event and no refusal; its verdict is not a step).
 pub fn unwritten(p: SetPlan) -> SetReport {
     let outcome = match p.verdict {

@@ -101,7 +101,7 @@ pub fn findings(plans: &[SetPlan]) -> Vec<(usize, Finding)> {
 /// ([`RecoveryOutcome::NotLeader`]).
 /// `snap` is the snapshot the findings were made on (`plans[i]` and `findings` index its sets); when
 /// its reads came from `watch`'s caches ([`Cluster::cached`]), each delete is first confirmed on a fresh
-/// consistent read ([`confirm_on_fresh_read`]).
+/// consistent read (`confirm_on_fresh_read`).
 pub async fn recover<C: Cluster>(
     cluster: &C,
     snap: &Snapshot,

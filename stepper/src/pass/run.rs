@@ -46,7 +46,7 @@ pub async fn run_pass<C: Cluster>(
 }
 
 /// Runs one pass at time `now`: [`decide`] (snapshot, the I/O gates' reads, the pure
-/// [`crate::plan::plan_with`]), then [`write`] (stuck-pod recovery with `gates.recover_stuck_pods`,
+/// [`crate::plan::plan_with`]), then [`write()`] (stuck-pod recovery with `gates.recover_stuck_pods`,
 /// then each set's writes).
 ///
 /// # Errors
@@ -66,7 +66,7 @@ pub async fn run_pass_with<C: Cluster, P: AllProbes>(
     Ok(write(cluster, decided, opts, now).await)
 }
 
-/// What a pass decided before it writes anything ([`decide`]); [`write`] carries it out.
+/// What a pass decided before it writes anything ([`decide`]); [`write()`] carries it out.
 #[derive(Debug)]
 pub struct Decided {
     snap: Snapshot,

@@ -56,7 +56,7 @@ impl Rejection {
         }
     }
 
-    /// The `<prefix>/degraded-reason` record, its detail cut at [`MAX_DETAIL`] bytes (on a character
+    /// The `<prefix>/degraded-reason` record, its detail cut at `MAX_DETAIL` bytes (on a character
     /// boundary), so the same refusal always gives the same record.
     pub fn degraded(&self) -> Record {
         Record::new(self.write.kind(), self.detail())

@@ -1,6 +1,6 @@
 //! The rollback of `on-failure: rollback` (issue 36) as one JSON Patch, pure: the pod template of the
 //! ControllerRevision to go back to ([`template_of`]) written over `.spec.template`, pinned to what was
-//! read, with the record `failed-revision` ([`write`]).
+//! read, with the record `failed-revision` ([`write()`]).
 //!
 //! It is what `kubectl rollout undo` does to a StatefulSet (kubectl `pkg/polymorphichelpers/rollback.go`,
 //! `StatefulSetRollbacker.Rollback`: the revision's `data` sent as a strategic merge patch), written as
@@ -23,7 +23,7 @@ use crate::plan::effects::Rollback;
 use crate::plan::events::EventNote;
 use crate::plan::set_write::{Changes, SetWrite, SpecWrite};
 
-/// What the rollback's write ([`write`]) reads of a set (besides its identity, `metadata.resourceVersion` among it,
+/// What the rollback's write ([`write()`]) reads of a set (besides its identity, `metadata.resourceVersion` among it,
 /// which every reader reads): the generation and both revisions it pins, and its annotations under the
 /// prefix (whether the map exists, for the record's op).
 pub const READS: &[Field] = &[

@@ -82,7 +82,7 @@ fn health_of(status: HealthStatus, message: String) -> Health {
 /// 2. unguarded — `OnDelete`, another strategy type, `force-rolling-update`, or no `<prefix>/guarded:
 ///    "true"` (the mark the policy writes when it stages or restores the partition; without it the
 ///    partition, if any, is a person's or another tool's): the built-in rule — Progressing while fewer
-///    than all pods are Ready ([`readiness`]) or, for `RollingUpdate`, while `updatedReplicas <
+///    than all pods are Ready (`readiness`) or, for `RollingUpdate`, while `updatedReplicas <
 ///    replicas − partition`; else Healthy; the message says why (`unguarded (no
 ///    safe-rollout.dev/guarded mark): 5 of 5 pods Ready`);
 /// 3. `degraded-reason` set (not empty): Degraded, its value as the message;

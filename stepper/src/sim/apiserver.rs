@@ -1,6 +1,6 @@
 //! The simulated API server's writes: defaulting, admission, `scale`, pod DELETE with preconditions.
 //!
-//! Defaulting runs on every request. Every StatefulSet write goes through [`admit`], the one place that
+//! Defaulting runs on every request. Every StatefulSet write goes through `admit`, the one place that
 //! calls the policy's pure decision (`sts_safe_rollout_rules::decision`), as the mutating webhook would; the
 //! `scale` subresource bypasses it. A pod DELETE checks `uid`/`resourceVersion` preconditions.
 

@@ -158,7 +158,7 @@ impl Cluster for Fleet {
 }
 
 /// The application of every member is healthy unless its world raises the unhealthy signal: a query
-/// fails (empty) when any member's application is unhealthy ([`super::probe::health`]). A fleet
+/// fails (empty) when any member's application is unhealthy (`super::probe::health`). A fleet
 /// configures no other check and no approval webhook: those answer as a stepper without their flags
 /// ([`Checks::default`]).
 impl AllProbes for Fleet {

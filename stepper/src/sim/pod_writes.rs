@@ -10,7 +10,7 @@ use crate::cluster::{ClusterError, PodPatched};
 
 impl SimCluster {
     /// `DELETE` of pod `namespace/name` with uid and resourceVersion preconditions, through the faults,
-    /// then [`World::delete_pod_with_preconditions`]; [`Cluster::delete_pod`] makes 404/409 a Conflict.
+    /// then [`World::delete_pod_with_preconditions`]; `Cluster::delete_pod` makes 404/409 a Conflict.
     ///
     /// # Errors
     /// [`ClusterError::Api`]: 404 no such pod, 409 a precondition failed or an injected conflict, 500.

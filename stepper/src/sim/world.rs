@@ -93,7 +93,7 @@ pub struct World {
     /// The application behind the pods, answering the approval handshake; `None`: none answers.
     pub application: Option<Application>,
     /// Pods a step exposed to replacement without their approval of the update revision, while denying
-    /// it, or while holding the primary role (see [`World::note_replacement`]): (second, ordinal, why).
+    /// it, or while holding the primary role (see `World::note_replacement`): (second, ordinal, why).
     pub unapproved_replacements: Vec<(i64, u32, String)>,
     /// The oracle's account of the questions asked of each pod and their answers.
     pub questions: super::questions::Questions,
@@ -199,7 +199,7 @@ impl World {
     }
 
     /// Pods at `self.t`: the kubelet's and the node lifecycle controller's part
-    /// ([`World::kubelet_refresh`]), then what the harm oracle watches ([`World::observe_slots`]).
+    /// (`World::kubelet_refresh`), then what the harm oracle watches (`World::observe_slots`).
     pub fn refresh_pods(&mut self) {
         self.kubelet_refresh();
         self.observe_slots();

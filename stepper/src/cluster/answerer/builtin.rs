@@ -15,7 +15,7 @@ pub struct Answerers {
 }
 
 impl Answerers {
-    /// The answerers `entries` name (names already checked unique by [`file::parse`]).
+    /// The answerers `entries` name (names already checked unique by `file::parse`).
     pub fn new(entries: Vec<(String, BuiltIn)>) -> Answerers {
         Answerers {
             by_name: entries.into_iter().collect(),

@@ -4,7 +4,7 @@
 //!
 //! A built-in answerer is a webhook the stepper runs in-process: a set's `<prefix>/pre-update-webhook`
 //! names an entry of `--answerer-config` as it would name a `--webhook`, the gates ask the same
-//! `UpdateApprovalRequest` ([`Question`]), and the answer is a [`WebhookAnswer`] that the gates record,
+//! `UpdateApprovalRequest` ([`Question`]), and the answer is a `WebhookAnswer` that the gates record,
 //! retry, time out and count exactly as a webhook's (`webhook-state`, `webhook-error-limit`,
 //! `approval-timeout-seconds`). So the decision stays in the gates, and a system that cannot be reached
 //! is an error — held, counted, `Degraded` past the limit — never an approval.

@@ -31,7 +31,7 @@ pub enum Handshake {
     },
 }
 
-/// The handshake over `pods` (from [`step_pods`]) at `now`, with `timeout` seconds
+/// The handshake over `pods` (from `step_pods`) at `now`, with `timeout` seconds
 /// (`approval-timeout-seconds`). The first denial decides; then any pod not approved (a pod holding
 /// the primary role is never approved while it holds it: its approval waits for the switchover).
 pub fn handshake(pods: &[StepPod<'_>], now: Timestamp, timeout: i64) -> Handshake {

@@ -1,6 +1,6 @@
 //! The application's say before a step (docs/approvals.md): gates `PrimaryNotMoved` and
 //! `ApprovalPending` over the pods the next step would replace ([`step`]), asked of the set's one
-//! [`Answerer`]: the pods themselves through the handshake on their annotations ([`pods`]: its
+//! [`Answerer`]: the pods themselves through the handshake on their annotations (`pods`: its
 //! conclusion [`handshake`], its writes [`writes`]) or the approval webhook ([`webhook`]). The line
 //! `approval-pending` records is [`note`]'s.
 
@@ -69,7 +69,7 @@ pub fn primary_not_moved(input: &GateInput<'_>) -> Result<(), Blocked> {
 }
 
 /// Gate `ApprovalPending`: passes without an answerer; else as the set's [`Answerer`] says — every pod
-/// of the step approved ([`pods`]), or the webhook answered `Approve` in this pass ([`webhook`]); a
+/// of the step approved (`pods`), or the webhook answered `Approve` in this pass ([`webhook`]); a
 /// denial, a wait and a timeout block.
 pub fn approval_pending(input: &GateInput<'_>) -> Result<(), Blocked> {
     match &input.config.answerer {

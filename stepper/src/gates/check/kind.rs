@@ -1,8 +1,8 @@
 //! One kind of check behind one trait ([`CheckKind`]: as Argo Rollouts adds a metric source as one
 //! `Provider`): its configuration on the set, its state annotation, what the pass read for it, what that
 //! measures, the read it asks for when due. The gate and its writes are written once, here, for every
-//! kind ([`gate`], [`effects`]); the counting once in [`super::count`]; the writes once in
-//! [`super::effects`].
+//! kind ([`gate`], `effects`); the counting once in [`super::count`]; the writes once in
+//! `super::effects`.
 //!
 //! Stepping back after a rollback no check is asked (the check that failed is not asked again about
 //! the revision it failed): their `GATES` rows say so (`skipped_stepping_back`).

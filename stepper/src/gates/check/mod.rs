@@ -1,7 +1,7 @@
 //! The gated checks — the Prometheus check ([`prometheus`], gate `PrometheusCheck`) and the HTTP check
 //! ([`http`], gate `HttpCheck`) — and the counting they share, whatever they ask: a check's stored
 //! state, and what one more check — or none — means for the step (what that asks the pass to write is
-//! [`effects`]'s).
+//! `effects`'s).
 //!
 //! After Argo Rollouts' analysis: a check **passes** (every measurement said yes), **fails** (a
 //! measurement answered no: an empty PromQL result) or **errs** (a measurement could not be made: a

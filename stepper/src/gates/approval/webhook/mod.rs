@@ -1,4 +1,4 @@
-//! The approval webhook ([`Answerer::Webhook`]) at gate `ApprovalPending` (its word in `PrimaryNotMoved`
+//! The approval webhook (`Answerer::Webhook`) at gate `ApprovalPending` (its word in `PrimaryNotMoved`
 //! too), and what it asks the pass for: the POST when due ([`Need::Webhook`]), the record in
 //! `<prefix>/webhook-state`, and the `degraded-reason` records `WebhookErrors: …`
 //! (`webhook-error-limit` calls in a row without a decision) and `ApprovalTimeout: …` (no approval by
