@@ -24,7 +24,8 @@ pub fn set_json(i: usize, extra: &Value) -> Value {
 
 /// [`set_json`] with `replicas` replicas (update staged at partition `replicas`).
 pub fn set_json_with(i: usize, replicas: u32, extra: &Value) -> Value {
-    let mut annotations = json!({"safe-rollout.dev/initialized": "true", "safe-rollout.dev/guarded": "true"});
+    let mut annotations =
+        json!({"safe-rollout.dev/initialized": "true", "safe-rollout.dev/guarded": "true"});
     if let (Some(a), Some(e)) = (annotations.as_object_mut(), extra.as_object()) {
         a.extend(e.clone());
     }
