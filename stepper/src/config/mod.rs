@@ -252,32 +252,29 @@ impl SetConfig {
 
     /// The endpoints the set's annotations ask for, in their gates' order (the Prometheus check's, the
     /// HTTP check's, the approval webhook's): what `InvalidAnnotation` judges against the stepper's
-    /// configuration and `status --local` against the machine's ([`endpoints::Served`]).
-    pub fn named_endpoints(&self) -> Vec<Named<'_>> {
+    /// configuration and `status --local` against the machine's ([`endpoints::Served`]). An iterator:
+    /// `InvalidAnnotation` and the planner ask it of every set in every pass, and allocate nothing.
+    pub fn named_endpoints(&self) -> impl Iterator<Item = Named<'_>> {
         let keys = &*self.keys;
-        let mut named = Vec::new();
-        if self.prometheus.is_some() {
-            named.push(Named {
-                annotation: keys.of(names::PROMETHEUS_QUERY),
-                flag: check::PROMETHEUS_FLAG,
-                name: None,
-            });
-        }
-        if let Some(c) = &self.http_check {
-            named.push(Named {
-                annotation: keys.of(names::HTTP_CHECK),
-                flag: http_check::FLAG,
-                name: Some(&c.name),
-            });
-        }
-        if let Some(Answerer::Webhook(w)) = &self.answerer {
-            named.push(Named {
+        let prometheus = self.prometheus.as_ref().map(|_| Named {
+            annotation: keys.of(names::PROMETHEUS_QUERY),
+            flag: check::PROMETHEUS_FLAG,
+            name: None,
+        });
+        let http = self.http_check.as_ref().map(|c| Named {
+            annotation: keys.of(names::HTTP_CHECK),
+            flag: http_check::FLAG,
+            name: Some(c.name.as_str()),
+        });
+        let webhook = match &self.answerer {
+            Some(Answerer::Webhook(w)) => Some(Named {
                 annotation: keys.of(names::PRE_UPDATE_WEBHOOK),
                 flag: webhook::FLAG,
-                name: Some(&w.name),
-            });
-        }
-        named
+                name: Some(w.name.as_str()),
+            }),
+            _ => None,
+        };
+        prometheus.into_iter().chain(http).chain(webhook)
     }
 
     /// True for a set the stepper manages: `RollingUpdate` (or absent), not forced, and marked by the

@@ -189,5 +189,5 @@ impl Probes {
 /// name ([`SetConfig::named_endpoints`]: a Prometheus check, an HTTP check, an approval webhook). The
 /// pass asks the others for nothing.
 pub fn may_need_reads(config: &SetConfig) -> bool {
-    config.owner_condition.is_some() || !config.named_endpoints().is_empty()
+    config.owner_condition.is_some() || config.named_endpoints().next().is_some()
 }

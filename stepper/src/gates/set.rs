@@ -74,8 +74,8 @@ pub fn paused(input: &GateInput<'_>) -> Result<(), Blocked> {
 pub fn invalid_annotation(input: &GateInput<'_>) -> Result<(), Blocked> {
     match &input.config.invalid {
         Some(detail) => Err(Blocked::new(Reason::InvalidAnnotation, detail.to_string())),
-        None => match (input.config.named_endpoints().iter())
-            .find_map(|named| input.opts.served.unknown(named))
+        None => match (input.config.named_endpoints())
+            .find_map(|named| input.opts.served.unknown(&named))
         {
             Some(detail) => Err(Blocked::new(Reason::InvalidAnnotation, detail)),
             None => Ok(()),

@@ -10,8 +10,9 @@ use crate::config::{Served, SetConfig};
 /// `--prometheus-url URL` (for `prometheus-query`), `--http-check NAME=URL`, `--webhook NAME=URL` (or a
 /// `--webhook-config` entry): [`Served::missing`]. Empty: the local view judges every gate.
 pub fn missing_flags(config: &SetConfig, local: &Served) -> Vec<String> {
-    (config.named_endpoints().iter())
-        .filter_map(|named| local.missing(named))
+    config
+        .named_endpoints()
+        .filter_map(|named| local.missing(&named))
         .collect()
 }
 

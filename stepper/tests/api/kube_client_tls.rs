@@ -55,6 +55,12 @@ fn tokio_stream_of(mut rx: mpsc::Receiver<String>) -> impl futures::Stream<Item 
     futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }
 
+/// The API server of [`app`] on 127.0.0.1 over HTTPS with a certificate of `ca`, its watch fed by `events`.
+async fn serve(ca: &TestCa, events: mpsc::Receiver<String>) -> HttpsServer {
+    let events = std::sync::Arc::new(tokio::sync::Mutex::new(Some(events)));
+    HttpsServer::start(ca, &["127.0.0.1"], None, app(events)).await
+}
+
 async fn api(server: &HttpsServer, ca: &TestCa) -> Api<Pod> {
     let mut config = Config::new(server.url("127.0.0.1", "").parse().expect("url"));
     config.root_cert = Some(vec![pem_der(&ca.cert_pem)]);
@@ -74,13 +80,7 @@ fn pem_der(pem: &str) -> Vec<u8> {
 async fn an_answer_larger_than_the_read_buffer_arrives_whole_over_tls() {
     let ca = TestCa::new("kube client test CA");
     let (_tx, rx) = mpsc::channel(1);
-    let server = HttpsServer::start(
-        &ca,
-        &["127.0.0.1"],
-        None,
-        app(std::sync::Arc::new(tokio::sync::Mutex::new(Some(rx)))),
-    )
-    .await;
+    let server = serve(&ca, rx).await;
     let pods = api(&server, &ca)
         .await
         .list(&ListParams::default())
@@ -106,13 +106,7 @@ async fn an_answer_larger_than_the_read_buffer_arrives_whole_over_tls() {
 async fn a_watch_read_in_batches_brings_every_event() {
     let ca = TestCa::new("kube client test CA");
     let (tx, rx) = mpsc::channel(16);
-    let server = HttpsServer::start(
-        &ca,
-        &["127.0.0.1"],
-        None,
-        app(std::sync::Arc::new(tokio::sync::Mutex::new(Some(rx)))),
-    )
-    .await;
+    let server = serve(&ca, rx).await;
     let api = api(&server, &ca).await;
     let mut events = api
         .watch(&WatchParams::default(), "7")
