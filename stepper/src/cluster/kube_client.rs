@@ -7,7 +7,8 @@
 //! the same order, with [`BufferedConnector`] under the TLS connector: the base URI, kube's retry of
 //! 429/503/504 (`Config::default_retry`), the credentials (`ConfigExt::auth_layer`), the extra and
 //! impersonation headers, a `debug` span per request, then hyper-util's client over the connect,
-//! read and write timeouts of the `Config`. Gzip is kube's `gzip` feature, not enabled here.
+//! read and write timeouts of the `Config`, its HTTP/1 read buffer of a fixed
+//! [`HTTP1_READ_BUFFER_BYTES`]. Gzip is kube's `gzip` feature, not enabled here.
 //!
 //! A configuration with a proxy (`proxy_url`: kube's `socks5`/`http-proxy` features, not enabled
 //! here, or an error) keeps kube-rs's own client ([`Stack::KubeDefault`]): what it answers is kube's.
@@ -29,6 +30,26 @@ use tower_http::trace::TraceLayer;
 use tracing::Span;
 
 use super::read_buffer::BufferedConnector;
+
+/// hyper's read buffer on each connection, in bytes: a fixed size rather than its adaptive one
+/// (32 KiB: two TLS records' plaintext, 2^14 bytes each, RFC 8446 §5.1; rustls hands hyper about
+/// one record per read, so a large LIST is read in as many reads as with the adaptive buffer).
+///
+/// hyper's adaptive buffer (hyper 1, `proto/h1/io.rs`, `ReadStrategy`) grows to 64 KiB and more
+/// while it reads large answers, and a `BytesMut` remembers that size (bytes 1,
+/// `original_capacity`, kept up to 64 KiB): each time hyper refills it while the body chunks it
+/// split off before are still held (every batch of a watch, [`super::read_pacing`]), it allocates
+/// a new 64 KiB buffer, which musl's allocator (mallocng, the static image's) maps with `mmap` on
+/// its own and unmaps once those chunks are dropped: an `mmap`, a `munmap` and the page faults of
+/// 17 fresh pages per batch (BENCHMARKS.md, "CPU per pod watch event": 353 of each over ~1,500
+/// events, ~19 % of the CPU; with this size, 25 maps of 20 KiB). The new buffers are now 32 KiB
+/// and a little more, which mallocng serves from groups it keeps.
+///
+/// The price: hyper refuses a response head longer than this (the exact size is also its limit on
+/// a head). The API server's heads are a few hundred bytes, plus at most 4 Ki runes of `Warning`s
+/// (k8s.io/apiserver, `endpoints/filters/warning.go`, `truncateAtTotalRunes`): under 17 KiB even
+/// were every rune 4 bytes of UTF-8.
+pub const HTTP1_READ_BUFFER_BYTES: usize = 32 * 1024;
 
 /// Which client [`client`] builds for a configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,7 +81,8 @@ pub fn client(config: Config) -> Result<Client, kube::Error> {
     }
 }
 
-/// kube-client 5's `make_generic_builder` with [`BufferedConnector`] under its TLS connector.
+/// kube-client 5's `make_generic_builder` with [`BufferedConnector`] under its TLS connector and
+/// hyper's read buffer of [`HTTP1_READ_BUFFER_BYTES`].
 fn buffered(config: Config) -> Result<Client, kube::Error> {
     let mut tcp = HttpConnector::new();
     tcp.enforce_http(false);
@@ -71,7 +93,9 @@ fn buffered(config: Config) -> Result<Client, kube::Error> {
     connector.set_write_timeout(config.write_timeout);
     connector.set_reset_reader_on_write(config.reset_reader_on_write);
     let http: hyper_util::client::legacy::Client<_, Body> =
-        hyper_util::client::legacy::Builder::new(TokioExecutor::new()).build(connector);
+        hyper_util::client::legacy::Builder::new(TokioExecutor::new())
+            .http1_read_buf_exact_size(HTTP1_READ_BUFFER_BYTES)
+            .build(connector);
     let service = ServiceBuilder::new()
         .layer(config.base_uri_layer())
         .option_layer(

@@ -3,6 +3,7 @@
 //! HTTPS on 127.0.0.1 whose certificate a test-made CA issued (rustls on both ends). An answer larger
 //! than the read buffer arrives whole; a watch whose connection has turned into a stream (read in
 //! batches, the socket's low-water mark raised) still brings every event, the lone small ones too.
+//! hyper's read buffer has a fixed size: an answer whose head fits arrives, a longer head is refused.
 
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{ListParams, WatchEvent, WatchParams};
 use kube::{Api, Config};
 use serde_json::json;
-use sts_stepper::cluster::kube_client::{Stack, client, stack_for};
+use sts_stepper::cluster::kube_client::{HTTP1_READ_BUFFER_BYTES, Stack, client, stack_for};
 use sts_stepper::cluster::read_buffer::READ_BUFFER_BYTES;
 use sts_stepper::cluster::read_pacing::STREAM_AFTER;
 use tokio::sync::mpsc;
@@ -142,4 +143,44 @@ async fn a_watch_read_in_batches_brings_every_event() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     tx.send(event("after a quiet spell", 10)).await.unwrap();
     assert_eq!(next(&mut events).await, "after a quiet spell");
+}
+
+/// `GET` of a pod whose answer's head is padded (an `x-pad` header) to 1 KiB under hyper's read
+/// buffer (pod `fits`) or 1 KiB over it (any other name).
+fn padded_heads() -> Router {
+    Router::new().route(
+        "/api/v1/namespaces/db/pods/{name}",
+        get(
+            |axum::extract::Path(name): axum::extract::Path<String>| async move {
+                let pad = if name == "fits" {
+                    HTTP1_READ_BUFFER_BYTES - 1024
+                } else {
+                    HTTP1_READ_BUFFER_BYTES + 1024
+                };
+                axum::http::Response::builder()
+                    .header("x-pad", "x".repeat(pad))
+                    .body(Body::from(pod(&name, 10).to_string()))
+                    .expect("response")
+            },
+        ),
+    )
+}
+
+#[tokio::test]
+async fn a_head_that_fits_the_read_buffer_arrives_and_a_longer_one_is_refused() {
+    let ca = TestCa::new("kube client test CA");
+    let server = HttpsServer::start(&ca, &["127.0.0.1"], None, padded_heads()).await;
+    let api = api(&server, &ca).await;
+    let pod = api.get("fits").await.expect("a head under the read buffer");
+    assert_eq!(pod.metadata.name.as_deref(), Some("fits"));
+    let refused = api
+        .get("too-long")
+        .await
+        .expect_err("a head over the read buffer");
+    let too_large = std::iter::successors(Some(&refused as &dyn std::error::Error), |e| e.source())
+        .any(|e| {
+            e.downcast_ref::<hyper::Error>()
+                .is_some_and(hyper::Error::is_parse_too_large)
+        });
+    assert!(too_large, "hyper's limit on a head: {refused:?}");
 }
