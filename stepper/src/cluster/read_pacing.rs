@@ -15,14 +15,18 @@
 
 use std::time::{Duration, Instant};
 
-/// The longest a byte waits in the socket while a stream is read in batches (25 ms: a StatefulSet
+/// The longest a byte waits in the socket while a stream is read in batches (100 ms: a StatefulSet
 /// rollout's steps are seconds apart; at Patroni's one status patch per member every 10 s, a fleet
-/// of 1,000 members sends ~4 events within it).
-pub const PAUSE: Duration = Duration::from_millis(25);
+/// of 1,000 members sends ~10 pod events within it, one of 50,000 members fills [`BATCH_BYTES`]
+/// first). Each wakeup costs about as much CPU as a few events' decoding (BENCHMARKS.md, "CPU per
+/// pod watch event": ~36 µs per event at 100 ms, ~90 at 25 ms, 150 events/s).
+pub const PAUSE: Duration = Duration::from_millis(100);
 
-/// Bytes waiting in the socket that wake the reader before [`PAUSE`] is over (64 KiB: what one
-/// read of the buffer below TLS takes, ~7 pod events of 9.4 KB).
-pub const BATCH_BYTES: usize = 64 * 1024;
+/// Bytes waiting in the socket that wake the reader before [`PAUSE`] is over (256 KiB, ~27 pod
+/// events of 9.4 KB, read in four reads of the buffer below TLS; Linux caps the mark at half the
+/// largest receive buffer, `tcp_rmem`'s third value, 6 MiB by default, and grows the socket's
+/// receive buffer to hold it: `tcp_set_rcvlowat`).
+pub const BATCH_BYTES: usize = 256 * 1024;
 
 /// How long a connection has been read without being written to before it counts as a stream
 /// (1 s: an answer to a request comes sooner; a watch's events come for minutes).
