@@ -2,12 +2,18 @@
 //! 200,000 pods (issue 21 item 4): the caches as the first LIST leaves them (objects trimmed, pods
 //! indexed by controller), no request to the API server.
 //!
-//! Run: `cargo bench -p sts-stepper --bench watch_pass`.
+//! Run: `cargo bench -p sts-stepper --bench watch_pass`. Before timing, each case prints the heap
+//! allocations of one pass (counted by [`Counting`]: a figure the machine's noise does not move) and,
+//! with `ALLOC_SITES=N`, where every `N`th of them was made.
 
 mod fleet;
 
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::backtrace::Backtrace;
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use fleet::*;
@@ -19,6 +25,82 @@ use sts_stepper::cluster::caches::{CachedCluster, Caches};
 use sts_stepper::cluster::kube::{KubeCluster, Scope};
 use sts_stepper::config::Keys;
 use sts_stepper::pass::{PassOptions, run_pass};
+
+/// The system allocator, counting allocations (`alloc` and `realloc` calls) while [`COUNTING`] is on,
+/// and with `ALLOC_SITES=N` in the environment keeping the backtrace of every `N`th one
+/// ([`print_sites`]; a build with symbols: `CARGO_PROFILE_BENCH_DEBUG=line-tables-only
+/// CARGO_PROFILE_BENCH_STRIP=false`).
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+/// `ALLOC_SITES`, read before counting (0: no backtraces).
+static SAMPLE_EVERY: AtomicU64 = AtomicU64::new(0);
+static SITES: Mutex<Vec<Backtrace>> = Mutex::new(Vec::new());
+thread_local!(
+    /// This thread is taking a backtrace: its own allocations are neither counted nor sampled.
+    static IN_SAMPLE: Cell<bool> = const { Cell::new(false) }
+);
+
+impl Counting {
+    fn count(&self) {
+        if !COUNTING.load(Ordering::Relaxed) || IN_SAMPLE.with(Cell::get) {
+            return;
+        }
+        let n = ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        let every = SAMPLE_EVERY.load(Ordering::Relaxed);
+        if every > 0 && n.is_multiple_of(every) {
+            IN_SAMPLE.with(|f| f.set(true));
+            let site = Backtrace::force_capture();
+            SITES.lock().expect("sites").push(site);
+            IN_SAMPLE.with(|f| f.set(false));
+        }
+    }
+}
+
+// SAFETY: every call is passed on to `System` with the caller's arguments, unchanged.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        self.count();
+        // SAFETY: the caller's contract for `GlobalAlloc::alloc`, passed on.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by `System` with `layout` (the caller's contract).
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        self.count();
+        // SAFETY: the caller's contract for `GlobalAlloc::realloc`, passed on.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The sampled allocation sites, most frequent first, each as its three innermost stepper frames.
+fn print_sites() {
+    let sites = std::mem::take(&mut *SITES.lock().expect("sites"));
+    let mut by: BTreeMap<String, usize> = BTreeMap::new();
+    for site in &sites {
+        let text = site.to_string();
+        let frames: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("sts_stepper::") && !l.trim_start().starts_with("at "))
+            .take(3)
+            .map(str::trim)
+            .collect();
+        *by.entry(frames.join(" <- ")).or_default() += 1;
+    }
+    let mut by: Vec<_> = by.into_iter().collect();
+    by.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    for (frames, n) in by.iter().take(25) {
+        println!("{n:6} {frames}");
+    }
+}
 
 /// A `watch` pass from caches (`caches::CachedCluster` over stores as the first LIST leaves them:
 ///    trimmed, pods indexed by controller) with 1 and 100 candidates among 10,000 StatefulSets with
@@ -84,6 +166,26 @@ fn cache_passes(c: &mut Criterion) {
                 .count();
             assert_eq!(blocked, candidates, "each candidate judged on its own pods");
             assert_eq!(served.requests.load(Ordering::Relaxed), 0, "no request");
+            SAMPLE_EVERY.store(
+                std::env::var("ALLOC_SITES")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0),
+                Ordering::Relaxed,
+            );
+            ALLOCATIONS.store(0, Ordering::Relaxed);
+            COUNTING.store(true, Ordering::Relaxed);
+            let counted = rt.block_on(run_pass(&cached, &PassOptions::default(), now()));
+            COUNTING.store(false, Ordering::Relaxed);
+            assert!(counted.is_ok(), "the counted pass");
+            let allocations = ALLOCATIONS.load(Ordering::Relaxed);
+            print_sites();
+            println!(
+                "{SETS} statefulsets / {} pods, {candidates} candidates: {allocations} allocations \
+                 per pass ({:.1} per set)",
+                SETS * pods_per_set as usize,
+                allocations as f64 / SETS as f64
+            );
             c.bench_function(
                 &format!(
                     "watch pass from caches, 10000 statefulsets / {} pods, {candidates} candidates",

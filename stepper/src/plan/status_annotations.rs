@@ -42,9 +42,15 @@ impl StatusChanges<'_> {
     /// Decides `degraded-reason` ([`degraded::next`]) over the pass's claims and `also` (the step's,
     /// the rollback's), adding its change and its Event: the one write of that annotation.
     pub fn settle_degraded(&mut self, config: &SetConfig, also: Vec<degraded::Claim<'_>>) {
-        let mut claims: Vec<degraded::Claim<'_>> = also;
-        claims.extend(self.degraded.iter().cloned());
-        let decided = degraded::next(config, &claims);
+        // `also` first: `degraded::next` takes the first record it meets. Without it (most sets, every
+        // pass) the pass's claims are read where they are, not copied.
+        let decided = if also.is_empty() {
+            degraded::next(config, &self.degraded)
+        } else {
+            let mut claims: Vec<degraded::Claim<'_>> = also;
+            claims.extend(self.degraded.iter().cloned());
+            degraded::next(config, &claims)
+        };
         self.changes.extend(decided.keyed(config));
         self.events.extend(decided.event);
     }
@@ -113,7 +119,9 @@ pub fn status_changes<'a>(
     }
     let mut guards = Vec::new();
     let mut rollback = None;
-    let mut claims = vec![degraded::Claim::Stuck(stuck)];
+    // Room for the claims most sets make (`Stuck`, `NoStep`): one allocation, not a regrowth.
+    let mut claims = Vec::with_capacity(2);
+    claims.push(degraded::Claim::Stuck(stuck));
     if !matches!(verdict, Verdict::Step { .. }) {
         let gate = effects::gate_writes(set, config, ev);
         changes.extend(gate.changes);
