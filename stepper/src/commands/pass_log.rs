@@ -31,7 +31,7 @@ pub(super) fn log_set(s: &SetReport) {
                 ready_replicas = f.ready_replicas,
                 partition = s.partition_after().unwrap_or(0),
                 last_partition_update = f.last_partition_update.map(|t| t.to_string()).unwrap_or_default(),
-                update_revision = f.update_revision.as_deref().unwrap_or(""),
+                update_revision = f.revisions.update().unwrap_or(""),
                 "{}/{}: {}", s.namespace, s.name, s.outcome
             )
         };

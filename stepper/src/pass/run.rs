@@ -223,7 +223,7 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
             // A return's requests ask for the revision the pod returns to.
             let revision = match &p.returning {
                 Some(r) => r.pod.to.as_str(),
-                None => p.figures.update_revision.as_deref().unwrap_or(""),
+                None => p.figures.revisions.update().unwrap_or(""),
             };
             for ev in pod_write_events(&written, revision) {
                 publish(cluster, &p, &ev, &mut event_errors).await;
@@ -293,7 +293,7 @@ pub async fn execute<C: Cluster>(cluster: &C, p: SetPlan, dry_run: bool) -> SetR
                     refused = Some((rejection, Some(stored)));
                     break 'outcome write_failed(e);
                 }
-                let update_revision = p.figures.update_revision.as_deref().unwrap_or("");
+                let update_revision = p.figures.revisions.update().unwrap_or("");
                 let ev = EventNote::stepped(*from, *to, update_revision);
                 publish(cluster, &p, &ev, &mut event_errors).await;
                 // The Events of what rode in the step's patch (a bake-time resume, a pause point).

@@ -27,7 +27,7 @@ pub mod set_write;
 pub mod snapshot;
 pub mod status_annotations;
 
-pub use figures::Figures;
+pub use figures::{Figures, Revisions};
 pub use needs_pods::needs_pods;
 pub use planner::{Planner, ProbeMap, Snapshot, needs, parse_configs, plan, plan_with};
 pub use set_plan::SetPlan;

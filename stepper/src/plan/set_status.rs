@@ -302,8 +302,8 @@ impl RolloutStatus {
             current_replicas: f.current_replicas,
             updated_replicas: f.updated_replicas,
             ready_replicas: f.ready_replicas,
-            current_revision: f.current_revision.clone(),
-            update_revision: f.update_revision.clone(),
+            current_revision: f.revisions.current().map(str::to_string),
+            update_revision: f.revisions.update().map(str::to_string),
             last_partition_update: f.last_partition_update.map(|t| t.to_string()),
             verdict: VerdictStatus::of(&plan.verdict),
             health: HealthDoc {

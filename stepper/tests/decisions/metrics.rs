@@ -8,7 +8,7 @@ use sts_stepper::gates::recovery::StuckPod;
 use sts_stepper::model::reasons::{Blocked, Reason};
 use sts_stepper::pass::recovery::{RecoveryOutcome, RecoveryReport};
 use sts_stepper::pass::{Outcome, PassReport, SetReport};
-use sts_stepper::plan::Figures;
+use sts_stepper::plan::{Figures, Revisions};
 use sts_stepper::serve::metrics::Metrics;
 
 fn report(name: &str, outcome: Outcome) -> SetReport {
@@ -22,8 +22,7 @@ fn report(name: &str, outcome: Outcome) -> SetReport {
             ready_replicas: 5,
             partition: Some(4),
             last_partition_update: Some("2026-11-23T01:10:42Z".parse().expect("time")),
-            current_revision: Some("a".into()),
-            update_revision: Some("b".into()),
+            revisions: Revisions::named(Some("a"), Some("b")),
             approval_wait: None,
         },
         decision_age_seconds: matches!(outcome, Outcome::Stepped { .. }).then_some(0.3),
