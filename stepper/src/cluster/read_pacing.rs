@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 /// The longest a byte waits in the socket while a stream is read in batches (100 ms: a StatefulSet
 /// rollout's steps are seconds apart; at Patroni's one status patch per member every 10 s, a fleet
 /// of 1,000 members sends ~10 pod events within it, one of 50,000 members fills [`BATCH_BYTES`]
-/// first). Each wakeup costs about as much CPU as a few events' decoding (BENCHMARKS.md, "CPU per
-/// pod watch event": ~36 µs per event at 100 ms, ~90 at 25 ms, 150 events/s).
+/// first). A wakeup costs about the CPU of four events (BENCHMARKS.md, "CPU per pod watch event":
+/// on a real API server at 150 events/s, 41 µs per event at 100 ms, 80–99 µs at 25 ms).
 pub const PAUSE: Duration = Duration::from_millis(100);
 
 /// Bytes waiting in the socket that wake the reader before [`PAUSE`] is over (256 KiB, ~27 pod
