@@ -228,6 +228,7 @@ async fn once_and_watch_send_the_same_writes_through_one_history() {
         tokio::spawn(async move { while s.next().await.is_some() {} });
     }
     caches.ready().await;
+    api.watching(3).await; // sets, pods, PDBs: before the first change, or it is never sent
     let (mut compared, mut kinds) = (0, BTreeMap::<String, usize>::new());
     let mut notes = Vec::new();
     let (mut patched, mut bare) = (0, 0);

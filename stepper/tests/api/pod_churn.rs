@@ -121,14 +121,7 @@ async fn a_patroni_status_rewrite_is_stored_but_wakes_no_pass_and_a_readiness_ch
         false
     });
     assert!(listed.await.expect("the list's end is yielded"));
-    // The mock sends an event only to the watches open when it happens (no replay from a
-    // resourceVersion): wait for the three kinds' watches (sets, pods, PDBs) before the change.
-    let opened = tokio::time::timeout(Duration::from_secs(10), async {
-        while api.watches() < 3 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    });
-    opened.await.expect("the caches' watches open");
+    api.watching(3).await; // sets, pods, PDBs: before the change, or it is never sent
 
     // Patroni's loop: a MODIFIED event with a new resourceVersion, nothing kept changed.
     let rewritten = next_loop(&member);

@@ -158,6 +158,21 @@ impl WatchApi {
         self.lock().watches
     }
 
+    /// Waits (10 s at most) until `n` watches have been opened: an event goes only to the watches
+    /// open when it happens (no replay from a resourceVersion), so a test changes the cluster after
+    /// the caches' watches (sets, pods, PDBs: 3) are open, not merely after their first LIST.
+    ///
+    /// # Panics
+    /// If fewer than `n` are opened within 10 s.
+    pub async fn watching(&self, n: usize) {
+        let opened = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            while self.watches() < n {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        });
+        opened.await.expect("the watches open");
+    }
+
     async fn answer(&self, req: Request<Body>) -> Response<AxumBody> {
         let method = req.method().clone();
         let path = req.uri().path().to_string();
