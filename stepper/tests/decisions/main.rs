@@ -8,6 +8,8 @@
 mod canary_support;
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../rollback_support/mod.rs"]
+mod rollback_support;
 
 mod answerer_etcd;
 mod answerer_etcd_wire;

@@ -10,9 +10,9 @@ use crate::common::*;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use serde_json::{Value, json};
 use sts_stepper::config::{ConfigError, FailedRevision, Keys, OnFailure, SetConfig};
-use sts_stepper::plan::effects::Rollback;
-use sts_stepper::plan::rollback::{self, template_of};
-use sts_stepper::plan::set_write::Changes;
+use sts_stepper::plan::rollback::template_of;
+
+use crate::rollback_support::rollback_patch;
 
 /// A staged set with `annotations` (short names), parsed.
 fn parsed(annotations: &[(&str, &str)]) -> SetConfig {
@@ -183,25 +183,4 @@ fn a_rollback_never_writes_over_a_newer_apply() {
         change(&mut now);
         assert!(applied(&now, &patch).is_err(), "{what}: the patch applied");
     }
-}
-
-/// The rollback's write alone (no status annotations, no pins of the gates) back to `template`, as the
-/// plan decides it ([`rollback::write`]) and the pass sends it.
-fn rollback_patch(
-    set: &k8s_openapi::api::apps::v1::StatefulSet,
-    template: &Value,
-    failed: &FailedRevision,
-    keys: &Keys,
-) -> json_patch::Patch {
-    let config = SetConfig::parse(set, &Arc::new(keys.clone()));
-    let to = (set.status.as_ref())
-        .and_then(|s| s.current_revision.clone())
-        .unwrap_or_default();
-    let rb = Rollback {
-        failed: failed.clone(),
-        to,
-    };
-    rollback::write(&config, rb, Changes::default(), Vec::new(), Vec::new())
-        .patch(set, Some(template))
-        .expect("a rollback")
 }

@@ -4,6 +4,8 @@
 //! stepper's crates are compiled and linked once for all of them instead of once per file
 //! (BENCHMARKS.md, "A fresh machine"). Run one file's tests with `cargo test --test sim NAME::`.
 
+#[path = "../rollback_support/mod.rs"]
+mod rollback_support;
 #[path = "../sim_canary_cases/mod.rs"]
 mod sim_canary_cases;
 #[path = "../support/mod.rs"]

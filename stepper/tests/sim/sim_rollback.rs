@@ -5,18 +5,15 @@
 //! revision again with a new `.revision` (upstream `getStatefulSetRevisions`), and the stepper's
 //! passes step it back one pod at a time, never two down — past a pod stuck on the failed revision too.
 
-use std::sync::Arc;
-
-use serde_json::Value;
 use sts_safe_rollout_rules::annotations as names;
 use sts_safe_rollout_rules::annotations::DEFAULT_PREFIX;
 use sts_safe_rollout_rules::decision::Row;
 use sts_stepper::cluster::{Cluster, PatchOutcome};
-use sts_stepper::config::{FailedRevision, Keys, SetConfig};
+use sts_stepper::config::{FailedRevision, Keys};
 use sts_stepper::pass::{Outcome, PassOptions, run_pass};
-use sts_stepper::plan::effects::Rollback;
-use sts_stepper::plan::rollback::{self, template_of};
-use sts_stepper::plan::set_write::Changes;
+use sts_stepper::plan::rollback::template_of;
+
+use crate::rollback_support::rollback_patch;
 use sts_stepper::sim::cluster::SimCluster;
 use sts_stepper::sim::history::{template, template_image};
 use sts_stepper::sim::kubelet::Timing;
@@ -262,25 +259,4 @@ async fn a_rollback_gets_past_the_pod_stuck_on_the_failed_revision() {
         "{:?}",
         world.harmful_restarts
     );
-}
-
-/// The rollback's write alone (no status annotations, no pins of the gates) back to `template`, as the
-/// plan decides it ([`rollback::write`]) and the pass sends it.
-fn rollback_patch(
-    set: &k8s_openapi::api::apps::v1::StatefulSet,
-    template: &Value,
-    failed: &FailedRevision,
-    keys: &Keys,
-) -> json_patch::Patch {
-    let config = SetConfig::parse(set, &Arc::new(keys.clone()));
-    let to = (set.status.as_ref())
-        .and_then(|s| s.current_revision.clone())
-        .unwrap_or_default();
-    let rb = Rollback {
-        failed: failed.clone(),
-        to,
-    };
-    rollback::write(&config, rb, Changes::default(), Vec::new(), Vec::new())
-        .patch(set, Some(template))
-        .expect("a rollback")
 }
