@@ -57,7 +57,8 @@ impl Figures {
 
 /// A set's `status.currentRevision` and `status.updateRevision`, read from the shared set rather than
 /// copied: the figures of every set are built in every pass, most never shown (two `String`s per set
-/// and pass, BENCHMARKS.md, "`watch` at 50,000 pods": the allocations per pass). Equal when both revisions are.
+/// and pass, BENCHMARKS.md, "`watch` at 50,000 pods": the allocations per pass). Equal when both
+/// revisions are.
 #[derive(Clone, Debug, Default)]
 pub struct Revisions(Option<Arc<StatefulSet>>);
 
