@@ -14,7 +14,8 @@ steps only when the answer's body says {"decision": "Approve"}. This answerer, s
 - answers Deny with a reason when maintenance() says the application must not lose a pod now.
 
 Usage: approval-webhook.py [PORT [ADDRESS]]   (default 8080 on every address; serve it behind a
-Service, and run the stepper with --webhook db-approver=http://approval-webhook.demo:8080/approve).
+Service, and run the stepper with --webhook db-approver=http://approval-webhook.demo:8080/approve
+--webhook-serves db-approver=demo/*).
 Replace the three functions marked "your application" with real checks.
 """
 import json

@@ -13,7 +13,7 @@ use clap::Args;
 use jiff::SignedDuration;
 
 use crate::cli::http_check_file;
-use crate::cli::values::{parse_duration, parse_webhook};
+use crate::cli::values::{parse_duration, parse_webhook, parse_webhook_serves};
 
 /// The default timeout of one read of every kind of check (`--prometheus-timeout`,
 /// `--http-check-timeout`, `--webhook-timeout`): 10 s.
@@ -154,8 +154,16 @@ pub struct WebhookArgs {
     #[arg(long = "webhook", value_parser = parse_webhook, value_name = "NAME=URL")]
     pub webhook: Vec<(String, String)>,
 
+    /// The sets a --webhook flag's webhook serves, as NAME=NAMESPACE/SET[,NAMESPACE/SET…] (repeatable;
+    /// a namespace or a set given as * is any), e.g. db-approver=db/postgres,db/*. Required for every
+    /// --webhook flag: a set outside them is refused (InvalidAnnotation) before the webhook is called,
+    /// so a StatefulSet editor cannot send another team's webhook questions. A --webhook-config entry
+    /// gives its own serves.
+    #[arg(long = "webhook-serves", value_parser = parse_webhook_serves, value_name = "NAME=SETS")]
+    pub webhook_serves: Vec<(String, String)>,
+
     /// A YAML file of approval webhooks (apiVersion: safe-rollout.dev/v1alpha1, kind: WebhookConfig,
-    /// webhooks: a list of name, url and optionally timeoutSeconds, tls {caFile, certFile, keyFile,
+    /// webhooks: a list of name, serves (the sets that may name it, NAMESPACE/SET), url and optionally timeoutSeconds, tls {caFile, certFile, keyFile,
     /// serverName} and auth {basic {username or usernameFile, passwordFile} or bearerTokenFile}), e.g.
     /// a ConfigMap's key mounted in the stepper's pod; every secret is a file (a mounted Secret) read
     /// at every call. Read at start, merged with the --webhook flags (each name once).
@@ -175,7 +183,7 @@ pub struct WebhookArgs {
     pub webhook_ca_file: Option<PathBuf>,
 
     /// A YAML file of built-in answerers (apiVersion: safe-rollout.dev/v1alpha1, kind:
-    /// AnswererConfig, answerers: a list of name, optionally timeoutSeconds, and one kind — patroni, redisSentinel, etcd —
+    /// AnswererConfig, answerers: a list of name, serves (the sets that may name it, NAMESPACE/SET), optionally timeoutSeconds, and one kind — patroni, redisSentinel, etcd —
     /// with the members' address template, e.g. http://{pod}.{service}.{namespace}.svc:8008): the
     /// stepper answers the approval questions itself for these systems and moves their leader before
     /// its pod goes (docs/answerers.md). A set's <prefix>/pre-update-webhook names an entry as it names a
@@ -188,6 +196,7 @@ impl Default for WebhookArgs {
     fn default() -> Self {
         WebhookArgs {
             webhook: Vec::new(),
+            webhook_serves: Vec::new(),
             webhook_config: None,
             webhook_timeout: DEFAULT_TIMEOUT,
             webhook_ca_file: None,

@@ -119,6 +119,26 @@ pub fn parse_webhook(s: &str) -> Result<(String, String), String> {
     )
 }
 
+/// `--webhook-serves NAME=SETS`: NAME a DNS label, SETS a comma-separated list of `NAMESPACE/SET`
+/// (`crate::config::serves`).
+///
+/// # Errors
+/// No `=`, a NAME that is not a DNS label, or a list not of that form; naming the flag and the form.
+pub fn parse_webhook_serves(s: &str) -> Result<(String, String), String> {
+    let form =
+        "expected NAME=NAMESPACE/SET[,NAMESPACE/SET…], * for any, e.g. db-approver=db/postgres";
+    let Some((name, list)) = s.split_once('=') else {
+        return Err(format!("--webhook-serves {s:?}: no '='; {form}"));
+    };
+    if !is_dns_label(name) {
+        return Err(format!(
+            "--webhook-serves {s:?}: NAME {name:?} is not a DNS label; {form}"
+        ));
+    }
+    crate::config::Serves::parse_list(list, &format!("--webhook-serves {name}"))?;
+    Ok((name.to_string(), list.to_string()))
+}
+
 /// `NAME=URL` for `flag`: NAME a DNS label, URL http(s); `example` in the message.
 pub fn named_url(flag: &str, example: &str, s: &str) -> Result<(String, String), String> {
     let form =

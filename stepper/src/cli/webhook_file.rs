@@ -9,6 +9,7 @@
 //! kind: WebhookConfig
 //! webhooks:
 //!   - name: db-approver                                  # a DNS label; a set's pre-update-webhook names it
+//!     serves: [db/postgres]                              # the sets that may name it (NAMESPACE/NAME, * for any)
 //!     url: https://approver.db.svc:8443/approve          # http:// or https://
 //!     timeoutSeconds: 30                                  # optional; default --webhook-timeout
 //!     tls:                                                # optional (https only): caFile, certFile + keyFile, serverName
@@ -32,6 +33,7 @@ use crate::cli::endpoint_file::{
     FileEndpoint, Sources, Written, check_header, endpoint, read_text, yaml_error,
 };
 use crate::config::endpoint_auth::{AuthFields, TlsFields};
+use crate::config::serves::{FORM, Serves};
 
 /// The file's `kind`.
 pub const KIND: &str = "WebhookConfig";
@@ -53,6 +55,8 @@ struct File {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Entry {
     name: String,
+    #[serde(default)]
+    serves: Option<Vec<String>>,
     url: String,
     #[serde(default)]
     timeout_seconds: Option<u64>,
@@ -68,7 +72,7 @@ struct Entry {
 ///
 /// # Errors
 /// The file cannot be read, or [`parse`]'s errors; each message starts `--webhook-config <path>: `.
-pub fn read(path: &Path) -> Result<Vec<WebhookEndpoint>, String> {
+pub fn read(path: &Path) -> Result<Vec<(WebhookEndpoint, Serves)>, String> {
     let at = format!("--webhook-config {}", path.display());
     let text = read_text("--webhook-config", path)?;
     parse(&text).map_err(|e| format!("{at}: {e}"))
@@ -79,17 +83,28 @@ pub fn read(path: &Path) -> Result<Vec<WebhookEndpoint>, String> {
 /// # Errors
 /// Not YAML of the schema (the parser's message names the line and the column, quotes that line, and
 /// for an unknown field names the expected ones), another `apiVersion` or `kind`, a name that is not a DNS label or given
-/// twice, a URL that is not http(s), a `timeoutSeconds` of 0 or over [`MAX_TIMEOUT_SECONDS`], `tls` or
-/// `auth` refused (`config::endpoint_auth`), `bearerTokenFile` both beside `url` and in `auth`; each
-/// message names the entry (`webhooks[i]`), the field and the expected form.
-pub fn parse(text: &str) -> Result<Vec<WebhookEndpoint>, String> {
+/// twice, `serves` missing or not of its form (`config::serves`), a URL that is not http(s), a
+/// `timeoutSeconds` of 0 or over [`MAX_TIMEOUT_SECONDS`], `tls` or `auth` refused
+/// (`config::endpoint_auth`), `bearerTokenFile` both beside `url` and in `auth`; each message names the
+/// entry (`webhooks[i]`), the field and the expected form. Each webhook comes with the sets it serves.
+pub fn parse(text: &str) -> Result<Vec<(WebhookEndpoint, Serves)>, String> {
     let file: File = serde_saphyr::from_str(text).map_err(|e| {
-        format!("{}; expected apiVersion: {API_VERSION}, kind: {KIND}, webhooks: [{{name, url, timeoutSeconds, tls, auth}}]", yaml_error(&e, text))
+        format!("{}; expected apiVersion: {API_VERSION}, kind: {KIND}, webhooks: [{{name, serves, url, timeoutSeconds, tls, auth}}]", yaml_error(&e, text))
     })?;
     check_header(&file.api_version, &file.kind, KIND)?;
     let mut endpoints: Vec<WebhookEndpoint> = Vec::new();
+    let mut serves = Vec::new();
     for (i, entry) in file.webhooks.into_iter().enumerate() {
         let at = format!("webhooks[{i}]");
+        serves.push(match &entry.serves {
+            Some(patterns) => Serves::parse(patterns, &format!("{at}.serves"))?,
+            None => {
+                return Err(format!(
+                    "{at}.serves: missing; expected the sets that may name {:?}, as {FORM} (a webhook hears only the sets it names: docs/approvals.md, \"Which sets a webhook serves\")",
+                    entry.name
+                ));
+            }
+        });
         let auth = match (entry.bearer_token_file, entry.auth) {
             (None, auth) => auth,
             (Some(p), _) if p.as_os_str().is_empty() => {
@@ -117,7 +132,33 @@ pub fn parse(text: &str) -> Result<Vec<WebhookEndpoint>, String> {
         let checked = endpoint(&at, &endpoints, written)?;
         endpoints.push(checked);
     }
-    Ok(endpoints)
+    Ok(endpoints.into_iter().zip(serves).collect())
+}
+
+/// The sets each `--webhook NAME=URL` flag's webhook serves, from the `--webhook-serves NAME=LIST`
+/// flags (`pairs`), as ([`Serves::parse_list`]) reads them.
+///
+/// # Errors
+/// A NAME given twice, a list not of its form, or a NAME that is no `--webhook` flag's (`flags`; a
+/// file's entry says its own `serves`).
+pub fn flag_serves(
+    pairs: &[(String, String)],
+    flags: &[(String, String)],
+) -> Result<Vec<(String, Serves)>, String> {
+    let mut out: Vec<(String, Serves)> = Vec::new();
+    for (name, list) in pairs {
+        let at = format!("--webhook-serves {name}");
+        if out.iter().any(|(n, _)| n == name) {
+            return Err(format!("{at}: NAME given twice; expected each NAME once"));
+        }
+        if !flags.iter().any(|(n, _)| n == name) {
+            return Err(format!(
+                "{at}: no --webhook {name}=URL flag; expected the NAME of a --webhook flag (a --webhook-config entry gives its own serves)"
+            ));
+        }
+        out.push((name.clone(), Serves::parse_list(list, &at)?));
+    }
+    Ok(out)
 }
 
 /// The `--webhook` flags' pairs, then the file's entries: one list with each name once.
@@ -146,16 +187,21 @@ mod tests {
 kind: WebhookConfig
 webhooks:
   - name: db-approver
+    serves: [db/postgres]
     url: https://approver.db.svc:8443/approve
     timeoutSeconds: 30
     bearerTokenFile: /var/run/secrets/db-approver/token
   - name: kafka
+    serves: [kafka/*]
     url: http://kafka-roll-check.kafka:8080/can-roll
 ";
 
     #[test]
     fn the_file_gives_names_urls_and_timeouts_in_order() {
-        let endpoints = parse(GOOD).expect("good file");
+        let parsed = parse(GOOD).expect("good file");
+        let serves: Vec<String> = parsed.iter().map(|(_, s)| s.to_string()).collect();
+        assert_eq!(serves, ["db/postgres", "kafka/*"]);
+        let endpoints: Vec<WebhookEndpoint> = parsed.into_iter().map(|(e, _)| e).collect();
         assert_eq!(
             endpoints,
             vec![
@@ -208,6 +254,14 @@ webhooks:
                 "webhooks[1]: NAME \"Kafka_1\" is not a DNS label",
             ),
             (
+                GOOD.replace("    serves: [db/postgres]\n", ""),
+                "webhooks[0].serves: missing; expected the sets that may name \"db-approver\"",
+            ),
+            (
+                GOOD.replace("[db/postgres]", "[postgres]"),
+                "webhooks[0].serves[0]: \"postgres\": expected NAMESPACE/NAME",
+            ),
+            (
                 GOOD.replace(": 30", ": 0"),
                 "webhooks[0].timeoutSeconds: 0: expected whole seconds from 1 to 600",
             ),
@@ -217,7 +271,7 @@ webhooks:
             ),
             (
                 GOOD.replace(": 30", ": soon"),
-                "invalid u64 at line 6, column 21: `timeoutSeconds: soon`",
+                "invalid u64 at line 7, column 21: `timeoutSeconds: soon`",
             ),
             (
                 "apiVersion: safe-rollout.dev/v1alpha1\nkind: WebhookConfig\n".to_string(),
@@ -270,7 +324,7 @@ webhooks:
             "    bearerTokenFile: /var/run/secrets/db-approver/token\n",
             "    tls: {caFile: /ca/ca.crt, certFile: /c/tls.crt, keyFile: /c/tls.key}\n    auth: {basic: {username: stepper, passwordFile: /p/password}}\n",
         );
-        let endpoints = parse(&text).expect("tls and auth");
+        let endpoints = endpoints(parse(&text).expect("tls and auth"));
         let access = &endpoints[0].access;
         assert_eq!(
             access
@@ -290,10 +344,37 @@ webhooks:
     #[test]
     fn the_deployed_example_parses() {
         let text = include_str!("../../../deploy/stepper/webhooks/webhooks.yaml");
-        let endpoints = parse(text).expect("deploy/stepper/webhooks/webhooks.yaml");
+        let endpoints = endpoints(parse(text).expect("deploy/stepper/webhooks/webhooks.yaml"));
         assert_eq!(endpoints.len(), 1);
         assert_eq!(endpoints[0].name, "db-approver");
         assert_eq!(endpoints[0].timeout, Some(Duration::from_secs(10)));
+    }
+
+    fn endpoints(parsed: Vec<(WebhookEndpoint, Serves)>) -> Vec<WebhookEndpoint> {
+        parsed.into_iter().map(|(e, _)| e).collect()
+    }
+
+    #[test]
+    fn a_flags_webhook_serves_what_webhook_serves_gives() {
+        let flags = vec![("pg".to_string(), "http://pg:1/x".to_string())];
+        let pairs = vec![("pg".to_string(), "db/postgres,db2/*".to_string())];
+        let got = flag_serves(&pairs, &flags).expect("valid");
+        assert_eq!(got[0].0, "pg");
+        assert!(got[0].1.admits("db2", "any") && !got[0].1.admits("db", "other"));
+        let other = vec![("kafka".to_string(), "kafka/*".to_string())];
+        let e = flag_serves(&other, &flags).expect_err("no such flag");
+        assert!(
+            e.contains("--webhook-serves kafka: no --webhook kafka=URL flag"),
+            "{e}"
+        );
+        let bad = vec![("pg".to_string(), "postgres".to_string())];
+        let e = flag_serves(&bad, &flags).expect_err("form");
+        assert!(
+            e.contains("--webhook-serves pg[0]: \"postgres\": expected NAMESPACE/NAME"),
+            "{e}"
+        );
+        let twice = vec![pairs[0].clone(), pairs[0].clone()];
+        assert!(flag_serves(&twice, &flags).is_err());
     }
 
     #[test]
@@ -309,7 +390,7 @@ webhooks:
     #[test]
     fn merging_refuses_a_name_from_both_sources() {
         let flags = vec![("kafka".to_string(), "http://other:1/x".to_string())];
-        let e = merge(&flags, parse(GOOD).expect("good")).expect_err("twice");
+        let e = merge(&flags, endpoints(parse(GOOD).expect("good"))).expect_err("twice");
         assert!(
             e.contains("\"kafka\" is configured both by --webhook and in --webhook-config"),
             "{e}"
@@ -318,7 +399,7 @@ webhooks:
         let e = merge(&twice, Vec::new()).expect_err("twice");
         assert!(e.contains("\"kafka\" given twice"), "{e}");
         let flags = vec![("pg".to_string(), "http://pg:1/x".to_string())];
-        let all = merge(&flags, parse(GOOD).expect("good")).expect("merged");
+        let all = merge(&flags, endpoints(parse(GOOD).expect("good"))).expect("merged");
         let names: Vec<&str> = all.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["pg", "db-approver", "kafka"]);
     }

@@ -63,7 +63,7 @@ impl Checks {
 
     /// The endpoints configured, by the flag a set's annotation names them under
     /// ([`crate::config::Served`]): `--prometheus-url` when set, the HTTP checks' names, the names a
-    /// `pre-update-webhook` may give ([`Checks::approval_names`]).
+    /// `pre-update-webhook` may give ([`Checks::approval_names`]), each bound to the sets it serves.
     pub fn served(&self) -> Served {
         let mut served = Served::default();
         if self.prometheus.is_some() {
@@ -72,6 +72,16 @@ impl Checks {
         let http = self.http.as_ref().map(HttpChecks::names);
         served.insert(&http_check::FLAG, http.unwrap_or_default());
         served.insert(&webhook::FLAG, self.approval_names());
+        for (name, serves) in self.webhooks.iter().flat_map(Webhooks::bound) {
+            served.bind(&webhook::FLAG, name, serves.clone());
+        }
+        if let Some(a) = &self.answerers {
+            for name in a.names() {
+                if let Some(serves) = a.serves(&name) {
+                    served.bind(&webhook::FLAG, &name, serves.clone());
+                }
+            }
+        }
         served
     }
 

@@ -23,6 +23,7 @@ use reqwest::Method;
 use super::ca_bundle::read_bundle;
 use super::endpoint_client::{EndpointClient, describe};
 use super::probe::{Kind, Probe};
+use crate::config::Serves;
 use crate::config::endpoint_auth::{EndpointAuth, Tls};
 
 use crate::gates::approval::webhook::answer::{WebhookAnswer, read_answer};
@@ -74,6 +75,10 @@ pub struct Endpoint {
     /// TLS and credentials (`config::endpoint_auth`); the default: the built-in web PKI roots (and
     /// `--webhook-ca-file`), no `Authorization` header.
     pub access: EndpointAuth,
+    /// The sets it serves (`serves:`, `--webhook-serves`): a question about another is never sent.
+    /// `None` only where no configuration binds it (tests, the simulation): the stepper's start
+    /// requires one for every webhook.
+    pub serves: Option<Serves>,
 }
 
 /// The webhooks configured on the stepper by name, each with its client.
@@ -119,6 +124,11 @@ impl Webhooks {
         self.endpoints.keys().cloned().collect()
     }
 
+    /// Each webhook bound to the sets it serves, with them.
+    pub fn bound(&self) -> impl Iterator<Item = (&str, &Serves)> {
+        (self.endpoints.iter()).filter_map(|(n, (e, _))| Some((n.as_str(), e.serves.as_ref()?)))
+    }
+
     /// The longest call bound among the endpoints (`None` without any): the default `--check-deadline`
     /// gives a call started late in a pass its whole bound.
     pub fn longest_timeout(&self) -> Option<Duration> {
@@ -131,6 +141,15 @@ impl Webhooks {
         let Some((endpoint, client)) = self.endpoints.get(name) else {
             return WebhookAnswer::Error(format!("no --webhook named {name:?}"));
         };
+        if let Some(serves) = &endpoint.serves {
+            let of = |key: &str| body["statefulSet"][key].as_str().unwrap_or_default();
+            let (namespace, set) = (of("namespace"), of("name"));
+            if !serves.admits(namespace, set) {
+                return WebhookAnswer::Error(format!(
+                    "webhook {name:?} serves {serves}, not {namespace}/{set}: not called"
+                ));
+            }
+        }
         let bytes = serde_json::to_vec(body).unwrap_or_default();
         let request = match client.request(Method::POST, &endpoint.url) {
             Ok(r) => r,
@@ -175,6 +194,7 @@ mod tests {
 
     fn endpoint(name: &str, url: &str, seconds: u64) -> Endpoint {
         Endpoint {
+            serves: None,
             name: name.into(),
             url: url.into(),
             timeout: Duration::from_secs(seconds),

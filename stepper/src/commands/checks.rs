@@ -129,20 +129,35 @@ fn webhooks(g: &CheckArgs) -> Result<Option<Webhooks>> {
         Some(path) => webhook_file::read(path).map_err(anyhow::Error::msg)?,
         None => Vec::new(),
     };
-    let all = webhook_file::merge(&w.webhook, file).map_err(anyhow::Error::msg)?;
+    let mut serves =
+        webhook_file::flag_serves(&w.webhook_serves, &w.webhook).map_err(anyhow::Error::msg)?;
+    let mut entries = Vec::with_capacity(file.len());
+    for (endpoint, s) in file {
+        serves.push((endpoint.name.clone(), s));
+        entries.push(endpoint);
+    }
+    let all = webhook_file::merge(&w.webhook, entries).map_err(anyhow::Error::msg)?;
     if all.is_empty() {
         return Ok(None);
     }
     let default = to_std(w.webhook_timeout);
-    let endpoints: Vec<Endpoint> = all
-        .into_iter()
-        .map(|e| Endpoint {
+    let mut endpoints: Vec<Endpoint> = Vec::with_capacity(all.len());
+    for e in all {
+        let Some(i) = serves.iter().position(|(n, _)| *n == e.name) else {
+            anyhow::bail!(
+                "--webhook {}=…: no --webhook-serves {}=NAMESPACE/SET,…; expected the sets that may name it (a webhook hears only the sets it names: docs/approvals.md, \"Which sets a webhook serves\")",
+                e.name,
+                e.name
+            );
+        };
+        endpoints.push(Endpoint {
             timeout: e.timeout.unwrap_or(default),
+            serves: Some(serves.swap_remove(i).1),
             name: e.name,
             url: e.url,
             access: e.access,
-        })
-        .collect();
+        });
+    }
     let ca = w.webhook_ca_file.as_deref();
     Ok(Some(
         Webhooks::new(&endpoints, ca).map_err(anyhow::Error::msg)?,
@@ -213,8 +228,31 @@ mod tests {
             "with the HTTP check: twice its 15 s"
         );
         g.webhook.webhook = vec![("db".into(), "http://approver.db:8080/approve".into())];
+        g.webhook.webhook_serves = vec![("db".into(), "db/*".into())];
         assert_eq!(deadline(&g), secs(60), "with a webhook: twice its 30 s");
         g.check_deadline = Some(jiff::SignedDuration::from_secs(7));
         assert_eq!(deadline(&g), secs(7), "a given --check-deadline stands");
+    }
+
+    /// A `--webhook` flag without `--webhook-serves` is refused at start, naming the flag to add; with
+    /// it, the set outside is `InvalidAnnotation` (the gates' `Served::refused`).
+    #[test]
+    fn a_webhook_flag_must_say_which_sets_it_serves() {
+        let mut g = CheckArgs::default();
+        g.webhook.webhook = vec![("db".into(), "http://approver.db:8080/approve".into())];
+        let e = checks(&g).expect_err("unbound").to_string();
+        assert!(
+            e.contains("--webhook db=…: no --webhook-serves db=NAMESPACE/SET"),
+            "{e}"
+        );
+        g.webhook.webhook_serves = vec![("db".into(), "db/postgres".into())];
+        let served = checks(&g).expect("bound").served();
+        let named = crate::config::Named {
+            annotation: "safe-rollout.dev/pre-update-webhook",
+            flag: crate::config::webhook::FLAG,
+            name: Some("db"),
+        };
+        assert_eq!(served.refused(&named, "db", "postgres"), None);
+        assert!(served.refused(&named, "tenant", "postgres").is_some());
     }
 }

@@ -11,6 +11,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+pub use super::dns::is_dns_label;
+use super::serves::Serves;
+
 /// A flag of the stepper that configures the endpoints a set's annotations may ask for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Flag {
@@ -57,6 +60,9 @@ pub struct Served {
     names: BTreeMap<&'static str, Vec<String>>,
     /// Unnamed flags that are set.
     set: BTreeSet<&'static str>,
+    /// (named flag, name) → the sets that endpoint serves ([`Serves`]); an endpoint absent here is
+    /// not judged (the checks, which only read; the simulation).
+    serves: BTreeMap<(&'static str, String), Serves>,
 }
 
 impl Served {
@@ -76,6 +82,25 @@ impl Served {
     pub fn with(mut self, flag: &Flag, names: Vec<String>) -> Self {
         self.insert(flag, names);
         self
+    }
+
+    /// Records that endpoint `name` of the named flag `flag` serves only the sets `serves` admits.
+    pub fn bind(&mut self, flag: &Flag, name: &str, serves: Serves) {
+        self.serves.insert((flag.flag, name.to_string()), serves);
+    }
+
+    /// The `InvalidAnnotation` detail when `named` names an endpoint that does not serve set `set` in
+    /// `namespace` (`<key>: "cache" names webhook cache, which serves e2e/cache, not manual/cache`);
+    /// `None` when it does, or when it is not bound here.
+    pub fn refused(&self, named: &Named<'_>, namespace: &str, set: &str) -> Option<String> {
+        let name = named.name.filter(|_| named.flag.named)?;
+        let serves = self.serves.get(&(named.flag.flag, name.to_string()))?;
+        (!serves.admits(namespace, set)).then(|| {
+            format!(
+                "{}: {name:?} names {} {name}, which serves {serves}, not {namespace}/{set} (its serves on the stepper)",
+                named.annotation, named.flag.noun
+            )
+        })
     }
 
     /// The names configured under the named flag `flag`; `None` when it is not known here.
@@ -124,18 +149,6 @@ impl Served {
     }
 }
 
-/// True for a DNS label (RFC 1123): 1–63 of `a-z`, `0-9`, `-`, starting and ending alphanumeric. The
-/// form of every endpoint's name (`--http-check NAME=URL`, `--webhook NAME=URL`, a file's `name`).
-pub fn is_dns_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,6 +194,31 @@ mod tests {
             with_es.unknown(&named(URL, None)),
             None,
             "unnamed: not judged"
+        );
+    }
+
+    #[test]
+    fn a_bound_endpoint_refuses_a_set_it_does_not_serve() {
+        let cache = named(CHECK, Some("cache"));
+        let mut s = Served::default().with(&CHECK, vec!["cache".into()]);
+        assert_eq!(
+            s.refused(&cache, "manual", "cache"),
+            None,
+            "unbound: not judged"
+        );
+        let serves = Serves::parse(&["e2e/cache"], "serves").expect("valid");
+        s.bind(&CHECK, "cache", serves);
+        assert_eq!(s.refused(&cache, "e2e", "cache"), None);
+        assert_eq!(
+            s.refused(&cache, "manual", "cache").as_deref(),
+            Some(
+                "p/x: \"cache\" names check cache, which serves e2e/cache, not manual/cache (its \
+                 serves on the stepper)"
+            )
+        );
+        assert_eq!(
+            s.refused(&named(CHECK, Some("other")), "manual", "cache"),
+            None
         );
     }
 

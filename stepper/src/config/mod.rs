@@ -11,6 +11,7 @@
 pub mod answerer;
 pub mod approval;
 pub mod check;
+pub mod dns;
 pub mod endpoint_auth;
 pub mod endpoints;
 mod error;
@@ -21,6 +22,7 @@ mod keys;
 pub mod pause_at;
 pub mod rollback;
 pub mod scope;
+pub mod serves;
 pub mod webhook;
 
 use std::sync::Arc;
@@ -40,6 +42,7 @@ pub use keys::Keys;
 pub use pause_at::{PassedPoints, PausePlan, PausePoint, PointAt, pause_at};
 pub use rollback::{FailedRevision, OnFailure, on_failure, progress_deadline_seconds};
 pub use scope::{EXCLUDED_NAMESPACES, StepperScope};
+pub use serves::Serves;
 pub use webhook::WebhookConfig;
 
 use crate::model::fields::{Field, set as of_set};

@@ -70,13 +70,18 @@ pub fn paused(input: &GateInput<'_>) -> Result<(), Blocked> {
 /// Gate `InvalidAnnotation`: every stepper annotation could be read ([`crate::config::SetConfig::invalid`]:
 /// `step`, `initial-delay-seconds`, with a delay `last-partition-update`, `rollout-group`,
 /// `owner-condition`, the Prometheus check, …), and every endpoint they name is configured on the stepper
-/// (`http-check`, `pre-update-webhook`: [`crate::config::Served::unknown`]).
+/// (`http-check`, `pre-update-webhook`: [`crate::config::Served::unknown`]) and serves this set (its
+/// `serves`: [`crate::config::Served::refused`]; docs/answerers.md, "Which sets an entry serves").
 pub fn invalid_annotation(input: &GateInput<'_>) -> Result<(), Blocked> {
     match &input.config.invalid {
         Some(detail) => Err(Blocked::new(Reason::InvalidAnnotation, detail.to_string())),
-        None => match (input.config.named_endpoints())
-            .find_map(|named| input.opts.served.unknown(&named))
-        {
+        None => match input.config.named_endpoints().find_map(|named| {
+            let served = &input.opts.served;
+            served.unknown(&named).or_else(|| {
+                let namespace = input.set.metadata.namespace.as_deref().unwrap_or_default();
+                served.refused(&named, namespace, set::name(input.set))
+            })
+        }) {
             Some(detail) => Err(Blocked::new(Reason::InvalidAnnotation, detail)),
             None => Ok(()),
         },

@@ -84,7 +84,7 @@ async fn a_client_certificate_and_basic_auth_are_both_needed_for_an_approval() {
     let checks = clients(
         dir.path(),
         &format!(
-            "  - name: db\n    url: {url}\n    tls: {{caFile: {0}, certFile: {1}, keyFile: {2}}}\n    {auth}\n  - name: no-cert\n    url: {url}\n    tls: {{caFile: {0}}}\n    {auth}\n",
+            "  - name: db\n    serves: [\"*/*\"]\n    url: {url}\n    tls: {{caFile: {0}, certFile: {1}, keyFile: {2}}}\n    {auth}\n  - name: no-cert\n    serves: [\"*/*\"]\n    url: {url}\n    tls: {{caFile: {0}}}\n    {auth}\n",
             ca_file.display(),
             cert_file.display(),
             key_file.display()
@@ -121,7 +121,7 @@ async fn credentials_are_read_at_every_call_and_an_unreadable_file_sends_nothing
     let checks = clients(
         dir.path(),
         &format!(
-            "  - name: tok\n    url: {url}\n    auth: {{bearerTokenFile: {}}}\n  - name: pw\n    url: {url}\n    auth: {{basic: {{usernameFile: {}, passwordFile: {}}}}}\n",
+            "  - name: tok\n    serves: [\"*/*\"]\n    url: {url}\n    auth: {{bearerTokenFile: {}}}\n  - name: pw\n    serves: [\"*/*\"]\n    url: {url}\n    auth: {{basic: {{usernameFile: {}, passwordFile: {}}}}}\n",
             token.display(),
             username.display(),
             password.display()
@@ -165,7 +165,7 @@ async fn an_entrys_own_ca_replaces_the_flags() {
     let checks = clients(
         dir.path(),
         &format!(
-            "  - name: own\n    url: {url}\n    tls: {{caFile: {}}}\n  - name: flag\n    url: {url}\n",
+            "  - name: own\n    serves: [\"*/*\"]\n    url: {url}\n    tls: {{caFile: {}}}\n  - name: flag\n    serves: [\"*/*\"]\n    url: {url}\n",
             ca_file.display()
         ),
         Some(other),
@@ -177,7 +177,7 @@ async fn an_entrys_own_ca_replaces_the_flags() {
     // A CA file unreadable at start stops the stepper, naming the field, the webhook and the path.
     let missing = dir.path().join("missing.crt");
     let text = format!(
-        "apiVersion: safe-rollout.dev/v1alpha1\nkind: WebhookConfig\nwebhooks:\n  - name: db\n    url: {url}\n    tls: {{caFile: {}}}\n",
+        "apiVersion: safe-rollout.dev/v1alpha1\nkind: WebhookConfig\nwebhooks:\n  - name: db\n    serves: [\"*/*\"]\n    url: {url}\n    tls: {{caFile: {}}}\n",
         missing.display()
     );
     let args = CheckArgs {

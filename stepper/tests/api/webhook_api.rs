@@ -112,6 +112,7 @@ async fn pass(
             url: u.clone(),
             timeout: Duration::from_millis(300),
             access: Default::default(),
+            serves: None,
         })
         .collect();
     let client = Webhooks::new(&endpoints, None).expect("client");

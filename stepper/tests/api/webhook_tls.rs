@@ -56,6 +56,10 @@ fn clients(webhooks: &[(&str, String)], config: Option<PathBuf>, ca: Option<Path
             .iter()
             .map(|(n, u)| ((*n).to_string(), u.clone()))
             .collect(),
+        webhook_serves: webhooks
+            .iter()
+            .map(|(n, _)| ((*n).to_string(), "*/*".to_string()))
+            .collect(),
         webhook_config: config,
         webhook_ca_file: ca,
         webhook_timeout: SignedDuration::from_secs(60),
@@ -125,9 +129,11 @@ async fn the_config_file_adds_webhooks_with_their_own_timeouts() {
 kind: WebhookConfig
 webhooks:
   - name: slow
+    serves: [\"*/*\"]
     url: {}/approve
     timeoutSeconds: 1
   - name: db
+    serves: [\"*/*\"]
     url: {}
 ",
             hung.url(),
@@ -170,7 +176,7 @@ webhooks:
     let bad = write_file(
         dir.path(),
         "bad.yaml",
-        "apiVersion: safe-rollout.dev/v1alpha1\nkind: WebhookConfig\nwebhooks:\n  - name: db\n    uri: http://x\n",
+        "apiVersion: safe-rollout.dev/v1alpha1\nkind: WebhookConfig\nwebhooks:\n  - name: db\n    serves: [\"*/*\"]\n    uri: http://x\n",
     );
     let args = with_webhooks(WebhookArgs {
         webhook_config: Some(bad.clone()),
@@ -198,7 +204,7 @@ fn a_files_longer_timeout_stretches_the_default_deadline() {
     let file = write_file(
         dir.path(),
         "webhooks.yaml",
-        "apiVersion: safe-rollout.dev/v1alpha1\nkind: WebhookConfig\nwebhooks:\n  - name: kafka\n    url: http://127.0.0.1:9/can-roll\n    timeoutSeconds: 45\n",
+        "apiVersion: safe-rollout.dev/v1alpha1\nkind: WebhookConfig\nwebhooks:\n  - name: kafka\n    serves: [\"*/*\"]\n    url: http://127.0.0.1:9/can-roll\n    timeoutSeconds: 45\n",
     );
     let mut args = with_webhooks(WebhookArgs {
         webhook_config: Some(file),
@@ -259,7 +265,7 @@ async fn a_bearer_token_file_is_read_at_every_call() {
         dir.path(),
         "webhooks.yaml",
         &format!(
-            "apiVersion: safe-rollout.dev/v1alpha1\nkind: WebhookConfig\nwebhooks:\n  - name: db\n    url: {url}\n    bearerTokenFile: {}\n",
+            "apiVersion: safe-rollout.dev/v1alpha1\nkind: WebhookConfig\nwebhooks:\n  - name: db\n    serves: [\"*/*\"]\n    url: {url}\n    bearerTokenFile: {}\n",
             token.display()
         ),
     );

@@ -147,10 +147,10 @@ const HEAD: &str = "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\
 #[test]
 fn an_etcd_entry_parses_with_its_defaults() {
     let text = format!(
-        "{HEAD}answerers:\n  - name: etcd-main\n    timeoutSeconds: 2\n    etcd:\n      address: \"https://{{pod}}.{{service}}.{{namespace}}.svc:2379\"\n      members: {{etcd-0: \"http://127.0.0.1:2379\"}}\n"
+        "{HEAD}answerers:\n  - name: etcd-main\n    serves: [\"db/*\"]\n    timeoutSeconds: 2\n    etcd:\n      address: \"https://{{pod}}.{{service}}.{{namespace}}.svc:2379\"\n      members: {{etcd-0: \"http://127.0.0.1:2379\"}}\n"
     );
     let got = parse(&text).expect("valid");
-    let (name, builtin) = &got[0];
+    let (name, builtin) = (&got[0].name, &got[0].builtin);
     assert_eq!((name.as_str(), builtin.kind()), ("etcd-main", "etcd"));
     assert_eq!(
         builtin.longest_call(),
@@ -216,7 +216,7 @@ fn bad_etcd_entries_name_the_field_and_the_form() {
         ),
     ]);
     for (words, entry) in cases {
-        let text = format!("{HEAD}answerers:\n  - name: e\n    {entry}\n");
+        let text = format!("{HEAD}answerers:\n  - name: e\n    serves: [\"db/*\"]\n    {entry}\n");
         let e = parse(&text)
             .err()
             .unwrap_or_else(|| panic!("accepted: {entry}"));
@@ -235,7 +235,10 @@ fn the_docs_etcd_entry_parses() {
         .expect("the entry's file in the etcd section");
     let end = start + section[start..].find("```").expect("its code block's end");
     let got = parse(&section[start..end]).expect("the example parses");
-    let kinds: Vec<(&str, &str)> = got.iter().map(|(n, b)| (n.as_str(), b.kind())).collect();
+    let kinds: Vec<(&str, &str)> = got
+        .iter()
+        .map(|c| (c.name.as_str(), c.builtin.kind()))
+        .collect();
     assert_eq!(kinds, [("etcd-main", "etcd")]);
     assert!(
         section.contains("safe-rollout.dev/pre-update-webhook: etcd-main"),

@@ -7,7 +7,7 @@ use sts_stepper::cluster::answerer::Verdict;
 use sts_stepper::cluster::answerer::kinds::sentinel::decide::{Action, Demote, Failover, decide};
 use sts_stepper::cluster::answerer::kinds::sentinel::view::{Pod, View};
 
-use crate::answerer_sentinel_fixture::{MIB, healthy, master_info, question};
+use crate::answerer_sentinel_fixture::{MIB, healthy, ip, master_info, question};
 
 /// A change to a healthy view.
 type Change = Box<dyn Fn(&mut View)>;
@@ -115,6 +115,7 @@ fn the_master_in_the_step_is_failed_over_whatever_the_phase() {
     let expected = Verdict::Act(Action::Failover(Failover {
         master: "redis-node-0".into(),
         address: "redis-node-0.redis-headless.db.svc:6379".into(),
+        named: format!("{}:6379", ip(0)),
         replicas: vec![
             (
                 "redis-node-1".into(),

@@ -10,7 +10,9 @@ const HEAD: &str = "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\
 
 /// The file with one entry named `cache` whose `redisSentinel` object is `body` (flow YAML fields).
 fn file(body: &str) -> String {
-    format!("{HEAD}  - name: cache\n    timeoutSeconds: 2\n    redisSentinel: {{{body}}}\n")
+    format!(
+        "{HEAD}  - name: cache\n    serves: [\"db/*\"]\n    timeoutSeconds: 2\n    redisSentinel: {{{body}}}\n"
+    )
 }
 
 const GOOD: &str = "masterName: mymaster, sentinels: [\"{pod}.{service}.{namespace}.svc:26379\"], \
@@ -19,11 +21,12 @@ const GOOD: &str = "masterName: mymaster, sentinels: [\"{pod}.{service}.{namespa
 #[test]
 fn an_entry_gives_the_master_set_the_sentinels_and_the_nodes() {
     let got = parse(&file(GOOD)).expect("valid");
-    let (name, builtin) = &got[0];
+    let (name, builtin) = (&got[0].name, &got[0].builtin);
     assert_eq!(name, "cache");
     assert_eq!(builtin.kind(), sentinel::KIND);
     assert_eq!(builtin.kind(), "redisSentinel");
-    assert_eq!(builtin.longest_call(), Duration::from_secs(9 * 2));
+    // A read (three timeouts), the failover within its pause (the default 22 s), its last commands.
+    assert_eq!(builtin.longest_call(), Duration::from_secs(4 * 2 + 22));
     // Members alone, sentinels as plain addresses, every optional field.
     let body = "masterName: harness, sentinels: [\"127.0.0.1:26379\", \"[::1]:26380\"], \
                 members: {cache-0: \"127.0.0.1:7000\"}, maxLagBytes: 0, pauseWritesSeconds: 5, \
@@ -89,7 +92,7 @@ fn bad_fields_are_named_with_the_form_expected() {
         assert!(e.contains(words), "{body}\n→ {e}");
     }
     let two = format!(
-        "{HEAD}  - name: cache\n    patroni: {{address: \"http://{{pod}}:8008\"}}\n    redisSentinel: {{{GOOD}}}\n"
+        "{HEAD}  - name: cache\n    serves: [\"db/*\"]\n    patroni: {{address: \"http://{{pod}}:8008\"}}\n    redisSentinel: {{{GOOD}}}\n"
     );
     let e = parse(&two).expect_err("two kinds");
     assert!(

@@ -59,6 +59,7 @@ impl Answerer {
             url: format!("http://127.0.0.1:{}/approve", self.port),
             timeout: Duration::from_secs(10),
             access: Default::default(),
+            serves: None,
         };
         Webhooks::new(&[endpoint], None).expect("client")
     }

@@ -363,8 +363,9 @@ fn the_webhook_file_example_parses() {
     let end = start + text[start..].find("```").expect("its code block's end");
     let endpoints =
         sts_stepper::cli::webhook_file::parse(&text[start..end]).expect("the example parses");
-    let names: Vec<&str> = endpoints.iter().map(|e| e.name.as_str()).collect();
+    let names: Vec<&str> = endpoints.iter().map(|(e, _)| e.name.as_str()).collect();
     assert_eq!(names, ["db-approver", "kafka-can-roll"]);
+    assert!(endpoints[1].1.admits("kafka", "logs") && !endpoints[1].1.admits("demo", "logs"));
 }
 
 /// The Elasticsearch 8 example of docs/gates.md ("Secured endpoints") is an `--http-check-config` file the

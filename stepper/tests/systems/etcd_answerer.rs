@@ -35,7 +35,7 @@ pub(crate) fn answerers_with(urls: &[String], more: &str) -> Answerers {
         .map(|(i, u)| format!("        etcd-{i}: \"{u}\"\n"))
         .collect();
     let text = format!(
-        "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\nanswerers:\n  - name: {NAME}\n    timeoutSeconds: 2\n    etcd:\n{more}      members:\n{members}"
+        "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\nanswerers:\n  - name: {NAME}\n    serves: [\"db/*\"]\n    timeoutSeconds: 2\n    etcd:\n{more}      members:\n{members}"
     );
     Answerers::new(file::parse(&text).expect("the --answerer-config text"))
 }

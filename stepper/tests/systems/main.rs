@@ -20,7 +20,9 @@ mod patroni_rollout;
 mod patroni_writes;
 mod rollout;
 mod sentinel_answerer;
+mod sentinel_cadence;
 mod sentinel_harness;
+mod tenant;
 
 use std::time::{Duration, Instant};
 

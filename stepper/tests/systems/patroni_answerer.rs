@@ -99,7 +99,7 @@ async fn patroni_answerer_denies_in_maintenance_mode_and_holds_for_a_lagging_rep
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn patroni_answerer_with_no_member_reachable_is_an_error_not_an_approval() {
-    let text = "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\nanswerers:\n  - name: pg-main\n    timeoutSeconds: 1\n    patroni:\n      address: \"http://127.0.0.1:9\"\n";
+    let text = "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\nanswerers:\n  - name: pg-main\n    serves: [\"db/*\"]\n    timeoutSeconds: 1\n    patroni:\n      address: \"http://127.0.0.1:9\"\n";
     let answerers = Answerers::new(file::parse(text).unwrap());
     match answerers.answer("pg-main", &update("pg-2", 2)).await {
         WebhookAnswer::Error(e) => {

@@ -48,7 +48,7 @@ pub fn config(pg: &Patroni, dir: &std::path::Path) -> String {
         );
     }
     format!(
-        "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\nanswerers:\n  - name: pg-main\n    patroni:\n      switchoverTimeoutSeconds: 40\n{auth}      members:\n{members}"
+        "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\nanswerers:\n  - name: pg-main\n    serves: [\"db/*\"]\n    patroni:\n      switchoverTimeoutSeconds: 40\n{auth}      members:\n{members}"
     )
 }
 

@@ -46,6 +46,19 @@ pub trait Led: Replace {
     fn leader(&self) -> impl Future<Output = Result<Option<String>, String>> + Send;
 }
 
+/// When the stepper passes, beside every 2 s of the world's clock.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cadence {
+    /// After a pass during which the leader moved, the next pass comes this long later in real time
+    /// (the system's own clock runs on, the writer writes): what a CronJob's minute between passes
+    /// is to an answerer that left something for the next pass.
+    pub after_move: Duration,
+    /// The first pass during which the leader moves is cut off the moment the system names another
+    /// leader (its future dropped, as a stepper killed mid-action): the answerer's action never
+    /// finishes, and its guard alone keeps the writes.
+    pub kill_on_move: bool,
+}
+
 /// What a rollout did.
 #[derive(Debug, Default)]
 pub struct Rollout {
@@ -61,6 +74,8 @@ pub struct Rollout {
     pub steps: usize,
     /// The last pass's report, for the messages.
     pub last: Option<String>,
+    /// Passes cut off when the leader moved ([`Cadence::kill_on_move`]).
+    pub killed: u32,
     /// Seconds from the template change to the rollout complete.
     pub seconds: f64,
 }
@@ -82,9 +97,21 @@ impl Rollout {
 /// `pre-update-webhook` naming `answerer`, `primary-selector: role=primary`, the application's primary
 /// on `leader` (the `role` labels follow it).
 fn world(name: &str, replicas: i32, answerer: &str, leader: Option<u32>, policy: bool) -> World {
+    world_in("db", name, replicas, answerer, leader, policy)
+}
+
+/// [`world`] in `namespace`.
+fn world_in(
+    namespace: &str,
+    name: &str,
+    replicas: i32,
+    answerer: &str,
+    leader: Option<u32>,
+    policy: bool,
+) -> World {
     let shape = SetShape {
         name: name.to_string(),
-        namespace: "db".to_string(),
+        namespace: namespace.to_string(),
         replicas,
         pod_management_policy: "OrderedReady".to_string(),
         min_ready_seconds: 0,
@@ -121,6 +148,20 @@ pub async fn roll<S: Led + Send>(
     answerer: &str,
     revision: &str,
     limit: Duration,
+) -> Rollout {
+    let cadence = Cadence::default();
+    roll_with(system, mode, answerers, answerer, revision, limit, cadence).await
+}
+
+/// [`roll`] with the stepper passing at `cadence`.
+pub async fn roll_with<S: Led + Send>(
+    system: &mut S,
+    mode: Mode,
+    answerers: Answerers,
+    answerer: &str,
+    revision: &str,
+    limit: Duration,
+    cadence: Cadence,
 ) -> Rollout {
     let checks = Checks {
         answerers: Some(answerers),
@@ -189,19 +230,44 @@ pub async fn roll<S: Led + Send>(
             w.tick(&cluster.world(), t);
         }
         if t % 2 == 0 && !native {
-            let report = match &watched {
-                Some(w) => run_pass_with(&w.cluster(&cluster), &checks, &opts, timestamp(t)).await,
-                None => run_pass_with(&cluster, &checks, &opts, timestamp(t)).await,
+            let before = system.leader().await.unwrap_or(None);
+            let pass = async {
+                match &watched {
+                    Some(w) => {
+                        run_pass_with(&w.cluster(&cluster), &checks, &opts, timestamp(t)).await
+                    }
+                    None => run_pass_with(&cluster, &checks, &opts, timestamp(t)).await,
+                }
+            };
+            let report = if cadence.kill_on_move && out.killed == 0 {
+                tokio::select! {
+                    r = pass => Some(r),
+                    () = moved(&*system, before.as_ref()) => None,
+                }
+            } else {
+                Some(pass.await)
             };
             out.passes += 1;
-            let report = report.expect("the pass");
-            let calls = report
-                .sets
-                .iter()
-                .filter(|s| s.webhook_call.is_some())
-                .count();
-            out.calls += u32::try_from(calls).unwrap_or(u32::MAX);
-            out.last = Some(describe(report));
+            match report {
+                Some(report) => {
+                    let report = report.expect("the pass");
+                    let calls = report
+                        .sets
+                        .iter()
+                        .filter(|s| s.webhook_call.is_some())
+                        .count();
+                    out.calls += u32::try_from(calls).unwrap_or(u32::MAX);
+                    out.last = Some(describe(report));
+                }
+                None => {
+                    out.killed += 1;
+                    out.last = Some("killed once the leader moved".into());
+                }
+            }
+            let after = system.leader().await.unwrap_or(None);
+            if after != before && !cadence.after_move.is_zero() {
+                tokio::time::sleep(cadence.after_move).await;
+            }
         }
         if cluster.world().rollout_complete() {
             break;
@@ -217,6 +283,75 @@ pub async fn roll<S: Led + Send>(
     out.seconds = started.elapsed().as_secs_f64();
     out.steps = cluster.world().steps.len();
     out
+}
+
+/// Set `name` (3 pods, the leader on pod 0) in `namespace`, its `pre-update-webhook` naming
+/// `answerer`, staged for `db:v2` and passed over `passes` times (2 s of the world's clock apart) by the
+/// stepper in `mode` with `answerers`: each pass's report of the set, and the Events published on it
+/// (reason, note).
+pub async fn passes_in(
+    namespace: &str,
+    name: &str,
+    mode: Mode,
+    answerers: Answerers,
+    answerer: &str,
+    passes: i64,
+) -> (Vec<sts_stepper::pass::SetReport>, Vec<(String, String)>) {
+    let checks = Checks {
+        answerers: Some(answerers),
+        ..Checks::default()
+    };
+    let cluster = SimCluster::new(world_in(namespace, name, 3, answerer, Some(0), true));
+    let opts = PassOptions {
+        gates: GateOptions {
+            served: checks.served(),
+            ..GateOptions::default()
+        },
+        probes: ProbeOptions {
+            call_webhooks: true,
+            ..ProbeOptions::default()
+        },
+        ..PassOptions::default()
+    };
+    let mut watched = (mode == Mode::Watch)
+        .then(|| Watched::start(&cluster.world(), &Arc::new(Keys::default()), 1));
+    {
+        let mut w = cluster.world();
+        let mut new = w.set.clone();
+        new["spec"]["template"] = template(name, "db:v2");
+        w.write(new, "apply")
+            .expect("the template change is admitted");
+    }
+    let mut out = Vec::new();
+    for t in 1..=2 * passes {
+        cluster.world().tick(t);
+        if let Some(w) = &mut watched {
+            w.tick(&cluster.world(), t);
+        }
+        if t % 2 == 0 {
+            let report = match &watched {
+                Some(w) => run_pass_with(&w.cluster(&cluster), &checks, &opts, timestamp(t)).await,
+                None => run_pass_with(&cluster, &checks, &opts, timestamp(t)).await,
+            };
+            out.extend(report.expect("the pass").sets);
+        }
+    }
+    let events = (cluster.world().events.iter())
+        .map(|(_, reason, note)| (reason.clone(), note.clone()))
+        .collect();
+    (out, events)
+}
+
+/// Returns once `system` names a leader other than `before` (polled every 50 ms).
+async fn moved<S: Led>(system: &S, before: Option<&String>) {
+    loop {
+        if let Ok(Some(now)) = system.leader().await
+            && Some(&now) != before
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 fn describe(report: PassReport) -> String {

@@ -47,7 +47,7 @@ pub(crate) fn answerers(redis: &Sentinel) -> Answerers {
     let lost = free_ports(1)[0];
     let entry = |name: &str, sentinels: &str, extra: &str| {
         format!(
-            "  - name: {name}\n    timeoutSeconds: 2\n    redisSentinel: {{masterName: {MASTER_SET}, sentinels: {sentinels}, members: {members}{extra}}}\n"
+            "  - name: {name}\n    serves: [\"db/*\"]\n    timeoutSeconds: 2\n    redisSentinel: {{masterName: {MASTER_SET}, sentinels: {sentinels}, members: {members}{extra}}}\n"
         )
     };
     let text = format!(
@@ -100,15 +100,21 @@ fn decided(answer: WebhookAnswer) -> Result<(Decision, String), String> {
     }
 }
 
-/// The set whole, every Sentinel agreeing, and no node left paused (a failover's pause on the old
-/// master outlives the failover by design).
-async fn whole(redis: &Sentinel) {
+/// The set whole, every Sentinel agreeing, no node left paused and none guarded (a test that cuts a
+/// failover short leaves both on the old master, as a stopped stepper would).
+pub(crate) async fn whole(redis: &Sentinel) {
     let map = redis.set();
     for name in (0..map.len()).filter_map(|i| map.member(i)) {
         // CLIENT UNPAUSE answers OK whether or not the node was paused.
         command(redis.port(name), &["CLIENT", "UNPAUSE"])
             .await
             .unwrap();
+        command(
+            redis.port(name),
+            &["CONFIG", "SET", "min-replicas-to-write", "0"],
+        )
+        .await
+        .unwrap();
     }
     redis.wait_healthy(HEALTHY).await.unwrap();
     redis.wait_sentinel_view(HEALTHY).await.unwrap();
@@ -186,19 +192,31 @@ async fn sentinel_answerer_approves_a_replica_and_holds_the_next_while_another_l
     );
 }
 
-/// A patient write: a client with no timeout of its own (only [`FAILOVER`]) adding `id` to run `run`'s
-/// set on member `master`, its reply awaited in a task.
-async fn patient_write(
-    redis: &Sentinel,
-    master: &str,
+/// A patient write sent into the master's pause: writes of ids `id`, `id + 1`, … to run `run`'s set on
+/// `port`, each on a fresh connection with no timeout of its own (only [`FAILOVER`]), until one has no
+/// reply within 150 ms — the master is paused — which is returned, its reply awaited in a task. The
+/// ones answered before are acknowledged writes like any other.
+pub(crate) async fn write_into_the_pause(
+    port: u16,
     run: u32,
     id: u64,
 ) -> JoinHandle<Result<Reply, String>> {
-    let mut conn = RespConn::connect(redis.port(master), FAILOVER)
-        .await
-        .unwrap();
     let key = format!("harness:{run}");
-    tokio::spawn(async move { conn.command(&["SADD", &key, &id.to_string()]).await })
+    for k in 0..400 {
+        let mut conn = RespConn::connect(port, FAILOVER).await.unwrap();
+        let (key, id) = (key.clone(), (id + k).to_string());
+        let mut task = tokio::spawn(async move { conn.command(&["SADD", &key, &id]).await });
+        match tokio::time::timeout(Duration::from_millis(150), &mut task).await {
+            // Waiting: the pause.
+            Err(_) => return task,
+            // Taken before the pause.
+            Ok(Ok(Ok(Reply::Int(_)))) => {}
+            // Refused (READONLY once the old master is a replica): returned as it came.
+            Ok(Ok(other)) => return tokio::spawn(async move { other }),
+            Ok(Err(e)) => panic!("the write's task: {e}"),
+        }
+    }
+    panic!("no write to 127.0.0.1:{port} waited on a pause within 400 tries");
 }
 
 /// What [`fail_over_through_the_answerer`] saw.
@@ -209,13 +227,13 @@ struct FailedOver {
     seen: Vec<String>,
     /// From the first answer to `Approve`.
     took: Duration,
-    /// The patient write sent to the old master just after the failover was requested.
+    /// The patient write that waited on the old master's pause during the failover.
     patient: Option<JoinHandle<Result<Reply, String>>>,
 }
 
-/// Asks `cache` about the step of the master's pod until `Approve`: the first answer must be the
-/// failover requested; then, with `patient` (run, id), a [`patient_write`] goes to the old master,
-/// paused by now.
+/// Asks `cache` about the step of the master's pod until `Approve`: the first answer must be the whole
+/// failover done; with `patient` (run, id), a write waits on the old master's pause meanwhile
+/// ([`write_into_the_pause`]).
 async fn fail_over_through_the_answerer(
     redis: &Sentinel,
     answerers: &Answerers,
@@ -226,14 +244,23 @@ async fn fail_over_through_the_answerer(
     let m = ordinal(redis, &master);
     let body = request(&[m], switchover.then_some(m));
     let started = Instant::now();
-    let (decision, reason) = decided(answerers.answer("cache", &body).await).unwrap();
-    assert_eq!(decision, Decision::Wait, "{reason}");
-    let requested = format!("failover of {MASTER_SET} from redis-{m} requested");
-    assert!(reason.contains(&requested), "{reason}");
-    let patient = match patient {
-        Some((run, id)) => Some(patient_write(redis, &master, run, id).await),
-        None => None,
+    let asked = answerers.answer("cache", &body);
+    let (answer, patient) = match patient {
+        Some((run, id)) => {
+            let port = redis.port(&master);
+            let (a, p) = tokio::join!(asked, write_into_the_pause(port, run, id));
+            (a, Some(p))
+        }
+        None => (asked.await, None),
     };
+    let (decision, reason) = decided(answer).unwrap();
+    assert_eq!(decision, Decision::Wait, "{reason}");
+    // The whole failover in that one call: the old master is already a replica, writes resumed.
+    let done = format!("failover of {MASTER_SET} from redis-{m} done in ");
+    assert!(
+        reason.contains(&done) && reason.contains("made its replica; writes resumed"),
+        "{reason}"
+    );
     let seen = std::sync::Mutex::new(vec![reason]);
     until(
         "the answerer to approve the old master's pod",

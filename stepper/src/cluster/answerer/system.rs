@@ -56,6 +56,15 @@ pub trait System: Sync {
     fn decide(&self, q: &Question, view: &Self::View) -> Verdict<Self::Action>;
 
     /// Asks the system to take `action`, read for `q` in `view`.
+    ///
+    /// The rule every kind keeps (docs/answerers.md, "What an answerer does"): **an action is complete
+    /// within its own call.** When it returns, the system is in a state that needs nothing more from the
+    /// stepper — no pause to lift, no old leader to demote — before any deadline: the next pass may come
+    /// a minute later (the CronJob), or never (the stepper killed). An action that cannot finish within
+    /// its bound undoes what it did and says why (`Refused`, `Failed`); where a step cannot be undone
+    /// once taken, the system is left guarded so that a call cut off there loses nothing (the Redis
+    /// Sentinel failover's `min-replicas-to-write`). Patroni's `POST /switchover` and etcd's
+    /// `MoveLeader` are synchronous; the Sentinel failover waits for a quorum of Sentinels itself.
     fn act(
         &self,
         q: &Question,

@@ -3,6 +3,7 @@
 //! `ROLE` says `master`; ask again after an error). Each write is `SADD harness:<run> <id>`.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use super::next_run;
 use super::resp::{Reply, RespConn};
@@ -17,8 +18,23 @@ impl Sentinel {
             sentinels: self.sentinel_ports(),
             conn: None,
             run,
+            patience: COMMAND_LIMIT,
         };
         (run, Writer::start(sink, per_second))
+    }
+
+    /// A writer as the Sentinel clients guidelines describe one: it keeps its connection until an
+    /// error and waits on a paused master as long as `patience` (its reply, not a timeout of its own,
+    /// ends each write); `(run, writer)`.
+    pub fn patient_writer(&self, per_second: u32, patience: Duration) -> (u32, Writer) {
+        let run = next_run();
+        let sink = RedisSink {
+            sentinels: self.sentinel_ports(),
+            conn: None,
+            run,
+            patience,
+        };
+        (run, Writer::start_with(sink, per_second, patience))
     }
 
     /// The ids of run `run` the master holds.
@@ -41,11 +57,13 @@ struct RedisSink {
     sentinels: Vec<u16>,
     conn: Option<RespConn>,
     run: u32,
+    /// How long one command on the master's connection may wait for its reply.
+    patience: Duration,
 }
 
 impl RedisSink {
     /// The master's address from the first Sentinel that answers, connected and checked with `ROLE`.
-    async fn master(sentinels: &[u16]) -> Result<RespConn, String> {
+    async fn master(sentinels: &[u16], patience: Duration) -> Result<RespConn, String> {
         let mut said = Vec::new();
         for port in sentinels {
             let answer = command(*port, &["SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER_SET]).await;
@@ -63,7 +81,7 @@ impl RedisSink {
                 said.push(format!("sentinel {port} names no master"));
                 continue;
             };
-            let mut conn = RespConn::connect(master, COMMAND_LIMIT).await?;
+            let mut conn = RespConn::connect(master, patience).await?;
             let role = conn.command(&["ROLE"]).await?;
             return match role.items().first().and_then(Reply::text) {
                 Some("master") => Ok(conn),
@@ -80,7 +98,7 @@ impl Sink for RedisSink {
     async fn write(&mut self, id: u64) -> Result<(), String> {
         let mut conn = match self.conn.take() {
             Some(c) => c,
-            None => Self::master(&self.sentinels).await?,
+            None => Self::master(&self.sentinels, self.patience).await?,
         };
         let key = format!("harness:{}", self.run);
         match conn.command(&["SADD", &key, &id.to_string()]).await? {

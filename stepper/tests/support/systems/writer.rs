@@ -81,7 +81,13 @@ pub struct Writer {
 
 impl Writer {
     /// Starts writing to `sink`, `per_second` writes a second, ids from 1, on the current runtime.
-    pub fn start<S: Sink>(mut sink: S, per_second: u32) -> Writer {
+    pub fn start<S: Sink>(sink: S, per_second: u32) -> Writer {
+        Writer::start_with(sink, per_second, WRITE_TIMEOUT)
+    }
+
+    /// [`Writer::start`] with each write allowed `write_timeout` (a client that waits on a paused
+    /// server rather than giving up after [`WRITE_TIMEOUT`]).
+    pub fn start_with<S: Sink>(mut sink: S, per_second: u32, write_timeout: Duration) -> Writer {
         let stop = Arc::new(AtomicBool::new(false));
         let acknowledged = Arc::new(AtomicU64::new(0));
         let (stopped, acked) = (stop.clone(), acknowledged.clone());
@@ -95,9 +101,9 @@ impl Writer {
                 tick.tick().await;
                 report.attempted += 1;
                 let id = report.attempted;
-                let outcome = match tokio::time::timeout(WRITE_TIMEOUT, sink.write(id)).await {
+                let outcome = match tokio::time::timeout(write_timeout, sink.write(id)).await {
                     Ok(outcome) => outcome,
-                    Err(_) => Err(format!("no acknowledgement within {WRITE_TIMEOUT:?}")),
+                    Err(_) => Err(format!("no acknowledgement within {write_timeout:?}")),
                 };
                 match outcome {
                     Ok(()) => {

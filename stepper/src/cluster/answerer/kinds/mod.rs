@@ -27,6 +27,9 @@ pub struct Entry {
     /// The bound of one read of the system (seconds); `None`: the file's default.
     #[serde(default)]
     pub timeout_seconds: Option<u64>,
+    /// The sets that may name it, as `NAMESPACE/NAME` patterns (`config::serves`); required.
+    #[serde(default)]
+    pub serves: Option<Vec<String>>,
     #[serde(default)]
     patroni: Option<patroni::entry::Entry>,
     #[serde(default)]

@@ -46,14 +46,18 @@ pub const PING_VALIDITY_MS: u64 = 5_000;
 /// Sentinel skips a replica whose INFO is older (ms): `sentinel_info_period × 3`.
 pub const INFO_VALIDITY_MS: u64 = 30_000;
 
-/// A failover to ask Sentinel for: pause writes on the master, let the replicas catch up, then
-/// `SENTINEL FAILOVER <name>` (Sentinel picks the replica: the caller cannot name it).
+/// A failover to ask Sentinel for, whole in one call ([`super::failover`]): pause writes on the master,
+/// let the replicas catch up, `SENTINEL FAILOVER <name>` (Sentinel picks the replica: the caller cannot
+/// name it), wait for a quorum of Sentinels to name the new master, make the old master its replica.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failover {
     /// The master's pod.
     pub master: String,
     /// Its Redis's address (where `CLIENT PAUSE` goes).
     pub address: String,
+    /// The master's `host:port` as the Sentinels name it now: the failover is done once a quorum of
+    /// them names another.
+    pub named: String,
     /// The replicas Sentinel may promote, (pod, address): each must catch up with the paused master
     /// first. At least one is outside the step.
     pub replicas: Vec<(String, String)>,
@@ -134,7 +138,7 @@ pub fn decide(q: &Question, view: &View, max_lag: u64) -> Verdict<Action> {
         );
     }
     if q.in_step(&master.name) {
-        return fail_over(q, view, master, max_lag);
+        return fail_over(q, view, master, address, max_lag);
     }
     let old = view
         .pods
@@ -264,7 +268,13 @@ fn unhealthy(
 }
 
 /// The master is among the step's pods: the failover to ask for, or why no replica can take over.
-fn fail_over(q: &Question, view: &View, master: &Pod, max_lag: u64) -> Verdict<Action> {
+fn fail_over(
+    q: &Question,
+    view: &View,
+    master: &Pod,
+    named: &str,
+    max_lag: u64,
+) -> Verdict<Action> {
     let mut refused = Vec::new();
     let mut replicas = Vec::new();
     let mut outside = 0;
@@ -317,6 +327,7 @@ fn fail_over(q: &Question, view: &View, master: &Pod, max_lag: u64) -> Verdict<A
     Verdict::Act(Action::Failover(Failover {
         master: master.name.clone(),
         address: master.address.clone(),
+        named: named.to_string(),
         replicas,
     }))
 }

@@ -1,16 +1,19 @@
 //! Redis with Sentinel as a built-in answerer (docs/answerers.md, "Redis Sentinel"): the master set
 //! read from the Sentinels and the data nodes ([`read`]), the decision [`decide`]'s, and, when the
-//! master's pod is in the step, writes paused on it and `SENTINEL FAILOVER` ([`act`]), then the old
-//! master made a replica. Sentinel fails over asynchronously, so the answer is `Wait` until a later
-//! read finds the master elsewhere, the failover ended and the old master a replica.
+//! master's pod is in the step, the whole failover in one call ([`failover`]: writes paused, replicas
+//! caught up, `SENTINEL FAILOVER`, a quorum of Sentinels naming the new master, the old master made its
+//! replica, writes resumed) — nothing left for a later pass to finish before the pause runs out. The
+//! answer is still `Wait`: a later read confirms the master elsewhere and the old one a replica.
 //!
 //! Spoken with redis-rs 1.8 (`tokio-comp`, no TLS: research 4.2 — four small crates, no OpenSSL), one
 //! connection per call ([`conn`]); the commands are Redis 7.0's (src/sentinel.c, src/server.c).
 
 pub mod act;
+pub mod confirm;
 pub mod conn;
 pub mod decide;
 pub mod entry;
+pub mod failover;
 pub mod read;
 pub mod view;
 
@@ -44,9 +47,10 @@ pub struct RedisSentinel {
 }
 
 impl RedisSentinel {
-    /// The longest one answer may take: a read (three timeouts), then a failover (six).
+    /// The longest one answer may take: a read (three timeouts), then a failover, which ends within
+    /// its pause, and one more timeout for its last commands.
     pub fn longest_call(&self) -> Duration {
-        self.connector.timeout * 9
+        self.connector.timeout * 4 + self.pause
     }
 
     /// The Sentinels' addresses for `q`, each once, those of the pods outside the step first (the
@@ -85,18 +89,24 @@ impl System for RedisSentinel {
         decide::decide(q, view, self.max_lag_bytes)
     }
 
-    async fn act(&self, _q: &Question, view: &View, action: &Action) -> Acted {
+    async fn act(&self, q: &Question, view: &View, action: &Action) -> Acted {
         match action {
             Action::Failover(f) => {
-                let sentinels: Vec<String> = view.named.iter().map(|(s, _)| s.clone()).collect();
-                act::fail_over(
-                    &self.connector,
-                    &self.master_name,
-                    &sentinels,
-                    f,
-                    self.pause,
-                )
-                .await
+                // Those that answered the read first, then the others (one may be back).
+                let mut sentinels: Vec<String> =
+                    view.named.iter().map(|(s, _)| s.clone()).collect();
+                for s in self.sentinels(q) {
+                    if !sentinels.contains(&s) {
+                        sentinels.push(s);
+                    }
+                }
+                let target = failover::Target {
+                    master_name: &self.master_name,
+                    sentinels: &sentinels,
+                    quorum: view.master.get("quorum").and_then(|n| n.parse().ok()),
+                    pause: self.pause,
+                };
+                failover::fail_over(&self.connector, &target, f).await
             }
             Action::Demote(d) => act::demote(&self.connector, d).await,
         }
