@@ -49,7 +49,8 @@ pub trait Led: Replace {
 /// When the stepper passes, beside every 2 s of the world's clock.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Cadence {
-    /// After a pass during which the leader moved, the next pass comes this long later in real time
+    /// After a pass during which the leader moved (or within 3 s of a call that answered `Wait`:
+    /// an answerer that only asked for the move), the next pass comes this long later in real time
     /// (the system's own clock runs on, the writer writes): what a CronJob's minute between passes
     /// is to an answerer that left something for the next pass.
     pub after_move: Duration,
@@ -248,9 +249,12 @@ pub async fn roll_with<S: Led + Send>(
                 Some(pass.await)
             };
             out.passes += 1;
+            let mut waited = false;
             match report {
                 Some(report) => {
                     let report = report.expect("the pass");
+                    waited = (report.sets.iter())
+                        .any(|s| s.webhook_call.as_ref().is_some_and(|(_, r)| *r == "Wait"));
                     let calls = report
                         .sets
                         .iter()
@@ -264,9 +268,20 @@ pub async fn roll_with<S: Led + Send>(
                     out.last = Some("killed once the leader moved".into());
                 }
             }
-            let after = system.leader().await.unwrap_or(None);
-            if after != before && !cadence.after_move.is_zero() {
-                tokio::time::sleep(cadence.after_move).await;
+            if !cadence.after_move.is_zero() {
+                // A leader moved during the pass, or (an answerer that only asked for the move) in
+                // the 3 s after a call answered Wait: the next pass comes `after_move` later.
+                let mut moved_now = system.leader().await.unwrap_or(None) != before;
+                if !moved_now && waited {
+                    let watched = tokio::time::timeout(
+                        Duration::from_secs(3),
+                        moved(&*system, before.as_ref()),
+                    );
+                    moved_now = watched.await.is_ok();
+                }
+                if moved_now {
+                    tokio::time::sleep(cadence.after_move).await;
+                }
             }
         }
         if cluster.world().rollout_complete() {
