@@ -35,7 +35,7 @@ fn seconds(name: &str, default: u64) -> u64 {
 }
 
 /// The real time between the pass during which the master moved and the next one.
-fn gap() -> Duration {
+pub(crate) fn gap() -> Duration {
     Duration::from_secs(seconds("SYSTEMS_PASS_GAP_SECONDS", 20))
 }
 
