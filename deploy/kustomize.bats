@@ -101,6 +101,100 @@ YAML
   [ "$(pod_spec Deployment | jq '.volumes // [] | length')" -eq 0 ]
 }
 
+# assert_answerer_file KIND: the generated ConfigMap is mounted and named by --answerer-config, and the
+# optional credentials Secret is mounted at /etc/answerers.
+assert_answerer_file() {
+  local spec cm
+  spec=$(pod_spec "$1")
+  cm=$(jq -r '.[] | select(.kind == "ConfigMap" and (.metadata.name | startswith("sts-stepper-answerers-"))) | .metadata.name' "$work/out.json")
+  echo "ConfigMap: $cm"
+  [ -n "$cm" ]
+  [ "$(jq -r --arg cm "$cm" '.[] | select(.metadata.name == $cm) | .metadata.namespace' "$work/out.json")" = sts-safe-rollout ]
+  # Its data is the component's answerers.yaml, byte for byte.
+  diff <(jq -j --arg cm "$cm" '.[] | select(.metadata.name == $cm) | .data["answerers.yaml"]' "$work/out.json") \
+    "$repo/deploy/stepper/answerers/answerers.yaml"
+  [ "$(jq -r '.volumes[] | select(.name == "answerers") | .configMap.name' <<<"$spec")" = "$cm" ]
+  [ "$(jq -c '.containers[0].volumeMounts[] | select(.name == "answerers") | [.mountPath, .readOnly]' <<<"$spec")" = '["/etc/sts-stepper/answerers",true]' ]
+  # The credentials: the Secret by its own name (no generator, no hash), optional so the pod starts without it.
+  [ "$(jq -c '.volumes[] | select(.name == "answerer-credentials") | .secret' <<<"$spec")" = '{"optional":true,"secretName":"sts-stepper-answerer-credentials"}' ]
+  [ "$(jq -c '.containers[0].volumeMounts[] | select(.name == "answerer-credentials") | [.mountPath, .readOnly]' <<<"$spec")" = '["/etc/answerers",true]' ]
+  [ "$(jq -r '.containers[0].args[-1]' <<<"$spec")" = --answerer-config=/etc/sts-stepper/answerers/answerers.yaml ]
+  [ "$(jq '[.containers[0].args[] | select(startswith("--answerer-config"))] | length' <<<"$spec")" -eq 1 ]
+}
+
+@test "answerers on the Deployment: the file and the credentials mounted, the file named, the other args kept" {
+  build deploy/stepper/watch deploy/stepper/answerers
+  assert_answerer_file Deployment
+  [ "$(pod_spec Deployment | jq -r '.containers[0].args[0]')" = watch ]
+  [ "$(pod_spec Deployment | jq '[.containers[0].args[] | select(. == "--leader-election")] | length')" -eq 1 ]
+  [ "$(stepper_selectors Deployment)" = "$GUARD" ]
+  # No Secret is made: the credentials are the user's.
+  [ "$(jq '[.[] | select(.kind == "Secret")] | length' "$work/out.json")" -eq 0 ]
+}
+
+@test "answerers on the CronJob: the same in its job's pod" {
+  build deploy/stepper deploy/stepper/answerers
+  assert_answerer_file CronJob
+  [ "$(pod_spec CronJob | jq -r '.containers[0].args[0]')" = once ]
+  [ "$(stepper_selectors CronJob)" = "$GUARD" ]
+}
+
+@test "a user's own Component after it replaces the answerers (docs/answerers.md, Installing): new data, new name, followed" {
+  mkdir -p "$work/mine"
+  sed 's/pg-main/pg-orders/' "$repo/deploy/stepper/answerers/answerers.yaml" >"$work/mine/answerers.yaml"
+  cat >"$work/mine/kustomization.yaml" <<'YAML'
+apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+configMapGenerator:
+  - name: sts-stepper-answerers
+    namespace: sts-safe-rollout
+    behavior: replace
+    files: [answerers.yaml]
+YAML
+  local cm kind resources
+  for resources in deploy/stepper/watch deploy/stepper; do
+    kind=Deployment
+    [ "$resources" = deploy/stepper ] && kind=CronJob
+    build "$resources" deploy/stepper/answerers "$work/mine"
+    cm=$(jq -r '.[] | select(.kind == "ConfigMap" and (.metadata.name | startswith("sts-stepper-answerers-"))) | .metadata.name' "$work/out.json")
+    [ "$(wc -l <<<"$cm")" -eq 1 ]
+    jq -e --arg cm "$cm" '.[] | select(.metadata.name == $cm) | .data["answerers.yaml"] | contains("pg-orders") and (contains("pg-main") | not)' "$work/out.json"
+    [ "$(pod_spec $kind | jq -r '.volumes[] | select(.name == "answerers") | .configMap.name')" = "$cm" ]
+    [ "$(pod_spec $kind | jq -r '.containers[0].args[-1]')" = --answerer-config=/etc/sts-stepper/answerers/answerers.yaml ]
+  done
+  # The hash follows the contents: the example's name is another.
+  build deploy/stepper/watch deploy/stepper/answerers
+  [ "$(pod_spec Deployment | jq -r '.volumes[] | select(.name == "answerers") | .configMap.name')" != "$cm" ]
+}
+
+@test "without the component, no answerer file and no credentials" {
+  for resources in deploy/stepper/watch deploy/stepper; do
+    build "$resources"
+    jq -e '[.[] | select(.kind == "ConfigMap" and (.metadata.name | startswith("sts-stepper-answerers")))] | length == 0' "$work/out.json"
+  done
+  [ "$(pod_spec CronJob | jq '[.containers[0].args[] | select(startswith("--answerer-config"))] | length')" -eq 0 ]
+  [ "$(pod_spec CronJob | jq '.volumes // [] | length')" -eq 0 ]
+}
+
+@test "answerers and webhooks together: both files, both flags, every volume, in both kinds; valid (deploy/validate.sh)" {
+  mkdir -p "$work/built"
+  local kind resources
+  for resources in deploy/stepper/watch deploy/stepper; do
+    kind=Deployment
+    [ "$resources" = deploy/stepper ] && kind=CronJob
+    build "$resources" deploy/stepper/webhooks deploy/stepper/answerers
+    assert_answerer_file $kind
+    [ "$(pod_spec $kind | jq -r '.containers[0].args[-2]')" = --webhook-config=/etc/sts-stepper/webhooks/webhooks.yaml ]
+    [ "$(pod_spec $kind | jq -c '[.volumes[].name] | sort')" = '["answerer-credentials","answerers","webhooks"]' ]
+    cp "$work/out.yaml" "$work/built/$kind.yaml"
+  done
+  run "$repo/deploy/validate.sh" "$work/built"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -q 'Deployment/sts-stepper against Kubernetes' <<<"$output"
+  grep -q 'CronJob/sts-stepper against Kubernetes' <<<"$output"
+}
+
 # The label that makes a set guarded by default (opt-in), as a selector string.
 GUARD=safe-rollout.dev/guard=true
 

@@ -184,8 +184,8 @@ def generator_files(doc):
         names += [f.split("=", 1)[-1] for f in (gen or {}).get("files") or []]
     return names
 
-# Files a generator turns into a ConfigMap's data are data, not API objects (the stepper's webhook file:
-# its own tests parse it); their kustomization checks that they exist.
+# Files a generator turns into a ConfigMap's data are data, not API objects (the stepper's webhook and answerer files:
+# their own tests parse them); their kustomization checks that they exist.
 data_files = set()
 for dirpath, _, files in os.walk(root):
     for name in files:

@@ -160,6 +160,23 @@ mod tests {
         );
     }
 
+    /// The example the kustomize Component `deploy/stepper/answerers/` mounts is a valid file.
+    #[test]
+    fn the_deployed_example_parses() {
+        let text = include_str!("../../../../deploy/stepper/answerers/answerers.yaml");
+        let got = parse(text).expect("deploy/stepper/answerers/answerers.yaml");
+        assert_eq!(got.len(), 1);
+        let Configured {
+            name,
+            serves,
+            builtin,
+        } = &got[0];
+        assert_eq!(name, "pg-main");
+        assert!(serves.admits("db", "postgres"));
+        assert!(!serves.admits("db", "other") && !serves.admits("other", "postgres"));
+        assert_eq!(builtin.kind(), "patroni");
+    }
+
     #[test]
     fn bad_entries_name_the_entry_the_field_and_the_form() {
         let patroni = "    patroni: {address: \"http://{pod}:8008\"}\n";
