@@ -35,10 +35,11 @@ pub struct CheckArgs {
     )]
     pub check_concurrency: std::num::NonZeroUsize,
 
-    /// The whole pass's time for its checks' reads and webhook calls; a read not done by then is an
-    /// error of its check, never a failure. Default: twice the longest timeout of the checks
-    /// configured (--prometheus-timeout with --prometheus-url, --http-check-timeout with --http-check,
-    /// each webhook's own), 20s with none.
+    /// The whole pass's time for its checks' reads, webhook calls and built-in answers; a read not
+    /// done by then is an error of its check, never a failure. Default: twice the longest bound of
+    /// those configured (--prometheus-timeout with --prometheus-url, --http-check-timeout with
+    /// --http-check, each webhook's own, each --answerer-config entry's longest answer: its reads and
+    /// its move, a Redis failover's pause included), 20s with none.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", help_heading = "Prometheus check")]
     pub check_deadline: Option<SignedDuration>,
 
@@ -149,8 +150,9 @@ impl Default for HttpCheckArgs {
 #[command(next_help_heading = "Approval webhook")]
 pub struct WebhookArgs {
     /// An approval webhook the stepper may POST to, as NAME=URL (repeatable), e.g.
-    /// db-approver=http://approver.db:8080/approve. A set's <prefix>/pre-update-webhook names it;
-    /// annotations never carry a URL. Without it (or --webhook-config) such sets never step.
+    /// db-approver=http://approver.db:8080/approve. A set's <prefix>/pre-update-webhook names it (or
+    /// an entry of --webhook-config or --answerer-config); annotations never carry a URL. Without any,
+    /// such sets never step.
     #[arg(long = "webhook", value_parser = parse_webhook, value_name = "NAME=URL")]
     pub webhook: Vec<(String, String)>,
 

@@ -15,7 +15,8 @@ use crate::serve::metrics::Metrics;
 /// One line per set whose pass changed something ([`SetReport::news`]): ERROR for an error (its
 /// `error_reason`: [`SetReport::error_reason`], the `sts_safe_rollout_errors_total` label), INFO
 /// otherwise (a lost Lease, `NotLeader`, too); DEBUG for a set the pass left as it was (a wait
-/// already announced, an idle set).
+/// already announced, an idle set). The message says the outcome once, whole; the fields carry its
+/// kind (`outcome`: [`Outcome::kind`]) and a blocking gate's `reason`, for filtering.
 pub(super) fn log_set(s: &SetReport) {
     let f = &s.figures;
     macro_rules! line {
@@ -23,7 +24,8 @@ pub(super) fn log_set(s: &SetReport) {
             $level!(
                 namespace = %s.namespace,
                 statefulset = %s.name,
-                outcome = %s.outcome,
+                outcome = s.outcome.kind(),
+                reason = s.blocked_reason().map_or("", |r| r.as_str()),
                 error_reason = s.error_reason().unwrap_or(""),
                 replicas = f.replicas,
                 current_replicas = f.current_replicas,

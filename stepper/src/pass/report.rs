@@ -52,6 +52,26 @@ pub enum Outcome {
     NotLeader(String),
 }
 
+impl Outcome {
+    /// The outcome's kind, the first word of its text (`Stepped`, `Blocked`, `Idle`, …): the log
+    /// line's `outcome` field, whose message says the rest.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Outcome::Stepped { .. } => "Stepped",
+            Outcome::WouldStep { .. } => "WouldStep",
+            Outcome::Blocked(_) => "Blocked",
+            Outcome::Idle(_) => "Idle",
+            Outcome::Unguarded(_) => "Unguarded",
+            Outcome::Conflict(_) => "Conflict",
+            Outcome::RolledBack(_) => "RolledBack",
+            Outcome::WouldRollBack(_) => "WouldRollBack",
+            Outcome::Returned(_) => "Returned",
+            Outcome::WouldReturn(_) => "WouldReturn",
+            Outcome::NotLeader(_) => "NotLeader",
+        }
+    }
+}
+
 impl std::fmt::Display for Outcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
