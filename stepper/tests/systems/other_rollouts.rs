@@ -74,7 +74,7 @@ async fn sentinel_a_rollout_with_the_answerer_fails_the_master_over_before_its_p
     );
 }
 
-/// The pass cut off once etcd names the new leader, and the next a gap later (issue 52): MoveLeader is
+/// The pass cut off once etcd names the new leader, and the next 5 s later (issue 52): MoveLeader is
 /// one synchronous call, nothing is left for a later pass.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etcd_a_rollout_with_the_answerer_moves_leadership_before_the_leaders_pod_goes() {
@@ -90,7 +90,7 @@ async fn etcd_a_rollout_with_the_answerer_moves_leadership_before_the_leaders_po
     let revision = format!("rollout-{}", next_run());
     let name = crate::etcd_answerer::NAME;
     let cadence = Cadence {
-        after_move: crate::sentinel_cadence::gap(),
+        after_move: Duration::from_secs(5),
         kill_on_move: true,
     };
     let rollout = roll_with(

@@ -58,12 +58,12 @@ async fn patroni_a_rollout_with_the_answerer_replaces_the_leader_last_after_a_sw
 }
 
 /// From `watch`'s caches, the leader killed mid-switchover (the pass cut off once Patroni names the
-/// new leader) and the next pass after each switchover a gap later (issue 52): the switchover is one
+/// new leader) and the next pass after each switchover 5 s later (issue 52): the switchover is one
 /// synchronous call, nothing is left for a later pass.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn patroni_the_same_rollout_from_watchs_caches_killed_mid_switchover() {
     let cadence = Cadence {
-        after_move: crate::sentinel_cadence::gap(),
+        after_move: Duration::from_secs(5),
         kill_on_move: true,
     };
     rollout_in(Mode::Watch, cadence).await;

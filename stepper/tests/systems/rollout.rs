@@ -135,6 +135,43 @@ fn world_in(
     w
 }
 
+/// The stepper of these rollouts over `world` in `mode`: its checks (the built-in `answerers`), its pass
+/// options (webhook calls on, the names they serve), `watch`'s caches; the world's set then staged for
+/// `db:v2` (the template change, through the policy when the world has it).
+fn stepper(
+    world: World,
+    mode: Mode,
+    answerers: Answerers,
+) -> (SimCluster, Checks, PassOptions, Option<Watched>) {
+    let checks = Checks {
+        answerers: Some(answerers),
+        ..Checks::default()
+    };
+    let cluster = SimCluster::new(world);
+    let opts = PassOptions {
+        gates: GateOptions {
+            served: checks.served(),
+            ..GateOptions::default()
+        },
+        probes: ProbeOptions {
+            call_webhooks: true,
+            ..ProbeOptions::default()
+        },
+        ..PassOptions::default()
+    };
+    let watched = (mode == Mode::Watch)
+        .then(|| Watched::start(&cluster.world(), &Arc::new(Keys::default()), 1));
+    {
+        let mut w = cluster.world();
+        let name = w.name();
+        let mut new = w.set.clone();
+        new["spec"]["template"] = template(&name, "db:v2");
+        w.write(new, "apply")
+            .expect("the template change is admitted");
+    }
+    (cluster, checks, opts, watched)
+}
+
 /// Rolls set `name` (its pods ordinal `i` ↔ `system`'s member `i`) from `db:v1` to `db:v2` with the
 /// stepper in `mode`, its answerers `answerers` (as an `--answerer-config` file gives them) and the
 /// entry `answerer`; each replaced member restarts as `revision`. Bounded by `limit`.
@@ -164,10 +201,6 @@ pub async fn roll_with<S: Led + Send>(
     limit: Duration,
     cadence: Cadence,
 ) -> Rollout {
-    let checks = Checks {
-        answerers: Some(answerers),
-        ..Checks::default()
-    };
     let name = system.pods().name().to_string();
     let replicas = i32::try_from(system.pods().len()).expect("replicas");
     let ordinal_of = |member: &str, s: &S| {
@@ -179,28 +212,8 @@ pub async fn roll_with<S: Led + Send>(
     out.leaders.extend(leader.clone());
     let first = leader.as_deref().and_then(|l| ordinal_of(l, system));
     let native = mode == Mode::Native;
-    let cluster = SimCluster::new(world(&name, replicas, answerer, first, !native));
-    let opts = PassOptions {
-        gates: GateOptions {
-            served: checks.served(),
-            ..GateOptions::default()
-        },
-        probes: ProbeOptions {
-            call_webhooks: true,
-            ..ProbeOptions::default()
-        },
-        ..PassOptions::default()
-    };
-    let mut watched = (mode == Mode::Watch)
-        .then(|| Watched::start(&cluster.world(), &Arc::new(Keys::default()), 1));
-    // The template change.
-    {
-        let mut w = cluster.world();
-        let mut new = w.set.clone();
-        new["spec"]["template"] = template(&name, "db:v2");
-        w.write(new, "apply")
-            .expect("the template change is admitted");
-    }
+    let world = world(&name, replicas, answerer, first, !native);
+    let (cluster, checks, opts, mut watched) = stepper(world, mode, answerers);
     let started = Instant::now();
     let mut seen = 0;
     for t in 1.. {
@@ -312,31 +325,8 @@ pub async fn passes_in(
     answerer: &str,
     passes: i64,
 ) -> (Vec<sts_stepper::pass::SetReport>, Vec<(String, String)>) {
-    let checks = Checks {
-        answerers: Some(answerers),
-        ..Checks::default()
-    };
-    let cluster = SimCluster::new(world_in(namespace, name, 3, answerer, Some(0), true));
-    let opts = PassOptions {
-        gates: GateOptions {
-            served: checks.served(),
-            ..GateOptions::default()
-        },
-        probes: ProbeOptions {
-            call_webhooks: true,
-            ..ProbeOptions::default()
-        },
-        ..PassOptions::default()
-    };
-    let mut watched = (mode == Mode::Watch)
-        .then(|| Watched::start(&cluster.world(), &Arc::new(Keys::default()), 1));
-    {
-        let mut w = cluster.world();
-        let mut new = w.set.clone();
-        new["spec"]["template"] = template(name, "db:v2");
-        w.write(new, "apply")
-            .expect("the template change is admitted");
-    }
+    let world = world_in(namespace, name, 3, answerer, Some(0), true);
+    let (cluster, checks, opts, mut watched) = stepper(world, mode, answerers);
     let mut out = Vec::new();
     for t in 1..=2 * passes {
         cluster.world().tick(t);

@@ -30,6 +30,23 @@ const TIGHT: u64 = 1_000;
 /// Entries `cache` (defaults), `cache-tight` (`maxLagBytes` [`TIGHT`]) and `cache-lost` (a Sentinel
 /// port nothing listens on), each over the harness's pods by `members`.
 pub(crate) fn answerers(redis: &Sentinel) -> Answerers {
+    let lost = free_ports(1)[0];
+    let ports = redis.sentinel_ports();
+    let tight = format!(", maxLagBytes: {TIGHT}");
+    config(
+        redis,
+        &[
+            ("cache", &ports, ""),
+            ("cache-tight", &ports, &tight),
+            ("cache-lost", &[lost], ""),
+        ],
+    )
+}
+
+/// The answerers of an `--answerer-config` text with one `redisSentinel` entry per `(name, Sentinel
+/// ports on 127.0.0.1, more fields of its object)`, each serving `db/*` with a 2 s timeout, its pods'
+/// Redis given by `members` (the harness's pod `i` ↔ member `i`).
+pub(crate) fn config(redis: &Sentinel, entries: &[(&str, &[u16], &str)]) -> Answerers {
     let map = redis.set();
     let members: Vec<String> = (0..map.len())
         .map(|i| {
@@ -37,29 +54,16 @@ pub(crate) fn answerers(redis: &Sentinel) -> Answerers {
             format!("{}: \"127.0.0.1:{}\"", map.pod(i), redis.port(member))
         })
         .collect();
-    let members = format!("{{{}}}", members.join(", "));
-    let sentinels: Vec<String> = redis
-        .sentinel_ports()
-        .iter()
-        .map(|p| format!("\"127.0.0.1:{p}\""))
-        .collect();
-    let sentinels = format!("[{}]", sentinels.join(", "));
-    let lost = free_ports(1)[0];
-    let entry = |name: &str, sentinels: &str, extra: &str| {
-        format!(
-            "  - name: {name}\n    serves: [\"db/*\"]\n    timeoutSeconds: 2\n    redisSentinel: {{masterName: {MASTER_SET}, sentinels: {sentinels}, members: {members}{extra}}}\n"
-        )
-    };
-    let text = format!(
-        "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\nanswerers:\n{}{}{}",
-        entry("cache", &sentinels, ""),
-        entry(
-            "cache-tight",
-            &sentinels,
-            &format!(", maxLagBytes: {TIGHT}")
-        ),
-        entry("cache-lost", &format!("[\"127.0.0.1:{lost}\"]"), ""),
-    );
+    let members = members.join(", ");
+    let mut text =
+        String::from("apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\nanswerers:\n");
+    for (name, ports, extra) in entries {
+        let sentinels: Vec<String> = ports.iter().map(|p| format!("\"127.0.0.1:{p}\"")).collect();
+        text.push_str(&format!(
+            "  - name: {name}\n    serves: [\"db/*\"]\n    timeoutSeconds: 2\n    redisSentinel: {{masterName: {MASTER_SET}, sentinels: [{}], members: {{{members}}}{extra}}}\n",
+            sentinels.join(", ")
+        ));
+    }
     Answerers::new(file::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}")))
 }
 

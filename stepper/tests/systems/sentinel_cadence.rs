@@ -15,12 +15,11 @@
 
 use std::time::Duration;
 
-use crate::rollout::{Cadence, Mode, Rollout, roll_with};
-use crate::sentinel_answerer::whole;
-use crate::systems::sentinel::{MASTER_SET, Sentinel};
-use crate::systems::writer::WriteReport;
+use crate::rollout::{Cadence, Mode, roll_with};
+use crate::sentinel_answerer::{config, whole};
+use crate::systems::sentinel::Sentinel;
 use crate::systems::{Replace, next_run, shared};
-use sts_stepper::cluster::answerer::{Answerers, file};
+use sts_stepper::cluster::answerer::Answerers;
 
 /// A whole rollout's bound, the gap included.
 const LIMIT: Duration = Duration::from_secs(400);
@@ -35,7 +34,7 @@ fn seconds(name: &str, default: u64) -> u64 {
 }
 
 /// The real time between the pass during which the master moved and the next one.
-pub(crate) fn gap() -> Duration {
+fn gap() -> Duration {
     Duration::from_secs(seconds("SYSTEMS_PASS_GAP_SECONDS", 20))
 }
 
@@ -46,32 +45,14 @@ fn pause() -> u64 {
 
 /// Entry `cache` over the harness's pods (`members`), its pause [`pause`].
 fn answerers(redis: &Sentinel) -> Answerers {
-    let map = redis.set();
-    let members: Vec<String> = (0..map.len())
-        .map(|i| {
-            let member = map.member(i).unwrap_or_default();
-            format!("{}: \"127.0.0.1:{}\"", map.pod(i), redis.port(member))
-        })
-        .collect();
-    let sentinels: Vec<String> = (redis.sentinel_ports().iter())
-        .map(|p| format!("\"127.0.0.1:{p}\""))
-        .collect();
-    let text = format!(
-        "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\nanswerers:\n  - name: cache\n    serves: [\"db/*\"]\n    timeoutSeconds: 2\n    redisSentinel: {{masterName: {MASTER_SET}, sentinels: [{}], members: {{{}}}, pauseWritesSeconds: {}}}\n",
-        sentinels.join(", "),
-        members.join(", "),
-        pause()
-    );
-    Answerers::new(file::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}")))
+    let pause = format!(", pauseWritesSeconds: {}", pause());
+    config(redis, &[("cache", &redis.sentinel_ports(), &pause)])
 }
 
-/// Rolls `redis` out in `mode` at `cadence` under a patient writer; the rollout and the writer's
-/// report, with every acknowledged write the master no longer holds.
-async fn rolled(
-    redis: &mut Sentinel,
-    mode: Mode,
-    cadence: Cadence,
-) -> (Rollout, WriteReport, Vec<u64>) {
+/// Rolls `redis` out in `mode` at `cadence` under a patient writer, and judges it: no master's pod
+/// replaced, the master moved, every pod replaced, as many passes cut off as `cadence` asks (one), and
+/// no acknowledged write lost.
+async fn rolled(redis: &mut Sentinel, mode: Mode, cadence: Cadence) {
     whole(redis).await;
     let answerers = answerers(redis);
     let (run, writer) = redis.patient_writer(20, PATIENCE);
@@ -105,8 +86,22 @@ async fn rolled(
     );
     assert_eq!(rollout.replaced.len(), 3, "{rollout:?}");
     assert!(rollout.leaders.len() >= 2, "the master moved: {rollout:?}");
+    eprintln!(
+        "sentinel cadence ({mode:?}, {cadence:?}, pause {} s, killed {}): {:.1} s, {} passes, masters {:?}; writes: {}",
+        pause(),
+        rollout.killed,
+        rollout.seconds,
+        rollout.passes,
+        rollout.leaders,
+        report.summary()
+    );
+    assert_eq!(
+        rollout.killed,
+        u32::from(cadence.kill_on_move),
+        "{rollout:?}"
+    );
+    assert_eq!(lost, Vec::<u64>::new(), "{}", report.summary());
     whole(redis).await;
-    (rollout, report, lost)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -119,17 +114,7 @@ async fn sentinel_a_rollout_whose_next_pass_comes_long_after_the_failover_loses_
         after_move: gap(),
         kill_on_move: false,
     };
-    let (rollout, report, lost) = rolled(&mut redis, Mode::Once, cadence).await;
-    eprintln!(
-        "sentinel cadence (Once, the next pass {:?} after the failover, pause {} s): {:.1} s, {} passes, masters {:?}; writes: {}",
-        cadence.after_move,
-        pause(),
-        rollout.seconds,
-        rollout.passes,
-        rollout.leaders,
-        report.summary()
-    );
-    assert_eq!(lost, Vec::<u64>::new(), "{}", report.summary());
+    rolled(&mut redis, Mode::Once, cadence).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -141,16 +126,5 @@ async fn sentinel_a_rollout_whose_stepper_is_killed_mid_failover_loses_no_acknow
         after_move: gap(),
         kill_on_move: true,
     };
-    let (rollout, report, lost) = rolled(&mut redis, Mode::Watch, cadence).await;
-    eprintln!(
-        "sentinel cadence (Watch, the pass killed once Sentinel named the new master, the next {:?} later, pause {} s): {:.1} s, {} passes, masters {:?}; writes: {}",
-        cadence.after_move,
-        pause(),
-        rollout.seconds,
-        rollout.passes,
-        rollout.leaders,
-        report.summary()
-    );
-    assert_eq!(rollout.killed, 1, "{rollout:?}");
-    assert_eq!(lost, Vec::<u64>::new(), "{}", report.summary());
+    rolled(&mut redis, Mode::Watch, cadence).await;
 }

@@ -8,15 +8,15 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use sts_stepper::cluster::answerer::{Answerers, file};
+use sts_stepper::cluster::answerer::Answerers;
 use sts_stepper::model::reasons::Reason;
 use sts_stepper::pass::Outcome;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 use crate::rollout::{Mode, passes_in};
-use crate::sentinel_answerer::whole;
-use crate::systems::sentinel::{MASTER_SET, Sentinel};
+use crate::sentinel_answerer::{config, whole};
+use crate::systems::sentinel::Sentinel;
 use crate::systems::shared;
 
 /// A TCP proxy on 127.0.0.1 to port `to`, counting the connections it accepted; it stops when dropped.
@@ -66,22 +66,8 @@ fn accepted(proxies: &[Proxy]) -> u64 {
 
 /// Entry `cache`, serving `db/*`: `redis`'s Sentinels through `proxies`, its pods' Redis by `members`.
 fn answerers(redis: &Sentinel, proxies: &[Proxy]) -> Answerers {
-    let map = redis.set();
-    let members: Vec<String> = (0..map.len())
-        .map(|i| {
-            let member = map.member(i).unwrap_or_default();
-            format!("{}: \"127.0.0.1:{}\"", map.pod(i), redis.port(member))
-        })
-        .collect();
-    let sentinels: Vec<String> = (proxies.iter())
-        .map(|p| format!("\"127.0.0.1:{}\"", p.port))
-        .collect();
-    let text = format!(
-        "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\nanswerers:\n  - name: cache\n    serves: [\"db/*\"]\n    timeoutSeconds: 2\n    redisSentinel: {{masterName: {MASTER_SET}, sentinels: [{}], members: {{{}}}}}\n",
-        sentinels.join(", "),
-        members.join(", ")
-    );
-    Answerers::new(file::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}")))
+    let ports: Vec<u16> = proxies.iter().map(|p| p.port).collect();
+    config(redis, &[("cache", &ports, "")])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
