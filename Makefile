@@ -114,9 +114,10 @@ e2e-tests: policy.wasm runner ## e2e.bats: through kwctl when KWCTL is set or kw
 
 # The ClusterAdmissionPolicy is validated against Kubewarden's real CRD from fixtures/crds/, the GitOps sync
 # recipes (deploy/gitops/*-sync/, docs/examples/gitops/) against Argo CD's and Flux's.
-validate-manifests: ## Validate deploy/ and docs/examples/gitops/ against the Kubernetes and CRD schemas; build the Components with kubectl kustomize; the krew manifest
+validate-manifests: ## Validate deploy/, docs/examples/gitops/ and docs/examples/answerers/ against the Kubernetes and CRD schemas; build the Components with kubectl kustomize; the krew manifest
 	deploy/validate.sh
 	deploy/validate.sh docs/examples/gitops
+	deploy/validate.sh docs/examples/answerers
 	mkdir -p $(REPORT)
 	bats --tap deploy/kustomize.bats | tee $(REPORT)/kustomize.tap
 	bats --tap deploy/gitops.bats | tee $(REPORT)/gitops.tap

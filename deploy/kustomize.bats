@@ -167,6 +167,25 @@ YAML
   [ "$(pod_spec Deployment | jq -r '.volumes[] | select(.name == "answerers") | .configMap.name')" != "$cm" ]
 }
 
+@test "each example of docs/examples/answerers/ after the Component: its file mounted, byte for byte, the NetworkPolicy left out" {
+  local cm dir kind resources
+  for dir in patroni redis-sentinel etcd; do
+    for resources in deploy/stepper/watch deploy/stepper; do
+      kind=Deployment
+      [ "$resources" = deploy/stepper ] && kind=CronJob
+      build "$resources" deploy/stepper/answerers "docs/examples/answerers/$dir"
+      cm=$(jq -r '.[] | select(.kind == "ConfigMap" and (.metadata.name | startswith("sts-stepper-answerers-"))) | .metadata.name' "$work/out.json")
+      [ "$(wc -l <<<"$cm")" -eq 1 ]
+      diff <(jq -j --arg cm "$cm" '.[] | select(.metadata.name == $cm) | .data["answerers.yaml"]' "$work/out.json") \
+        "$repo/docs/examples/answerers/$dir/answerers.yaml"
+      [ "$(pod_spec $kind | jq -r '.volumes[] | select(.name == "answerers") | .configMap.name')" = "$cm" ]
+      [ "$(pod_spec $kind | jq -r '.containers[0].args[-1]')" = --answerer-config=/etc/sts-stepper/answerers/answerers.yaml ]
+      # The NetworkPolicy beside it belongs to the database's namespace and is applied there by hand.
+      jq -e '[.[] | select(.kind == "NetworkPolicy")] | length == 0' "$work/out.json"
+    done
+  done
+}
+
 @test "without the component, no answerer file and no credentials" {
   for resources in deploy/stepper/watch deploy/stepper; do
     build "$resources"
