@@ -160,6 +160,41 @@ mod tests {
         );
     }
 
+    /// The per-system examples of docs/examples/answerers/ are valid files, each entry of its kind and
+    /// serving the set the example names.
+    #[test]
+    fn the_documented_examples_parse() {
+        for (text, kind, namespace, set) in [
+            (
+                include_str!("../../../../docs/examples/answerers/patroni/answerers.yaml"),
+                "patroni",
+                "db",
+                "postgres",
+            ),
+            (
+                include_str!("../../../../docs/examples/answerers/redis-sentinel/answerers.yaml"),
+                "redisSentinel",
+                "db",
+                "cache-redis-node",
+            ),
+            (
+                include_str!("../../../../docs/examples/answerers/etcd/answerers.yaml"),
+                "etcd",
+                "db",
+                "etcd",
+            ),
+        ] {
+            let got = parse(text).unwrap_or_else(|e| panic!("{kind}: {e}"));
+            assert_eq!(got.len(), 1, "{kind}");
+            assert_eq!(got[0].builtin.kind(), kind);
+            assert!(
+                got[0].serves.admits(namespace, set),
+                "{kind}: {}",
+                got[0].serves
+            );
+        }
+    }
+
     /// The example the kustomize Component `deploy/stepper/answerers/` mounts is a valid file.
     #[test]
     fn the_deployed_example_parses() {
