@@ -202,6 +202,28 @@ mod tests {
         }
     }
 
+    /// A webhook bound to `e2e/cache` is not called for `manual/cache`: the refusal names both, and
+    /// comes before any connection (nothing listens on port 9: a call would fail otherwise).
+    #[tokio::test]
+    async fn a_question_about_a_set_it_does_not_serve_is_never_sent() {
+        let mut e = endpoint("cache", "http://127.0.0.1:9/approve", 1);
+        e.serves = Some(Serves::parse(&["e2e/cache"], "serves").expect("valid"));
+        let hooks = Webhooks::new(&[e], None).expect("client");
+        let body =
+            |ns: &str| serde_json::json!({"statefulSet": {"namespace": ns, "name": "cache"}});
+        match hooks.post("cache", &body("manual")).await {
+            WebhookAnswer::Error(e) => assert_eq!(
+                e,
+                "webhook \"cache\" serves e2e/cache, not manual/cache: not called"
+            ),
+            other => panic!("{other:?}"),
+        }
+        match hooks.post("cache", &body("e2e")).await {
+            WebhookAnswer::Error(e) => assert!(!e.contains("not called"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn a_name_given_twice_is_refused() {
         let twice = [endpoint("db", "http://a", 1), endpoint("db", "http://b", 1)];

@@ -70,3 +70,38 @@ impl Answerers {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::answerer::file::parse;
+
+    /// An entry bound to `e2e/cache` answers a question about `manual/cache` with the refusal, before
+    /// any connection (its Sentinel is port 9, where nothing listens: a read would fail otherwise).
+    #[tokio::test]
+    async fn a_question_about_a_set_it_does_not_serve_is_never_answered() {
+        let text = "apiVersion: safe-rollout.dev/v1alpha1\nkind: AnswererConfig\nanswerers:\n  - name: cache\n    serves: [e2e/cache]\n    timeoutSeconds: 1\n    redisSentinel: {masterName: mymaster, sentinels: [\"127.0.0.1:9\"], address: \"127.0.0.1:9\"}\n";
+        let answerers = Answerers::new(parse(text).expect("valid"));
+        let body = |ns: &str| {
+            serde_json::json!({
+                "requestId": "5f0c2a9e41d7b3c8", "phase": "Update", "replicas": 3,
+                "statefulSet": {"namespace": ns, "name": "cache"},
+                "pods": [{"name": "cache-2", "ordinal": 2}], "updateRevision": "cache-2",
+                "partition": {"from": 3, "to": 2}
+            })
+        };
+        match answerers.answer("cache", &body("manual")).await {
+            WebhookAnswer::Error(e) => assert_eq!(
+                e,
+                "--answerer-config entry \"cache\" serves e2e/cache, not manual/cache: not called"
+            ),
+            other => panic!("{other:?}"),
+        }
+        match answerers.answer("cache", &body("e2e")).await {
+            WebhookAnswer::Error(e) => {
+                assert!(e.starts_with("Redis Sentinel: no Sentinel answered"), "{e}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

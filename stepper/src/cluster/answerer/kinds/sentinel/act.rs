@@ -1,6 +1,6 @@
 //! The single commands the answerer sends a data node outside the failover's sequence
-//! ([`super::failover`]): an old master made a replica ([`demote`], [`replica_of`]), the failover's
-//! guard restored ([`restore`]), a pause lifted ([`unpause`]).
+//! ([`super::failover`]): an old master made a replica ([`demote`], [`replica_of`]), a setting changed
+//! ([`config_set`]) and the failover's guard restored ([`restore`]), a pause lifted ([`unpause`]).
 
 use super::conn::{Connector, Failure, Server};
 use super::decide::Demote;
@@ -56,23 +56,30 @@ pub async fn replica_of(c: &Connector, address: &str, master: &str) -> Result<()
     .await
 }
 
+/// `CONFIG SET <key> <value>` on the Redis at `address`, within the timeout.
+///
+/// # Errors
+/// The node refused (a renamed or forbidden `CONFIG`) or did not answer.
+pub async fn config_set(
+    c: &Connector,
+    address: &str,
+    key: &str,
+    value: u64,
+) -> Result<(), Failure> {
+    let cmd = redis::cmd("CONFIG").arg("SET").arg(key).arg(value).clone();
+    c.within(async {
+        let mut con = c.connect(address, Server::Node).await?;
+        c.query::<String>(&mut con, &cmd).await.map(drop)
+    })
+    .await
+}
+
 /// `CONFIG SET <key> <original>` on `address` when the failover set it to `set` (`set > original`),
 /// best effort: a node that does not answer keeps the stricter value, which loses no write.
 pub async fn restore(c: &Connector, address: &str, key: &str, original: u64, set: u64) {
-    if set <= original {
-        return;
+    if set > original {
+        let _ = config_set(c, address, key, original).await;
     }
-    let cmd = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg(key)
-        .arg(original)
-        .clone();
-    let _ = c
-        .within(async {
-            let mut con = c.connect(address, Server::Node).await?;
-            c.query::<String>(&mut con, &cmd).await
-        })
-        .await;
 }
 
 /// `CLIENT UNPAUSE` on `address`, best effort: the pause ends by itself anyway.

@@ -20,9 +20,11 @@
 //!   processed from scratch, src/blocked.c@7.0.15 `disconnectAllBlockedClients`), never taken by a
 //!   master Sentinel no longer names. Then the guard is restored and the pause lifted.
 //!
-//! All of it must end before the pause does: what is not reached by then is undone (the guard restored,
-//! the pause lifted) while no failover was requested, and answered `Wait` with the reason; a failover
-//! requested that no quorum confirms in time keeps the guard (docs/answerers.md, "Redis Sentinel").
+//! All of it must end before the pause does. Before the failover is requested, what fails is undone (the
+//! guard restored, the pause lifted) and answered `Deny` with the reason when a server refused (a replica
+//! behind, `CONFIG SET`, `NOGOODSLAVE`), an error when none answered; a failover requested that no
+//! quorum confirms in time keeps the guard and answers `Wait` saying so (docs/answerers.md, "Redis
+//! Sentinel").
 //! Whatever a server replies, the next read confirms: a reply is never taken as proof.
 
 use std::collections::HashMap;
@@ -31,7 +33,7 @@ use std::time::Duration;
 use futures::future::join_all;
 use tokio::time::Instant;
 
-use super::act::{restore, unpause};
+use super::act::{config_set, restore, unpause};
 use super::confirm::{needed, new_master};
 use super::conn::{Connector, Failure, Server};
 use super::decide::Failover;
@@ -108,25 +110,14 @@ pub async fn fail_over(c: &Connector, t: &Target<'_>, f: &Failover) -> Acted {
         unpause(c, &f.address).await;
         why
     };
-    if guard > original {
-        let set = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg(GUARD)
-            .arg(guard)
-            .clone();
-        let guarded = c
-            .within(async {
-                let mut con = c.connect(&f.address, Server::Node).await?;
-                c.query::<String>(&mut con, &set).await
-            })
-            .await;
-        if let Err(e) = guarded {
-            return Acted::Refused(undo(format!(
-                "Redis Sentinel: {what} not requested: CONFIG SET {GUARD} {guard} on {}: {} (the guard that keeps a failover cut short from losing writes); writes resumed",
-                f.master,
-                e.words()
-            )).await);
-        }
+    if guard > original
+        && let Err(e) = config_set(c, &f.address, GUARD, guard).await
+    {
+        return Acted::Refused(undo(format!(
+            "Redis Sentinel: {what} not requested: CONFIG SET {GUARD} {guard} on {}: {} (the guard that keeps a failover cut short from losing writes); writes resumed",
+            f.master,
+            e.words()
+        )).await);
     }
     let names: Vec<&str> = f.replicas.iter().map(|(n, _)| n.as_str()).collect();
     let done = format!(
